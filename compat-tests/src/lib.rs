@@ -1,0 +1,1 @@
+//! Golden-file compatibility tests live in `tests/`; fixtures in `fixtures/`.

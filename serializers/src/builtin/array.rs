@@ -1,0 +1,133 @@
+//! `[T; N]`: the `N` elements back to back, no length (the snapshot holds `N`).
+
+use std::cmp::Ordering;
+
+use super::{check_kind, resolve_child};
+use crate::comparator::TypeComparator;
+use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::error::Result;
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+use crate::registry::SnapshotRegistry;
+use crate::serializer::TypeSerializer;
+use crate::snapshot::{kinds, SerializerSnapshot};
+
+/// Serializes `[T; N]` with the element serializer `S`; arrays of numbers are one `memcpy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ArraySerializer<S, const N: usize> {
+    element: S,
+}
+
+impl<S, const N: usize> ArraySerializer<S, N> {
+    /// A serializer of arrays whose elements `element` serializes.
+    pub const fn new(element: S) -> Self {
+        Self { element }
+    }
+}
+
+/// Builds an array from `N` fallible reads, stopping at the first error.
+pub(crate) fn read_array<T, const N: usize>(mut read: impl FnMut() -> Result<T>) -> Result<[T; N]> {
+    let mut error = None;
+    let items: [Option<T>; N] = std::array::from_fn(|_| {
+        if error.is_some() {
+            return None;
+        }
+        read().map_err(|e| error = Some(e)).ok()
+    });
+    match error {
+        Some(e) => Err(e),
+        None => Ok(items.map(|item| item.expect("every element was read when no error was recorded"))),
+    }
+}
+
+impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T; N]> for ArraySerializer<S, N> {
+    #[inline]
+    fn serialize(&self, value: &[T; N], out: &mut DataOutputView) -> Result<()> {
+        self.element.serialize_slice(value, out)
+    }
+    #[inline]
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<[T; N]> {
+        read_array(|| self.element.deserialize(input))
+    }
+    fn deserialize_into(&self, reuse: &mut [T; N], input: &mut DataInputView<'_>) -> Result<()> {
+        for slot in reuse.iter_mut() {
+            self.element.deserialize_into(slot, input)?;
+        }
+        Ok(())
+    }
+    fn copy(&self, value: &[T; N]) -> [T; N] {
+        std::array::from_fn(|i| self.element.copy(&value[i]))
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        self.element.skip_many(N, input)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        self.element.fixed_length()?.checked_mul(N)
+    }
+    fn is_immutable(&self) -> bool {
+        self.element.is_immutable()
+    }
+    fn min_length(&self) -> usize {
+        self.element.min_length().saturating_mul(N)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        let mut payload = crate::DataOutputView::new();
+        payload.write_varint(N as u64);
+        SerializerSnapshot::new(kinds::ARRAY, 1)
+            .with_payload(payload.into_inner())
+            .with_nested(vec![self.element.snapshot()])
+    }
+    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<[T; N]> {
+        let new = self.snapshot();
+        if check_kind(&new, old).is_err() || old.payload() != new.payload() {
+            return Compatibility::Incompatible(Incompatibility::between(old, &new));
+        }
+        match resolve_child(&self.element, old, 0, registry, PathSegment::Element) {
+            Err(inc) => Compatibility::Incompatible(inc),
+            Ok(FieldReader::Current(_)) => Compatibility::AsIs,
+            Ok(reader) => Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                read_array(|| reader.read(input))
+            })),
+        }
+    }
+}
+
+/// Orders arrays lexicographically; the normalized key is the elements' keys in a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ArrayComparator<C> {
+    element: C,
+}
+
+impl<C> ArrayComparator<C> {
+    /// A comparator of arrays whose elements `element` orders.
+    pub const fn new(element: C) -> Self {
+        Self { element }
+    }
+}
+
+impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]> for ArrayComparator<C> {
+    fn compare(&self, a: &[T; N], b: &[T; N]) -> Ordering {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| self.element.compare(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
+    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+        for _ in 0..N {
+            match self.element.compare_serialized(a, b)? {
+                Ordering::Equal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Ordering::Equal)
+    }
+    fn write_normalized_key(&self, value: &[T; N], out: &mut Vec<u8>) {
+        for item in value {
+            self.element.write_normalized_key(item, out);
+        }
+    }
+    fn normalized_key_len(&self) -> Option<usize> {
+        self.element.normalized_key_len()?.checked_mul(N)
+    }
+}

@@ -1,0 +1,125 @@
+//! Arbitrary-precision decimals: a zigzag-varint scale, then the unscaled value as
+//! length-prefixed big-endian two's-complement bytes (the form of Java's
+//! `BigInteger.toByteArray`, at least one byte).
+//!
+//! `rust_decimal::Decimal` (feature `rust_decimal`) and `bigdecimal::BigDecimal`
+//! (feature `bigdecimal`) share the layout and the snapshot, so a job can switch between
+//! them; reading a value that `rust_decimal` cannot hold (over 96 bits or a scale over 28)
+//! is an [`Error::OutOfRange`], never a rounded value. Decimals are not key types: `1.0`
+//! and `1.00` are equal values with different bytes.
+
+use crate::error::{Error, Result};
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+use crate::serializer::TypeSerializer;
+use crate::snapshot::{kinds, SerializerSnapshot};
+
+/// The shortest big-endian two's-complement bytes of `v` (at least one byte).
+pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
+    let bytes = v.to_be_bytes();
+    let mut start = 0;
+    while start < 15 {
+        let (b, next) = (bytes[start], bytes[start + 1]);
+        if (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    bytes[start..].to_vec()
+}
+
+/// The value of big-endian two's-complement bytes, if it fits an `i128`.
+pub fn twos_complement_to_i128(bytes: &[u8]) -> Option<i128> {
+    if bytes.is_empty() || bytes.len() > 16 {
+        return None;
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0x00 };
+    let mut full = [fill; 16];
+    full[16 - bytes.len()..].copy_from_slice(bytes);
+    Some(i128::from_be_bytes(full))
+}
+
+fn skip_decimal(input: &mut DataInputView<'_>) -> Result<()> {
+    input.read_varint_signed()?;
+    input.read_len_prefixed().map(|_| ())
+}
+
+fn read_parts<'a>(input: &mut DataInputView<'a>) -> Result<(i64, &'a [u8])> {
+    let scale = input.read_varint_signed()?;
+    let unscaled = input.read_len_prefixed()?;
+    if unscaled.is_empty() {
+        return Err(Error::OutOfRange { what: "Decimal".to_owned(), detail: "empty unscaled value".to_owned() });
+    }
+    Ok((scale, unscaled))
+}
+
+fn decimal_snapshot() -> SerializerSnapshot {
+    SerializerSnapshot::new(kinds::DECIMAL, 1)
+}
+
+/// Serializes `rust_decimal::Decimal` as scale and unscaled two's-complement bytes.
+#[cfg(feature = "rust_decimal")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RustDecimalSerializer;
+
+#[cfg(feature = "rust_decimal")]
+impl TypeSerializer<rust_decimal::Decimal> for RustDecimalSerializer {
+    fn serialize(&self, value: &rust_decimal::Decimal, out: &mut DataOutputView) -> Result<()> {
+        out.write_varint_signed(value.scale() as i64);
+        out.write_len_prefixed(&i128_to_twos_complement(value.mantissa()));
+        Ok(())
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<rust_decimal::Decimal> {
+        let (scale, unscaled) = read_parts(input)?;
+        let out_of_range = |detail: String| Error::OutOfRange { what: "rust_decimal::Decimal".to_owned(), detail };
+        let mantissa = twos_complement_to_i128(unscaled)
+            .ok_or_else(|| out_of_range(format!("{}-byte unscaled value", unscaled.len())))?;
+        let scale = u32::try_from(scale).map_err(|_| out_of_range(format!("scale {scale}")))?;
+        rust_decimal::Decimal::try_from_i128_with_scale(mantissa, scale)
+            .map_err(|e| out_of_range(format!("unscaled {mantissa} scale {scale}: {e}")))
+    }
+    fn copy(&self, value: &rust_decimal::Decimal) -> rust_decimal::Decimal {
+        *value
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        skip_decimal(input)
+    }
+    fn is_immutable(&self) -> bool {
+        true
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        decimal_snapshot()
+    }
+}
+
+/// Serializes `bigdecimal::BigDecimal` as scale and unscaled two's-complement bytes.
+#[cfg(feature = "bigdecimal")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct BigDecimalSerializer;
+
+#[cfg(feature = "bigdecimal")]
+impl TypeSerializer<bigdecimal::BigDecimal> for BigDecimalSerializer {
+    fn serialize(&self, value: &bigdecimal::BigDecimal, out: &mut DataOutputView) -> Result<()> {
+        let (unscaled, scale) = value.as_bigint_and_exponent();
+        out.write_varint_signed(scale);
+        out.write_len_prefixed(&unscaled.to_signed_bytes_be());
+        Ok(())
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<bigdecimal::BigDecimal> {
+        let (scale, unscaled) = read_parts(input)?;
+        Ok(bigdecimal::BigDecimal::new(num_bigint::BigInt::from_signed_bytes_be(unscaled), scale))
+    }
+    fn copy(&self, value: &bigdecimal::BigDecimal) -> bigdecimal::BigDecimal {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        skip_decimal(input)
+    }
+    fn is_immutable(&self) -> bool {
+        true
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        decimal_snapshot()
+    }
+}

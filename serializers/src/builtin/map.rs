@@ -1,0 +1,178 @@
+//! `HashMap<K, V>` and `BTreeMap<K, V>`: a varint entry count, then key and value of each
+//! entry.
+//!
+//! A `BTreeMap` writes in key order, so equal maps give equal bytes; a `HashMap` writes in
+//! iteration order, which is why it is not a key type. Reading bytes that repeat a key is
+//! an error, not a silent loss.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hash};
+
+use super::{check_kind, read_seq, resolve_child};
+use crate::comparator::TypeComparator;
+use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegment};
+use crate::error::{Error, Result};
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+use crate::registry::SnapshotRegistry;
+use crate::serializer::TypeSerializer;
+use crate::snapshot::{kinds, SerializerSnapshot};
+
+/// Serializes `HashMap<K, V, H>` and `BTreeMap<K, V>` with a key and a value serializer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct MapSerializer<KS, VS> {
+    key: KS,
+    value: VS,
+}
+
+impl<KS, VS> MapSerializer<KS, VS> {
+    /// A serializer of maps with these key and value serializers.
+    pub const fn new(key: KS, value: VS) -> Self {
+        Self { key, value }
+    }
+}
+
+fn duplicate() -> Error {
+    Error::custom("map bytes repeat a key")
+}
+
+macro_rules! map_impl {
+    ($coll:ty, [$($bound:tt)*], $($h:ident)?) => {
+        impl<K: 'static + $($bound)*, V: 'static, KS, VS $(, $h)?> TypeSerializer<$coll> for MapSerializer<KS, VS>
+        where
+            KS: TypeSerializer<K> + Clone,
+            VS: TypeSerializer<V> + Clone,
+            $($h: BuildHasher + Default + Send + Sync + 'static,)?
+        {
+            fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
+                out.write_len(value.len());
+                for (k, v) in value {
+                    self.key.serialize(k, out)?;
+                    self.value.serialize(v, out)?;
+                }
+                Ok(())
+            }
+            fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<$coll> {
+                let n = input.read_len(self.key.min_length() + self.value.min_length())?;
+                let mut map = <$coll>::default();
+                for _ in 0..n {
+                    let k = self.key.deserialize(input)?;
+                    let v = self.value.deserialize(input)?;
+                    if map.insert(k, v).is_some() {
+                        return Err(duplicate());
+                    }
+                }
+                Ok(map)
+            }
+            fn copy(&self, value: &$coll) -> $coll {
+                value.iter().map(|(k, v)| (self.key.copy(k), self.value.copy(v))).collect()
+            }
+            fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+                let n = input.read_len(self.key.min_length() + self.value.min_length())?;
+                for _ in 0..n {
+                    self.key.skip(input)?;
+                    self.value.skip(input)?;
+                }
+                Ok(())
+            }
+            fn snapshot(&self) -> SerializerSnapshot {
+                SerializerSnapshot::new(kinds::MAP, 1).with_nested(vec![self.key.snapshot(), self.value.snapshot()])
+            }
+            fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<$coll> {
+                if let Err(inc) = check_kind(&<Self as TypeSerializer<$coll>>::snapshot(self), old) {
+                    return Compatibility::Incompatible(inc);
+                }
+                let key = match resolve_child(&self.key, old, 0, registry, PathSegment::MapKey) {
+                    Ok(r) => r,
+                    Err(inc) => return Compatibility::Incompatible(inc),
+                };
+                let value = match resolve_child(&self.value, old, 1, registry, PathSegment::MapValue) {
+                    Ok(r) => r,
+                    Err(inc) => return Compatibility::Incompatible(inc),
+                };
+                if let (FieldReader::Current(_), FieldReader::Current(_)) = (&key, &value) {
+                    return Compatibility::AsIs;
+                }
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    let entries = read_seq(input, |i| Ok((key.read(i)?, value.read(i)?)))?;
+                    let mut map = <$coll>::default();
+                    for (k, v) in entries {
+                        if map.insert(k, v).is_some() {
+                            return Err(duplicate());
+                        }
+                    }
+                    Ok(map)
+                }))
+            }
+        }
+    };
+}
+
+map_impl!(HashMap<K, V, H>, [Eq + Hash], H);
+map_impl!(BTreeMap<K, V>, [Ord],);
+
+/// Orders `BTreeMap`s as their `Ord` does: entries lexicographically, key then value.
+///
+/// The normalized key writes `0x01`, the key's and the value's keys for each entry, then
+/// `0x00`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct MapComparator<KC, VC> {
+    key: KC,
+    value: VC,
+}
+
+impl<KC, VC> MapComparator<KC, VC> {
+    /// A comparator of maps with these key and value comparators.
+    pub const fn new(key: KC, value: VC) -> Self {
+        Self { key, value }
+    }
+}
+
+impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeComparator<BTreeMap<K, V>>
+    for MapComparator<KC, VC>
+{
+    fn compare(&self, a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> Ordering {
+        let mut a = a.iter();
+        let mut b = b.iter();
+        loop {
+            match (a.next(), b.next()) {
+                (Some((ka, va)), Some((kb, vb))) => {
+                    match self.key.compare(ka, kb).then_with(|| self.value.compare(va, vb)) {
+                        Ordering::Equal => continue,
+                        other => return other,
+                    }
+                }
+                (None, None) => return Ordering::Equal,
+                (None, Some(_)) => return Ordering::Less,
+                (Some(_), None) => return Ordering::Greater,
+            }
+        }
+    }
+    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+        let la = a.read_len(0)?;
+        let lb = b.read_len(0)?;
+        for _ in 0..la.min(lb) {
+            match self.key.compare_serialized(a, b)? {
+                Ordering::Equal => {}
+                other => return Ok(other),
+            }
+            match self.value.compare_serialized(a, b)? {
+                Ordering::Equal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(la.cmp(&lb))
+    }
+    fn write_normalized_key(&self, value: &BTreeMap<K, V>, out: &mut Vec<u8>) {
+        for (k, v) in value {
+            out.push(1);
+            self.key.write_normalized_key(k, out);
+            self.value.write_normalized_key(v, out);
+        }
+        out.push(0);
+    }
+    fn normalized_key_len(&self) -> Option<usize> {
+        None
+    }
+}

@@ -1,0 +1,82 @@
+//! Every built-in serializer and comparator.
+
+pub mod array;
+#[cfg(any(feature = "rust_decimal", feature = "bigdecimal"))]
+pub mod decimal;
+pub mod list;
+pub mod map;
+pub mod option;
+pub mod pod;
+pub mod pointer;
+pub mod primitive;
+pub mod set;
+pub mod string;
+pub mod time;
+pub mod tuple;
+
+use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::error::Result;
+use crate::input::DataInputView;
+use crate::registry::SnapshotRegistry;
+use crate::serializer::TypeSerializer;
+use crate::snapshot::SerializerSnapshot;
+
+/// Fails unless `old` has the kind and version of `new`.
+pub(crate) fn check_kind(new: &SerializerSnapshot, old: &SerializerSnapshot) -> Result<(), Incompatibility> {
+    if old.kind() == new.kind() && old.version() == new.version() {
+        Ok(())
+    } else {
+        Err(Incompatibility::between(old, new))
+    }
+}
+
+/// Resolves the part `child` against the old snapshot's nested snapshot at `index`.
+pub(crate) fn resolve_child<T: 'static, S: TypeSerializer<T> + Clone>(
+    child: &S,
+    old: &SerializerSnapshot,
+    index: usize,
+    registry: &SnapshotRegistry,
+    segment: PathSegment,
+) -> Result<FieldReader<T, S>, Incompatibility> {
+    let old_child = old
+        .nested_at(index)
+        .map_err(|e| Incompatibility::new(old.type_name(), "?").with_detail(e.to_string()))?;
+    child
+        .resolve(old_child, registry)
+        .into_reader(child.clone())
+        .map_err(|inc| inc.within(segment))
+}
+
+/// Reads a length-prefixed sequence of old-layout elements with `read`.
+pub(crate) fn read_seq<T>(
+    input: &mut DataInputView<'_>,
+    mut read: impl FnMut(&mut DataInputView<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let n = input.read_len(0)?;
+    let mut out = Vec::with_capacity(n.min(input.remaining()));
+    for _ in 0..n {
+        out.push(read(input)?);
+    }
+    Ok(out)
+}
+
+/// Resolves a collection of one element type: kind must match; the element decides.
+/// `rebuild` reads one whole old collection with the element reader when it migrates.
+pub(crate) fn resolve_collection<C: 'static, T: 'static, S: TypeSerializer<T> + Clone>(
+    new: SerializerSnapshot,
+    old: &SerializerSnapshot,
+    element: &S,
+    registry: &SnapshotRegistry,
+    rebuild: fn(Vec<T>) -> Result<C>,
+) -> Compatibility<C> {
+    if let Err(inc) = check_kind(&new, old) {
+        return Compatibility::Incompatible(inc);
+    }
+    match resolve_child(element, old, 0, registry, PathSegment::Element) {
+        Err(inc) => Compatibility::Incompatible(inc),
+        Ok(FieldReader::Current(_)) => Compatibility::AsIs,
+        Ok(reader) => Compatibility::AfterMigration(MigrationReader::new(move |input| {
+            rebuild(read_seq(input, |i| reader.read(i))?)
+        })),
+    }
+}

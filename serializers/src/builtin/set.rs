@@ -1,0 +1,91 @@
+//! `HashSet<T>` and `BTreeSet<T>`: a varint element count, then the elements.
+//!
+//! A `BTreeSet` writes in sorted order, so equal sets give equal bytes; a `HashSet` writes
+//! in iteration order, which is why it is not a key type. Reading bytes that repeat an
+//! element is an error, not a silent loss.
+
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{BuildHasher, Hash};
+
+use super::resolve_collection;
+use crate::compatibility::Compatibility;
+use crate::error::{Error, Result};
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+use crate::registry::SnapshotRegistry;
+use crate::serializer::TypeSerializer;
+use crate::snapshot::{kinds, SerializerSnapshot};
+
+/// Serializes `HashSet<T, H>` and `BTreeSet<T>` with the element serializer `S`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct SetSerializer<S> {
+    element: S,
+}
+
+impl<S> SetSerializer<S> {
+    /// A serializer of sets whose elements `element` serializes.
+    pub const fn new(element: S) -> Self {
+        Self { element }
+    }
+}
+
+fn duplicate() -> Error {
+    Error::custom("set bytes repeat an element")
+}
+
+fn collect_set<T, C: Default>(
+    items: Vec<T>,
+    mut insert: impl FnMut(&mut C, T) -> bool,
+) -> Result<C> {
+    let mut set = C::default();
+    for item in items {
+        if !insert(&mut set, item) {
+            return Err(duplicate());
+        }
+    }
+    Ok(set)
+}
+
+macro_rules! set_impl {
+    ($coll:ty, [$($bound:tt)*], $($h:ident)?) => {
+        impl<T: 'static + $($bound)*, S: TypeSerializer<T> + Clone $(, $h: BuildHasher + Default + Send + Sync + 'static)?>
+            TypeSerializer<$coll> for SetSerializer<S>
+        {
+            fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
+                out.write_len(value.len());
+                for item in value {
+                    self.element.serialize(item, out)?;
+                }
+                Ok(())
+            }
+            fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<$coll> {
+                let n = input.read_len(self.element.min_length())?;
+                let mut set = <$coll>::default();
+                for _ in 0..n {
+                    if !set.insert(self.element.deserialize(input)?) {
+                        return Err(duplicate());
+                    }
+                }
+                Ok(set)
+            }
+            fn copy(&self, value: &$coll) -> $coll {
+                value.iter().map(|v| self.element.copy(v)).collect()
+            }
+            fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+                let n = input.read_len(self.element.min_length())?;
+                self.element.skip_many(n, input)
+            }
+            fn snapshot(&self) -> SerializerSnapshot {
+                SerializerSnapshot::new(kinds::SET, 1).with_nested(vec![self.element.snapshot()])
+            }
+            fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<$coll> {
+                resolve_collection(<Self as TypeSerializer<$coll>>::snapshot(self), old, &self.element, registry, |items| {
+                    collect_set(items, |s: &mut $coll, v| s.insert(v))
+                })
+            }
+        }
+    };
+}
+
+set_impl!(HashSet<T, H>, [Eq + Hash], H);
+set_impl!(BTreeSet<T>, [Ord],);

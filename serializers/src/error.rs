@@ -1,0 +1,123 @@
+//! The error type of the byte layer.
+
+use std::fmt;
+
+/// Everything that can go wrong while reading or writing bytes, snapshots and verdicts.
+///
+/// Every read of untrusted bytes returns this error instead of panicking: short input,
+/// invalid UTF-8, an unknown tag or a length that cannot fit are all reported with what
+/// was expected and what was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input ended before a value was complete.
+    UnexpectedEof {
+        /// Bytes the read needed.
+        needed: usize,
+        /// Bytes that were left.
+        remaining: usize,
+    },
+    /// A variable-length integer was longer than its type allows.
+    VarintOverflow,
+    /// A length prefix announced more elements than the remaining bytes can hold.
+    LengthTooLarge {
+        /// The announced length.
+        len: u64,
+        /// Bytes that were left.
+        remaining: usize,
+    },
+    /// String bytes were not valid UTF-8.
+    InvalidUtf8,
+    /// A `char` value was not a Unicode scalar value.
+    InvalidChar(u32),
+    /// A `bool` byte was neither 0 nor 1.
+    InvalidBool(u8),
+    /// A tag byte (option, enum variant) was out of range.
+    InvalidTag {
+        /// What was being read (`Option`, an enum's name).
+        what: String,
+        /// The tag that was found.
+        tag: u64,
+    },
+    /// A decoded value is outside the range of the target type (a nanosecond count over
+    /// one second, a decimal too large for `rust_decimal`).
+    OutOfRange {
+        /// What was being read.
+        what: String,
+        /// Why the value does not fit.
+        detail: String,
+    },
+    /// A snapshot's bytes are malformed.
+    CorruptSnapshot(String),
+    /// A snapshot names a kind that no registered restorer knows.
+    UnknownSnapshotKind(String),
+    /// A snapshot's version is newer than this code can read.
+    UnsupportedSnapshotVersion {
+        /// The snapshot's kind id.
+        kind: String,
+        /// The version found.
+        version: u32,
+        /// The newest version this code reads.
+        supported: u32,
+    },
+    /// Old bytes cannot be read by the new serializer.
+    Incompatible(crate::Incompatibility),
+    /// A generic (serde-bridged) type was used while generic types are disabled.
+    GenericTypeDisabled {
+        /// The Rust type name.
+        type_name: String,
+    },
+    /// A hand-written serializer's own error.
+    Custom(String),
+}
+
+impl Error {
+    /// A custom error with a message, for hand-written serializers.
+    pub fn custom(message: impl fmt::Display) -> Self {
+        Error::Custom(message.to_string())
+    }
+
+    pub(crate) fn eof(needed: usize, remaining: usize) -> Self {
+        Error::UnexpectedEof { needed, remaining }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::UnexpectedEof { needed, remaining } => write!(
+                f,
+                "unexpected end of input: needed {needed} more bytes, {remaining} left"
+            ),
+            Error::VarintOverflow => f.write_str("variable-length integer overflows 64 bits"),
+            Error::LengthTooLarge { len, remaining } => write!(
+                f,
+                "length prefix {len} exceeds the {remaining} bytes left"
+            ),
+            Error::InvalidUtf8 => f.write_str("string bytes are not valid UTF-8"),
+            Error::InvalidChar(v) => write!(f, "{v:#x} is not a Unicode scalar value"),
+            Error::InvalidBool(b) => write!(f, "bool byte must be 0 or 1, found {b}"),
+            Error::InvalidTag { what, tag } => write!(f, "invalid tag {tag} for {what}"),
+            Error::OutOfRange { what, detail } => write!(f, "{what} out of range: {detail}"),
+            Error::CorruptSnapshot(why) => write!(f, "corrupt serializer snapshot: {why}"),
+            Error::UnknownSnapshotKind(kind) => {
+                write!(f, "unknown serializer snapshot kind `{kind}`: register a restorer for it")
+            }
+            Error::UnsupportedSnapshotVersion { kind, version, supported } => write!(
+                f,
+                "snapshot `{kind}` has version {version}, this code reads up to {supported}"
+            ),
+            Error::Incompatible(inc) => write!(f, "{inc}: incompatible"),
+            Error::GenericTypeDisabled { type_name } => write!(
+                f,
+                "generic type `{type_name}` is serialized through serde, but generic types are disabled"
+            ),
+            Error::Custom(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The result type of the byte layer.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

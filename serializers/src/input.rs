@@ -1,0 +1,211 @@
+//! [`DataInputView`]: a cursor over a byte slice that never panics.
+
+use crate::error::{Error, Result};
+
+/// The largest element count accepted for collections of zero-sized values.
+pub const MAX_ZERO_SIZED_LEN: usize = 1 << 24;
+
+/// A read cursor over a byte slice.
+///
+/// Every read returns [`Result`]: short, truncated or corrupt input gives an [`Error`],
+/// never a panic and never a read past the end.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::DataInputView;
+///
+/// # fn main() -> typeinfo_serializers::Result<()> {
+/// let mut input = DataInputView::new(&[0x02, 0x01, 0xac, 0x02]);
+/// assert_eq!(input.read_u16()?, 0x0102);
+/// assert_eq!(input.read_varint()?, 300);
+/// assert!(input.read_u8().is_err());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct DataInputView<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+macro_rules! read_le {
+    ($($name:ident: $ty:ty),* $(,)?) => {$(
+        #[doc = concat!("Reads a little-endian `", stringify!($ty), "`.")]
+        #[inline(always)]
+        pub fn $name(&mut self) -> Result<$ty> {
+            Ok(<$ty>::from_le_bytes(self.read_array()?))
+        }
+    )*};
+}
+
+impl<'a> DataInputView<'a> {
+    /// A cursor at the start of `data`.
+    #[inline]
+    pub fn new(data: &'a [u8]) -> Self {
+        Self { data, pos: 0 }
+    }
+
+    /// Bytes consumed so far.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes left to read.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    /// Whether all bytes were read.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.data.len()
+    }
+
+    /// The unread bytes.
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
+    /// The bytes between `start` (an earlier [`position`](Self::position)) and the cursor.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `start` is after the cursor.
+    #[inline]
+    pub fn consumed_since(&self, start: usize) -> &'a [u8] {
+        &self.data[start..self.pos]
+    }
+
+    /// Reads `n` bytes.
+    #[inline(always)]
+    pub fn read_bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(Error::eof(n, self.remaining()));
+        }
+        let bytes = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(bytes)
+    }
+
+    /// Skips `n` bytes.
+    #[inline(always)]
+    pub fn skip_bytes(&mut self, n: usize) -> Result<()> {
+        self.read_bytes(n).map(|_| ())
+    }
+
+    /// Reads exactly `N` bytes into an array.
+    #[inline(always)]
+    pub fn read_array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        match self.data.get(self.pos..self.pos + N) {
+            Some(bytes) => {
+                self.pos += N;
+                let mut out = [0u8; N];
+                out.copy_from_slice(bytes);
+                Ok(out)
+            }
+            None => Err(Error::eof(N, self.remaining())),
+        }
+    }
+
+    /// Reads one byte.
+    #[inline(always)]
+    pub fn read_u8(&mut self) -> Result<u8> {
+        match self.data.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(Error::eof(1, 0)),
+        }
+    }
+
+    /// Reads one signed byte.
+    #[inline(always)]
+    pub fn read_i8(&mut self) -> Result<i8> {
+        self.read_u8().map(|b| b as i8)
+    }
+
+    /// Reads a `bool`: byte 0 or 1; anything else is an error.
+    #[inline(always)]
+    pub fn read_bool(&mut self) -> Result<bool> {
+        match self.read_u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => Err(Error::InvalidBool(b)),
+        }
+    }
+
+    read_le! {
+        read_u16: u16, read_u32: u32, read_u64: u64, read_u128: u128,
+        read_i16: i16, read_i32: i32, read_i64: i64, read_i128: i128,
+        read_f32: f32, read_f64: f64,
+    }
+
+    /// Reads an unsigned LEB128 varint of at most 10 bytes.
+    #[inline(always)]
+    pub fn read_varint(&mut self) -> Result<u64> {
+        // Fast path: one byte.
+        if let Some(&b) = self.data.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
+        self.read_varint_slow()
+    }
+
+    #[inline(never)]
+    fn read_varint_slow(&mut self) -> Result<u64> {
+        let mut result: u64 = 0;
+        for i in 0..10 {
+            let b = self.read_u8()?;
+            let low = (b & 0x7f) as u64;
+            if i == 9 && b > 1 {
+                return Err(Error::VarintOverflow);
+            }
+            result |= low << (7 * i);
+            if b < 0x80 {
+                return Ok(result);
+            }
+        }
+        Err(Error::VarintOverflow)
+    }
+
+    /// Reads a zigzag LEB128 varint.
+    #[inline(always)]
+    pub fn read_varint_signed(&mut self) -> Result<i64> {
+        let v = self.read_varint()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// Reads a length prefix and checks that `len * min_element_size` bytes can follow.
+    ///
+    /// Guards allocations against corrupt lengths: a collection can never announce more
+    /// elements than the remaining bytes could hold. Pass `0` for zero-sized elements.
+    #[inline(always)]
+    pub fn read_len(&mut self, min_element_size: usize) -> Result<usize> {
+        let len = self.read_varint()?;
+        let fits = match usize::try_from(len) {
+            // Zero-sized elements occupy no bytes; cap their count so that a corrupt
+            // length cannot make a reader spin for hours.
+            Ok(l) if min_element_size == 0 => l <= MAX_ZERO_SIZED_LEN,
+            Ok(l) => l.checked_mul(min_element_size).is_some_and(|b| b <= self.remaining()),
+            Err(_) => false,
+        };
+        if !fits {
+            return Err(Error::LengthTooLarge { len, remaining: self.remaining() });
+        }
+        Ok(len as usize)
+    }
+
+    /// Reads a varint length, then that many bytes.
+    #[inline(always)]
+    pub fn read_len_prefixed(&mut self) -> Result<&'a [u8]> {
+        let len = self.read_len(1)?;
+        self.read_bytes(len)
+    }
+}

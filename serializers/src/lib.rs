@@ -1,0 +1,70 @@
+//! The byte layer of typeinfo.
+//!
+//! - [`DataOutputView`] and [`DataInputView`]: writing into a growable buffer and reading
+//!   from a byte slice; every read returns [`Result`] and never panics on bad input.
+//! - [`TypeSerializer`]: compact, self-delimiting bytes with no type metadata; copy,
+//!   skip and byte-level copy without decoding; a [`SerializerSnapshot`] of the layout.
+//! - [`SnapshotRegistry`]: reads a snapshot back by kind id and restores a serializer that
+//!   reads (into [`Value`]), skips and copies bytes of that layout without the Rust type.
+//! - [`Compatibility`]: the four verdicts of resolving a new serializer against an old
+//!   snapshot, with [`MigrationReader`]s that read old bytes into today's type and an
+//!   [`Incompatibility`] that names the path and the change (`Order.amount: f64 -> String`).
+//! - [`TypeComparator`]: value order, order of serialized bytes, and normalized
+//!   (byte-comparable) keys, ascending or [`Descending`].
+//! - Every built-in serializer and comparator ([`builtin`]).
+//! - The conformance harness (`testing` feature) for built-in and hand-written serializers.
+//!
+//! Byte layouts are specified in `FORMAT.md` at the root of this crate and pinned by the
+//! golden files of `compat-tests`.
+//!
+//! # Decisions
+//!
+//! - Numbers are little-endian at full width (the native order of every mainstream CPU, so
+//!   a `Vec<u64>` is one `memcpy`); lengths and enum tags are LEB128 varints (one byte below
+//!   128).
+//! - Serializers are stateless values: cloning one is free, and one instance serves many
+//!   threads.
+//! - A composite whose part was reconfigured migrates through the reconfigured part
+//!   (static types cannot swap a part's serializer in place).
+
+#![warn(missing_docs)]
+
+pub mod builtin;
+mod comparator;
+mod compatibility;
+mod error;
+mod input;
+mod output;
+mod registry;
+mod restored;
+mod serializer;
+mod snapshot;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod value;
+
+pub use builtin::array::{ArrayComparator, ArraySerializer};
+#[cfg(feature = "bigdecimal")]
+pub use builtin::decimal::BigDecimalSerializer;
+#[cfg(feature = "rust_decimal")]
+pub use builtin::decimal::RustDecimalSerializer;
+pub use builtin::list::{SeqComparator, VecDequeSerializer, VecSerializer};
+pub use builtin::map::{MapComparator, MapSerializer};
+pub use builtin::option::{OptionComparator, OptionSerializer};
+pub use builtin::pod::Pod;
+pub use builtin::pointer::{DerefComparator, PointerSerializer};
+pub use builtin::primitive::*;
+pub use builtin::set::SetSerializer;
+pub use builtin::string::{BytesComparator, BytesSerializer, StringComparator, StringSerializer};
+pub use builtin::time::{DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer};
+pub use builtin::tuple::{TupleComparator, TupleSerializer};
+pub use comparator::{Descending, TypeComparator};
+pub use compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict};
+pub use error::{Error, Result};
+pub use input::{DataInputView, MAX_ZERO_SIZED_LEN};
+pub use output::DataOutputView;
+pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};
+pub use restored::{parse_enum_payload, parse_struct_payload, LayoutSerializer};
+pub use serializer::{from_bytes, to_bytes, TypeSerializer};
+pub use snapshot::{kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC};
+pub use value::Value;

@@ -1,0 +1,184 @@
+//! [`DataOutputView`]: the growable buffer serializers write into.
+
+/// A growable byte buffer that serializers write into.
+///
+/// Numbers are written little-endian at their full width; lengths and enum tags are
+/// unsigned LEB128 varints (see `FORMAT.md`). Writes never fail. Hot paths reserve once
+/// ([`DataOutputView::reserve`]) and then write; the grow path is kept out of line.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::DataOutputView;
+///
+/// let mut out = DataOutputView::new();
+/// out.write_u16(0x0102);
+/// out.write_varint(300);
+/// assert_eq!(out.as_slice(), &[0x02, 0x01, 0xac, 0x02]);
+/// ```
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DataOutputView {
+    buf: Vec<u8>,
+}
+
+macro_rules! write_le {
+    ($($name:ident: $ty:ty),* $(,)?) => {$(
+        #[doc = concat!("Writes a `", stringify!($ty), "` little-endian.")]
+        #[inline(always)]
+        pub fn $name(&mut self, v: $ty) {
+            self.write_bytes(&v.to_le_bytes());
+        }
+    )*};
+}
+
+impl DataOutputView {
+    /// An empty view.
+    pub fn new() -> Self {
+        Self { buf: Vec::new() }
+    }
+
+    /// An empty view with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { buf: Vec::with_capacity(capacity) }
+    }
+
+    /// A view that appends to an existing buffer (reuse its allocation).
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self { buf }
+    }
+
+    /// The bytes written so far.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Number of bytes written.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing was written.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Forgets the written bytes, keeping the allocation.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    /// Cuts the buffer back to `len` bytes (for builders that reuse a common prefix).
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
+    /// The underlying buffer.
+    pub fn into_inner(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Mutable access to the underlying buffer, for code that must patch bytes in place.
+    pub fn as_mut_vec(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Makes room for at least `additional` more bytes.
+    #[inline(always)]
+    pub fn reserve(&mut self, additional: usize) {
+        if self.buf.capacity() - self.buf.len() < additional {
+            self.grow(additional);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        self.buf.reserve(additional);
+    }
+
+    /// Writes raw bytes.
+    #[inline(always)]
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        self.reserve(bytes.len());
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Writes one byte.
+    #[inline(always)]
+    pub fn write_u8(&mut self, v: u8) {
+        self.reserve(1);
+        self.buf.push(v);
+    }
+
+    /// Writes one signed byte.
+    #[inline(always)]
+    pub fn write_i8(&mut self, v: i8) {
+        self.write_u8(v as u8);
+    }
+
+    /// Writes a `bool` as one byte, 0 or 1.
+    #[inline(always)]
+    pub fn write_bool(&mut self, v: bool) {
+        self.write_u8(v as u8);
+    }
+
+    write_le! {
+        write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128,
+        write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128,
+        write_f32: f32, write_f64: f64,
+    }
+
+    /// Writes an unsigned LEB128 varint (1 byte below 128, at most 10 bytes).
+    #[inline(always)]
+    pub fn write_varint(&mut self, mut v: u64) {
+        if v < 0x80 {
+            return self.write_u8(v as u8);
+        }
+        let mut tmp = [0u8; 10];
+        let mut n = 0;
+        while v >= 0x80 {
+            tmp[n] = (v as u8) | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        tmp[n] = v as u8;
+        self.write_bytes(&tmp[..=n]);
+    }
+
+    /// Writes a signed varint: zigzag, then LEB128.
+    #[inline(always)]
+    pub fn write_varint_signed(&mut self, v: i64) {
+        self.write_varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// Writes a length or element count as a varint.
+    #[inline(always)]
+    pub fn write_len(&mut self, len: usize) {
+        self.write_varint(len as u64);
+    }
+
+    /// Writes a varint length, then the bytes.
+    #[inline(always)]
+    pub fn write_len_prefixed(&mut self, bytes: &[u8]) {
+        self.reserve(bytes.len() + 10);
+        self.write_len(bytes.len());
+        self.buf.extend_from_slice(bytes);
+    }
+}
+
+impl AsRef<[u8]> for DataOutputView {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+impl From<DataOutputView> for Vec<u8> {
+    fn from(view: DataOutputView) -> Vec<u8> {
+        view.buf
+    }
+}

@@ -1,0 +1,285 @@
+//! The [`TypeSerializer`] trait.
+
+use std::fmt;
+
+use crate::compatibility::{Compatibility, Incompatibility};
+use crate::error::Result;
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+use crate::registry::SnapshotRegistry;
+use crate::snapshot::SerializerSnapshot;
+
+/// Writes and reads values of `T` as compact, self-delimiting bytes with no type metadata.
+///
+/// A serializer is stateless and cheap to clone; one instance may be used from many
+/// threads at once. The bytes of one value can be decoded alone (no stream state), which
+/// is what lets records cross network buffers and live one by one in a key-value store.
+///
+/// Implement it by hand when a type must control its own layout; run the result through
+/// the conformance harness (`testing` feature) to check every rule below.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::{DataInputView, DataOutputView, StringSerializer, TypeSerializer};
+///
+/// # fn main() -> typeinfo_serializers::Result<()> {
+/// let mut out = DataOutputView::new();
+/// StringSerializer.serialize(&"hi".to_owned(), &mut out)?;
+/// assert_eq!(out.as_slice(), &[2, b'h', b'i']);
+/// let back = StringSerializer.deserialize(&mut DataInputView::new(out.as_slice()))?;
+/// assert_eq!(back, "hi");
+/// # Ok(())
+/// # }
+/// ```
+pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
+    /// Appends the bytes of `value` to `out`.
+    ///
+    /// # Errors
+    ///
+    /// Built-in serializers never fail; hand-written ones may (a value out of the range
+    /// their layout can hold).
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()>;
+
+    /// Reads one value.
+    ///
+    /// # Errors
+    ///
+    /// Short or corrupt input.
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T>;
+
+    /// Reads one value into `reuse`, keeping its allocations where the type allows.
+    ///
+    /// # Errors
+    ///
+    /// Short or corrupt input; `reuse` then holds an unspecified but valid value.
+    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
+        *reuse = self.deserialize(input)?;
+        Ok(())
+    }
+
+    /// A deep copy of `value`.
+    fn copy(&self, value: &T) -> T;
+
+    /// Moves past one value without building it.
+    ///
+    /// # Errors
+    ///
+    /// Short or corrupt input.
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()>;
+
+    /// Copies the bytes of one value from `input` to `out` without building it.
+    ///
+    /// # Errors
+    ///
+    /// Short or corrupt input; nothing is written then.
+    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+        let start = input.position();
+        self.skip(input)?;
+        out.write_bytes(input.consumed_since(start));
+        Ok(())
+    }
+
+    /// The exact byte length of every value, or `None` when it varies.
+    fn fixed_length(&self) -> Option<usize> {
+        None
+    }
+
+    /// Whether values are immutable, so that [`copy`](Self::copy) may share them.
+    fn is_immutable(&self) -> bool {
+        false
+    }
+
+    /// The snapshot of this serializer's layout.
+    fn snapshot(&self) -> SerializerSnapshot;
+
+    /// Decides whether bytes written by the serializer that took `old` can be read by this
+    /// one, and how.
+    ///
+    /// The default accepts only an identical snapshot. Serializers whose layout can evolve
+    /// (composites, widening primitives) override it.
+    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        let _ = registry;
+        let new = self.snapshot();
+        if *old == new {
+            Compatibility::AsIs
+        } else {
+            Compatibility::Incompatible(Incompatibility::between(old, &new))
+        }
+    }
+
+    /// Writes a slice of values back to back (no length). Plain-old-data serializers
+    /// override this with a single copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`serialize`](Self::serialize).
+    #[doc(hidden)]
+    fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
+        if let Some(len) = self.fixed_length() {
+            out.reserve(len.saturating_mul(values.len()));
+        }
+        for v in values {
+            self.serialize(v, out)?;
+        }
+        Ok(())
+    }
+
+    /// Reads `len` values written back to back (the length was read and checked
+    /// already) and appends them to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`deserialize`](Self::deserialize).
+    #[doc(hidden)]
+    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
+        out.reserve(len.min(input.remaining().max(16)));
+        for _ in 0..len {
+            out.push(self.deserialize(input)?);
+        }
+        Ok(())
+    }
+
+    /// Skips `len` values written back to back.
+    ///
+    /// # Errors
+    ///
+    /// As [`skip`](Self::skip).
+    #[doc(hidden)]
+    fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
+        if let Some(size) = self.fixed_length() {
+            return match size.checked_mul(len) {
+                Some(total) => input.skip_bytes(total),
+                None => Err(crate::Error::LengthTooLarge { len: len as u64, remaining: input.remaining() }),
+            };
+        }
+        for _ in 0..len {
+            self.skip(input)?;
+        }
+        Ok(())
+    }
+
+    /// The smallest number of bytes one value takes (used to bound corrupt lengths).
+    #[doc(hidden)]
+    fn min_length(&self) -> usize {
+        self.fixed_length().unwrap_or(1)
+    }
+}
+
+impl<T, S: TypeSerializer<T> + ?Sized> TypeSerializer<T> for Box<S> {
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+        (**self).serialize(value, out)
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        (**self).deserialize(input)
+    }
+    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).deserialize_into(reuse, input)
+    }
+    fn copy(&self, value: &T) -> T {
+        (**self).copy(value)
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).skip(input)
+    }
+    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+        (**self).copy_serialized(input, out)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        (**self).fixed_length()
+    }
+    fn is_immutable(&self) -> bool {
+        (**self).is_immutable()
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        (**self).snapshot()
+    }
+    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        (**self).resolve(old, registry)
+    }
+    fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
+        (**self).serialize_slice(values, out)
+    }
+    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
+        (**self).deserialize_append(len, input, out)
+    }
+    fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).skip_many(len, input)
+    }
+    fn min_length(&self) -> usize {
+        (**self).min_length()
+    }
+}
+
+impl<T, S: TypeSerializer<T> + ?Sized> TypeSerializer<T> for std::sync::Arc<S> {
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+        (**self).serialize(value, out)
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        (**self).deserialize(input)
+    }
+    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).deserialize_into(reuse, input)
+    }
+    fn copy(&self, value: &T) -> T {
+        (**self).copy(value)
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).skip(input)
+    }
+    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+        (**self).copy_serialized(input, out)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        (**self).fixed_length()
+    }
+    fn is_immutable(&self) -> bool {
+        (**self).is_immutable()
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        (**self).snapshot()
+    }
+    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        (**self).resolve(old, registry)
+    }
+    fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
+        (**self).serialize_slice(values, out)
+    }
+    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
+        (**self).deserialize_append(len, input, out)
+    }
+    fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
+        (**self).skip_many(len, input)
+    }
+    fn min_length(&self) -> usize {
+        (**self).min_length()
+    }
+}
+
+/// Serializes one value into a fresh buffer.
+///
+/// # Errors
+///
+/// As [`TypeSerializer::serialize`].
+pub fn to_bytes<T, S: TypeSerializer<T> + ?Sized>(serializer: &S, value: &T) -> Result<Vec<u8>> {
+    let mut out = DataOutputView::new();
+    serializer.serialize(value, &mut out)?;
+    Ok(out.into_inner())
+}
+
+/// Deserializes exactly one value from `bytes`; trailing bytes are an error.
+///
+/// # Errors
+///
+/// Short, corrupt or trailing input.
+pub fn from_bytes<T, S: TypeSerializer<T> + ?Sized>(serializer: &S, bytes: &[u8]) -> Result<T> {
+    let mut input = DataInputView::new(bytes);
+    let value = serializer.deserialize(&mut input)?;
+    if !input.is_empty() {
+        return Err(crate::Error::custom(format!(
+            "{} trailing bytes after the value",
+            input.remaining()
+        )));
+    }
+    Ok(value)
+}

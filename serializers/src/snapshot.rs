@@ -1,0 +1,281 @@
+//! Serializer snapshots: the versioned description of a byte layout.
+//!
+//! A snapshot is an envelope of a kind id (which layout), a version (of that kind's
+//! payload), a payload (kind-specific parameters such as an array length or a struct's
+//! field names) and nested snapshots (element, field or variant serializers). It is
+//! enough to read, or at least skip, bytes of the layout without the Rust type that wrote
+//! them: see [`SnapshotRegistry`](crate::SnapshotRegistry). The byte form is specified in
+//! `FORMAT.md`.
+
+use crate::error::{Error, Result};
+use crate::input::DataInputView;
+use crate::output::DataOutputView;
+
+/// Magic bytes that start a standalone snapshot ([`SerializerSnapshot::to_bytes`]).
+pub const SNAPSHOT_MAGIC: [u8; 4] = *b"TISS";
+/// Version of the standalone envelope.
+pub const SNAPSHOT_FORMAT_VERSION: u8 = 1;
+/// The deepest nesting a snapshot may have; deeper input is refused as corrupt.
+pub const MAX_SNAPSHOT_DEPTH: usize = 64;
+
+/// The kind ids of the built-in layouts; each names the layout of the same name in
+/// `FORMAT.md`.
+#[allow(missing_docs)]
+pub mod kinds {
+    pub const BOOL: &str = "bool";
+    pub const CHAR: &str = "char";
+    pub const U8: &str = "u8";
+    pub const U16: &str = "u16";
+    pub const U32: &str = "u32";
+    pub const U64: &str = "u64";
+    pub const U128: &str = "u128";
+    pub const I8: &str = "i8";
+    pub const I16: &str = "i16";
+    pub const I32: &str = "i32";
+    pub const I64: &str = "i64";
+    pub const I128: &str = "i128";
+    pub const F32: &str = "f32";
+    pub const F64: &str = "f64";
+    pub const UNIT: &str = "unit";
+    pub const STRING: &str = "string";
+    pub const LIST: &str = "list";
+    pub const SET: &str = "set";
+    pub const MAP: &str = "map";
+    pub const ARRAY: &str = "array";
+    pub const OPTION: &str = "option";
+    pub const TUPLE: &str = "tuple";
+    pub const DURATION: &str = "duration";
+    pub const SYSTEM_TIME: &str = "system_time";
+    pub const DECIMAL: &str = "decimal";
+    pub const STRUCT: &str = "struct";
+    pub const ENUM: &str = "enum";
+    pub const SERDE: &str = "serde";
+}
+
+/// The versioned description of a serializer's byte layout.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::{SerializerSnapshot, kinds};
+///
+/// # fn main() -> typeinfo_serializers::Result<()> {
+/// let list_of_i64 = SerializerSnapshot::new(kinds::LIST, 1)
+///     .with_nested(vec![SerializerSnapshot::new(kinds::I64, 1)]);
+/// let bytes = list_of_i64.to_bytes();
+/// assert_eq!(SerializerSnapshot::from_bytes(&bytes)?, list_of_i64);
+/// assert_eq!(list_of_i64.type_name(), "Vec<i64>");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SerializerSnapshot {
+    kind: String,
+    version: u32,
+    payload: Vec<u8>,
+    nested: Vec<SerializerSnapshot>,
+}
+
+impl SerializerSnapshot {
+    /// A snapshot of `kind` at `version`, with no payload and no nested snapshots.
+    pub fn new(kind: impl Into<String>, version: u32) -> Self {
+        Self { kind: kind.into(), version, payload: Vec::new(), nested: Vec::new() }
+    }
+
+    /// Sets the kind-specific payload.
+    pub fn with_payload(mut self, payload: Vec<u8>) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// Sets the nested snapshots (elements, fields, variants).
+    pub fn with_nested(mut self, nested: Vec<SerializerSnapshot>) -> Self {
+        self.nested = nested;
+        self
+    }
+
+    /// The kind id: which layout this is.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The version of the kind's payload.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The kind-specific payload.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// The nested snapshots.
+    pub fn nested(&self) -> &[SerializerSnapshot] {
+        &self.nested
+    }
+
+    /// The nested snapshot at `index`, or a corrupt-snapshot error naming the kind.
+    pub fn nested_at(&self, index: usize) -> Result<&SerializerSnapshot> {
+        self.nested.get(index).ok_or_else(|| {
+            Error::CorruptSnapshot(format!(
+                "`{}` snapshot has {} nested snapshots, expected at least {}",
+                self.kind,
+                self.nested.len(),
+                index + 1
+            ))
+        })
+    }
+
+    /// Fails unless this snapshot's version is at most `supported`.
+    pub fn check_version(&self, supported: u32) -> Result<()> {
+        if self.version == 0 || self.version > supported {
+            return Err(Error::UnsupportedSnapshotVersion {
+                kind: self.kind.clone(),
+                version: self.version,
+                supported,
+            });
+        }
+        Ok(())
+    }
+
+    /// A readable name of the type this layout belongs to (`Vec<i64>`, `Order`).
+    ///
+    /// Used in incompatibility messages. Struct and enum snapshots carry their name in
+    /// their payload; other kinds are named after the Rust types that write them.
+    pub fn type_name(&self) -> String {
+        let nested = |i: usize| self.nested.get(i).map_or_else(|| "?".to_owned(), |s| s.type_name());
+        match self.kind.as_str() {
+            kinds::UNIT => "()".to_owned(),
+            kinds::STRING => "String".to_owned(),
+            kinds::LIST => format!("Vec<{}>", nested(0)),
+            kinds::SET => format!("Set<{}>", nested(0)),
+            kinds::MAP => format!("Map<{}, {}>", nested(0), nested(1)),
+            kinds::OPTION => format!("Option<{}>", nested(0)),
+            kinds::ARRAY => {
+                let n = DataInputView::new(&self.payload).read_varint().unwrap_or(0);
+                format!("[{}; {n}]", nested(0))
+            }
+            kinds::TUPLE => {
+                let parts: Vec<String> = self.nested.iter().map(|s| s.type_name()).collect();
+                if parts.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(", "))
+                }
+            }
+            kinds::DURATION => "Duration".to_owned(),
+            kinds::SYSTEM_TIME => "SystemTime".to_owned(),
+            kinds::DECIMAL => "Decimal".to_owned(),
+            kinds::STRUCT | kinds::ENUM | kinds::SERDE => DataInputView::new(&self.payload)
+                .read_len_prefixed()
+                .ok()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .map_or_else(|| self.kind.clone(), str::to_owned),
+            other => other.to_owned(),
+        }
+    }
+
+    /// Writes the envelope (no magic header) to `out`.
+    pub fn write_to(&self, out: &mut DataOutputView) {
+        out.write_len_prefixed(self.kind.as_bytes());
+        out.write_varint(self.version as u64);
+        out.write_len_prefixed(&self.payload);
+        out.write_len(self.nested.len());
+        for nested in &self.nested {
+            nested.write_to(out);
+        }
+    }
+
+    /// Reads an envelope written by [`write_to`](Self::write_to).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CorruptSnapshot`] (or an end-of-input error) for malformed bytes, including
+    /// nesting deeper than [`MAX_SNAPSHOT_DEPTH`].
+    pub fn read_from(input: &mut DataInputView<'_>) -> Result<Self> {
+        Self::read_at_depth(input, 0)
+    }
+
+    fn read_at_depth(input: &mut DataInputView<'_>, depth: usize) -> Result<Self> {
+        if depth > MAX_SNAPSHOT_DEPTH {
+            return Err(Error::CorruptSnapshot(format!("nesting deeper than {MAX_SNAPSHOT_DEPTH}")));
+        }
+        let kind = std::str::from_utf8(input.read_len_prefixed()?)
+            .map_err(|_| Error::CorruptSnapshot("kind id is not UTF-8".to_owned()))?
+            .to_owned();
+        if kind.is_empty() {
+            return Err(Error::CorruptSnapshot("empty kind id".to_owned()));
+        }
+        let version = u32::try_from(input.read_varint()?)
+            .map_err(|_| Error::CorruptSnapshot(format!("`{kind}` version exceeds u32")))?;
+        let payload = input.read_len_prefixed()?.to_vec();
+        // Every nested envelope takes at least 4 bytes.
+        let count = input.read_len(4)?;
+        let mut nested = Vec::with_capacity(count);
+        for _ in 0..count {
+            nested.push(Self::read_at_depth(input, depth + 1)?);
+        }
+        Ok(Self { kind, version, payload, nested })
+    }
+
+    /// The standalone byte form: magic `TISS`, envelope version, then the envelope.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = DataOutputView::with_capacity(64);
+        out.write_bytes(&SNAPSHOT_MAGIC);
+        out.write_u8(SNAPSHOT_FORMAT_VERSION);
+        self.write_to(&mut out);
+        out.into_inner()
+    }
+
+    /// Reads the standalone byte form; trailing bytes are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CorruptSnapshot`] for a wrong magic, an unknown envelope version, malformed
+    /// or trailing bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut input = DataInputView::new(bytes);
+        let magic: [u8; 4] = input
+            .read_array()
+            .map_err(|_| Error::CorruptSnapshot("shorter than the header".to_owned()))?;
+        if magic != SNAPSHOT_MAGIC {
+            return Err(Error::CorruptSnapshot(format!("bad magic {magic:02x?}")));
+        }
+        let version = input.read_u8()?;
+        if version != SNAPSHOT_FORMAT_VERSION {
+            return Err(Error::CorruptSnapshot(format!("unknown envelope version {version}")));
+        }
+        let snapshot = Self::read_from(&mut input)?;
+        if !input.is_empty() {
+            return Err(Error::CorruptSnapshot(format!("{} trailing bytes", input.remaining())));
+        }
+        Ok(snapshot)
+    }
+}
+
+/// Helpers to build and parse the payloads of struct, enum and serde snapshots.
+pub mod payload {
+    use super::*;
+
+    /// Writes a list of names: count, then each length-prefixed.
+    pub fn write_names<'a>(out: &mut DataOutputView, names: impl ExactSizeIterator<Item = &'a str>) {
+        out.write_len(names.len());
+        for name in names {
+            out.write_len_prefixed(name.as_bytes());
+        }
+    }
+
+    /// Reads one length-prefixed UTF-8 name.
+    pub fn read_name(input: &mut DataInputView<'_>) -> Result<String> {
+        let bytes = input.read_len_prefixed()?;
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| Error::CorruptSnapshot("name is not UTF-8".to_owned()))
+    }
+
+    /// Reads a list of names written by [`write_names`].
+    pub fn read_names(input: &mut DataInputView<'_>) -> Result<Vec<String>> {
+        let count = input.read_len(1)?;
+        (0..count).map(|_| read_name(input)).collect()
+    }
+}
