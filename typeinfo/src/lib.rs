@@ -1,1 +1,61 @@
-//! typeinfo
+//! Apache Flink's type system for Rust: the type layer users name.
+//!
+//! - [`TypeInfo`]: a type's [description](TypeDescription) and its serializer. Implemented
+//!   here for `bool`, `char`, every integer, `f32`, `f64`, `()`, `String`, `bytes::Bytes`,
+//!   `Vec`, `VecDeque`, arrays, `Option`, tuples up to 12, `Box`, `Arc`, `HashMap`,
+//!   `BTreeMap`, `HashSet`, `BTreeSet`, `Duration`, `SystemTime`, and decimals
+//!   (`rust_decimal` and `bigdecimal` features).
+//! - [`Comparable`] (a comparator with normalized keys) and [`KeyType`] (equal values give
+//!   equal bytes), checked by the compiler wherever a key is required.
+//! - [`SerializerConfig`], with [`disable_generic_types`](SerializerConfig::disable_generic_types).
+//! - [`generic_type!`] (feature `serde`): the serde-bridged fallback.
+//! - The byte layer, re-exported: serializers, snapshots, verdicts, comparators, and
+//!   (feature `testing`) the conformance harness.
+//!
+//! Users depend on this crate alone.
+//!
+//! # Example
+//!
+//! ```
+//! use typeinfo::{from_bytes, to_bytes, Compatibility, SnapshotRegistry, TypeInfo, TypeSerializer};
+//!
+//! # fn main() -> typeinfo::Result<()> {
+//! // Version 1 of a state value was an `i32`; today it is an `Option<i64>`.
+//! let old = typeinfo::serializer::<i32>()?;
+//! let bytes = to_bytes(&old, &-7)?;
+//! let new = typeinfo::serializer::<Option<i64>>()?;
+//! match new.resolve(&old.snapshot(), &SnapshotRegistry::default()) {
+//!     Compatibility::AfterMigration(reader) => {
+//!         let value = reader.read(&mut typeinfo::DataInputView::new(&bytes))?;
+//!         assert_eq!(value, Some(-7));
+//!     }
+//!     other => panic!("expected a migration, got {other:?}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Decisions
+//!
+//! - The error type is the byte layer's [`Error`]: creating a serializer fails only for the
+//!   reasons reading and writing bytes fail, plus a disabled generic type.
+//! - Generic types are allowed by default, as in Flink; a job that wants every type to
+//!   evolve safely disables them.
+//! - `Box<T>` and `Arc<T>` are invisible: same bytes, same schema as `T`.
+
+#![warn(missing_docs)]
+
+mod config;
+mod description;
+#[cfg(feature = "serde")]
+mod generic;
+mod impls;
+mod type_info;
+
+pub use config::SerializerConfig;
+pub use description::{FieldDescription, TypeDescription, TypeKind};
+#[cfg(feature = "serde")]
+pub use generic::GenericSerializer;
+pub use type_info::{serializer, Comparable, KeyType, TypeInfo};
+
+pub use typeinfo_serializers::*;
