@@ -49,12 +49,12 @@ pub use builtin::decimal::BigDecimalSerializer;
 #[cfg(feature = "rust_decimal")]
 pub use builtin::decimal::RustDecimalSerializer;
 pub use builtin::list::{SeqComparator, VecDequeSerializer, VecSerializer};
-pub use builtin::map::{MapComparator, MapSerializer};
+pub use builtin::map::{BTreeMapSerializer, HashMapSerializer, MapComparator};
 pub use builtin::option::{OptionComparator, OptionSerializer};
 pub use builtin::pod::Pod;
-pub use builtin::pointer::{DerefComparator, PointerSerializer};
+pub use builtin::pointer::{ArcSerializer, BoxSerializer, DerefComparator};
 pub use builtin::primitive::*;
-pub use builtin::set::SetSerializer;
+pub use builtin::set::{BTreeSetSerializer, HashSetSerializer};
 pub use builtin::string::{BytesComparator, BytesSerializer, StringComparator, StringSerializer};
 pub use builtin::time::{DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer};
 pub use builtin::tuple::{TupleComparator, TupleSerializer};

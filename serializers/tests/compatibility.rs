@@ -83,9 +83,9 @@ fn collections_migrate_their_elements() -> Result<()> {
     let (verdict, v) = migrate(&VecSerializer::new(I32Serializer), &vec![1, -2, 3], &VecSerializer::new(I64Serializer))?;
     assert_eq!((verdict, v), (Verdict::AfterMigration, vec![1i64, -2, 3]));
 
-    let old = MapSerializer::new(StringSerializer, F32Serializer);
+    let old = BTreeMapSerializer::new(StringSerializer, F32Serializer);
     let value: BTreeMap<String, f32> = [("a".to_owned(), 0.5), ("b".to_owned(), -1.0)].into();
-    let (verdict, map): (_, BTreeMap<String, f64>) = migrate(&old, &value, &MapSerializer::new(StringSerializer, F64Serializer))?;
+    let (verdict, map): (_, BTreeMap<String, f64>) = migrate(&old, &value, &BTreeMapSerializer::new(StringSerializer, F64Serializer))?;
     assert_eq!(verdict, Verdict::AfterMigration);
     assert_eq!(map, [("a".to_owned(), 0.5f64), ("b".to_owned(), -1.0)].into());
 
@@ -99,27 +99,27 @@ fn collections_migrate_their_elements() -> Result<()> {
     let (verdict, array) = migrate(&ArraySerializer::<_, 2>::new(U8Serializer), &[1, 2], &ArraySerializer::<_, 2>::new(U16Serializer))?;
     assert_eq!((verdict, array), (Verdict::AfterMigration, [1u16, 2]));
 
-    let (verdict, boxed) = migrate(&I32Serializer, &5, &PointerSerializer::new(I64Serializer))?;
+    let (verdict, boxed) = migrate(&I32Serializer, &5, &BoxSerializer::new(I64Serializer))?;
     assert_eq!((verdict, boxed), (Verdict::AfterMigration, Box::new(5i64)));
     Ok(())
 }
 
 #[test]
 fn incompatible_parts_are_named_by_their_path() {
-    assert_eq!(refusal(&VecSerializer::new(F64Serializer), &VecSerializer::new(StringSerializer)), "[]: f64 -> String");
+    assert_eq!(refusal(&VecSerializer::new(F64Serializer), &VecSerializer::new(StringSerializer)), "Vec<f64>[]: f64 -> String");
     assert_eq!(
         refusal::<BTreeMap<String, i32>, BTreeMap<i32, i32>>(
-            &MapSerializer::new(StringSerializer, I32Serializer),
-            &MapSerializer::new(I32Serializer, I32Serializer)
+            &BTreeMapSerializer::new(StringSerializer, I32Serializer),
+            &BTreeMapSerializer::new(I32Serializer, I32Serializer)
         ),
-        "{key}: String -> i32"
+        "Map<String, i32>{key}: String -> i32"
     );
     assert_eq!(
         refusal(
             &TupleSerializer((StringSerializer, VecSerializer::new(OptionSerializer::new(F64Serializer)))),
             &TupleSerializer((StringSerializer, VecSerializer::new(OptionSerializer::new(I64Serializer)))),
         ),
-        "1[]?: f64 -> i64"
+        "(String, Vec<Option<f64>>).1[]?: f64 -> i64"
     );
     assert_eq!(refusal(&ArraySerializer::<_, 3>::new(I32Serializer), &ArraySerializer::<_, 4>::new(I32Serializer)), "[i32; 3] -> [i32; 4]");
     assert_eq!(
@@ -219,6 +219,6 @@ fn corrupt_lengths_do_not_allocate_or_panic() {
     assert!(matches!(from_bytes(&CharSerializer, &0xd800u32.to_le_bytes()), Err(Error::InvalidChar(0xd800))));
     assert!(matches!(from_bytes(&StringSerializer, &[2, 0xc3, 0x28]), Err(Error::InvalidUtf8)));
     assert!(matches!(from_bytes(&OptionSerializer::new(U8Serializer), &[7]), Err(Error::InvalidTag { tag: 7, .. })));
-    let dup: std::result::Result<BTreeMap<u8, u8>, _> = from_bytes(&MapSerializer::new(U8Serializer, U8Serializer), &[2, 1, 0, 1, 5]);
+    let dup: std::result::Result<BTreeMap<u8, u8>, _> = from_bytes(&BTreeMapSerializer::new(U8Serializer, U8Serializer), &[2, 1, 0, 1, 5]);
     assert!(dup.is_err(), "a map with a repeated key must be refused");
 }

@@ -105,8 +105,8 @@ fn options_and_pointers() -> R {
         .comparator(OptionComparator::new(OptionComparator::new(StringComparator)))
         .order(Ord::cmp)
         .run()?;
-    Conformance::new(PointerSerializer::new(I32Serializer), vec![Box::new(1), Box::new(-5)]).key_type().comparator(DerefComparator(I32Comparator)).order(Ord::cmp).run()?;
-    Conformance::new(PointerSerializer::new(StringSerializer), vec![Arc::new("shared".to_owned()), Arc::new(String::new())])
+    Conformance::new(BoxSerializer::new(I32Serializer), vec![Box::new(1), Box::new(-5)]).key_type().comparator(DerefComparator(I32Comparator)).order(Ord::cmp).run()?;
+    Conformance::new(ArcSerializer::new(StringSerializer), vec![Arc::new("shared".to_owned()), Arc::new(String::new())])
         .key_type()
         .comparator(DerefComparator(StringComparator))
         .order(Ord::cmp)
@@ -133,17 +133,17 @@ fn tuples() -> R {
 #[test]
 fn maps_and_sets() -> R {
     let btree: Vec<BTreeMap<String, i32>> = vec![BTreeMap::new(), [("a".to_owned(), 1)].into(), [("a".to_owned(), 1), ("b".to_owned(), -2)].into(), [("b".to_owned(), 0)].into()];
-    Conformance::new(MapSerializer::new(StringSerializer, I32Serializer), btree)
+    Conformance::new(BTreeMapSerializer::new(StringSerializer, I32Serializer), btree)
         .key_type()
         .comparator(MapComparator::new(StringComparator, I32Comparator))
         .order(Ord::cmp)
         .run()?;
     let hash: Vec<HashMap<u32, String>> = vec![HashMap::new(), [(1, "one".to_owned())].into(), [(1, "x".to_owned()), (2, "y".to_owned()), (3, String::new())].into()];
-    Conformance::new(MapSerializer::new(U32Serializer, StringSerializer), hash).run()?;
+    Conformance::new(HashMapSerializer::new(U32Serializer, StringSerializer), hash).run()?;
     let bset: Vec<BTreeSet<i64>> = vec![BTreeSet::new(), [1].into(), [1, 2].into(), [3, -1].into()];
-    Conformance::new(SetSerializer::new(I64Serializer), bset).key_type().comparator(SeqComparator::new(I64Comparator)).order(Ord::cmp).run()?;
+    Conformance::new(BTreeSetSerializer::new(I64Serializer), bset).key_type().comparator(SeqComparator::new(I64Comparator)).order(Ord::cmp).run()?;
     let hset: Vec<HashSet<String>> = vec![HashSet::new(), ["a".to_owned(), "b".to_owned(), "c".to_owned()].into()];
-    Conformance::new(SetSerializer::new(StringSerializer), hset).run()
+    Conformance::new(HashSetSerializer::new(StringSerializer), hset).run()
 }
 
 #[test]

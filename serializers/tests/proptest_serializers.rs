@@ -73,18 +73,18 @@ key_case!(array_i32_values, any::<[i32; 4]>(), ArraySerializer::<_, 4>::new(I32S
 key_case!(option_string_values, proptest::option::of(".{0,10}"), OptionSerializer::new(StringSerializer), OptionComparator::new(StringComparator));
 key_case!(tuple_values, (any::<u8>(), ".{0,6}", any::<i64>()), TupleSerializer((U8Serializer, StringSerializer, I64Serializer)),
     TupleComparator((U8Comparator, StringComparator, I64Comparator)));
-key_case!(btree_map_values, btree_map(".{0,5}", any::<i32>(), 0..6), MapSerializer::new(StringSerializer, I32Serializer),
+key_case!(btree_map_values, btree_map(".{0,5}", any::<i32>(), 0..6), BTreeMapSerializer::new(StringSerializer, I32Serializer),
     MapComparator::new(StringComparator, I32Comparator));
-key_case!(btree_set_values, btree_set(any::<i16>(), 0..8), SetSerializer::new(I16Serializer), SeqComparator::new(I16Comparator));
-key_case!(boxed_values, any::<u32>().prop_map(Box::new), PointerSerializer::new(U32Serializer), DerefComparator(U32Comparator));
+key_case!(btree_set_values, btree_set(any::<i16>(), 0..8), BTreeSetSerializer::new(I16Serializer), SeqComparator::new(I16Comparator));
+key_case!(boxed_values, any::<u32>().prop_map(Box::new), BoxSerializer::new(U32Serializer), DerefComparator(U32Comparator));
 key_case!(duration_values, (any::<u64>(), 0..1_000_000_000u32).prop_map(|(s, n)| Duration::new(s, n)), DurationSerializer, DurationComparator);
 key_case!(system_time_values, system_time(), SystemTimeSerializer, SystemTimeComparator);
 key_case!(nested_values, vec(proptest::option::of((".{0,4}", any::<u64>())), 0..5),
     VecSerializer::new(OptionSerializer::new(TupleSerializer((StringSerializer, U64Serializer)))),
     SeqComparator::new(OptionComparator::new(TupleComparator((StringComparator, U64Comparator)))));
 
-value_case!(hash_map_values, hash_map(any::<u16>(), ".{0,5}", 0..6), MapSerializer::new(U16Serializer, StringSerializer));
-value_case!(hash_set_values, hash_set(".{0,5}", 0..6), SetSerializer::new(StringSerializer));
+value_case!(hash_map_values, hash_map(any::<u16>(), ".{0,5}", 0..6), HashMapSerializer::new(U16Serializer, StringSerializer));
+value_case!(hash_set_values, hash_set(".{0,5}", 0..6), HashSetSerializer::new(StringSerializer));
 value_case!(rust_decimal_values, (any::<i64>(), 0..=28u32).prop_map(|(m, s)| rust_decimal::Decimal::new(m, s)), RustDecimalSerializer);
 value_case!(big_decimal_values, (vec(any::<u8>(), 1..40), any::<i32>()).prop_map(|(b, s)| {
     bigdecimal::BigDecimal::new(num_bigint_from(&b), s as i64)
@@ -140,10 +140,10 @@ proptest! {
         probe(&VecSerializer::new(U64Serializer), &bytes)?;
         probe(&VecSerializer::new(StringSerializer), &bytes)?;
         probe(&OptionSerializer::new(VecSerializer::new(CharSerializer)), &bytes)?;
-        probe::<BTreeMap<String, u8>>(&MapSerializer::new(StringSerializer, U8Serializer), &bytes)?;
-        probe::<HashMap<u8, u8>>(&MapSerializer::new(U8Serializer, U8Serializer), &bytes)?;
-        probe::<BTreeSet<u16>>(&SetSerializer::new(U16Serializer), &bytes)?;
-        probe::<HashSet<u8>>(&SetSerializer::new(U8Serializer), &bytes)?;
+        probe::<BTreeMap<String, u8>>(&BTreeMapSerializer::new(StringSerializer, U8Serializer), &bytes)?;
+        probe::<HashMap<u8, u8>>(&HashMapSerializer::new(U8Serializer, U8Serializer), &bytes)?;
+        probe::<BTreeSet<u16>>(&BTreeSetSerializer::new(U16Serializer), &bytes)?;
+        probe::<HashSet<u8>>(&HashSetSerializer::new(U8Serializer), &bytes)?;
         probe::<VecDeque<i8>>(&VecDequeSerializer::new(I8Serializer), &bytes)?;
         probe(&ArraySerializer::<_, 3>::new(StringSerializer), &bytes)?;
         probe(&TupleSerializer((BoolSerializer, StringSerializer)), &bytes)?;
@@ -156,7 +156,7 @@ proptest! {
         let registry = SnapshotRegistry::default();
         for snapshot in [
             TypeSerializer::<Vec<String>>::snapshot(&VecSerializer::new(StringSerializer)),
-            TypeSerializer::<BTreeMap<u8, Option<char>>>::snapshot(&MapSerializer::new(U8Serializer, OptionSerializer::new(CharSerializer))),
+            TypeSerializer::<BTreeMap<u8, Option<char>>>::snapshot(&BTreeMapSerializer::new(U8Serializer, OptionSerializer::new(CharSerializer))),
             TypeSerializer::<SystemTime>::snapshot(&SystemTimeSerializer),
         ] {
             let restored = registry.restore(&snapshot).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -70,8 +70,8 @@ fn key<T: TypeInfo>() -> bool {
 
 macro_rules! sequence {
     ($($coll:ident => $ser:ident, $name:literal, $kind:ident, [$($bound:tt)*] $(, $h:ident)?;)*) => {$(
-        impl<T: TypeInfo + $($bound)* $(, $h: BuildHasher + Default + Send + Sync + 'static)?> TypeInfo for $coll<T $(, $h)?> {
-            type Serializer = s::$ser<T::Serializer>;
+        impl<T: TypeInfo + $($bound)* $(, $h: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static)?> TypeInfo for $coll<T $(, $h)?> {
+            type Serializer = s::$ser<T::Serializer $(, $h)?>;
             fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
                 Ok(s::$ser::new(T::create_serializer(config)?))
             }
@@ -87,8 +87,8 @@ macro_rules! sequence {
 sequence! {
     Vec => VecSerializer, "Vec", List, [];
     VecDeque => VecDequeSerializer, "VecDeque", List, [];
-    BTreeSet => SetSerializer, "BTreeSet", Set, [Ord];
-    HashSet => SetSerializer, "HashSet", Set, [Eq + Hash], H;
+    BTreeSet => BTreeSetSerializer, "BTreeSet", Set, [Ord];
+    HashSet => HashSetSerializer, "HashSet", Set, [Eq + Hash], H;
 }
 
 impl<T: Comparable> Comparable for Vec<T> {
@@ -150,11 +150,11 @@ impl<T: Comparable> Comparable for Option<T> {
 impl<T: KeyType> KeyType for Option<T> {}
 
 macro_rules! pointer {
-    ($($ptr:ident),*) => {$(
+    ($($ptr:ident => $ser:ident),*) => {$(
         impl<T: TypeInfo + Sync> TypeInfo for $ptr<T> {
-            type Serializer = s::PointerSerializer<T::Serializer>;
+            type Serializer = s::$ser<T::Serializer>;
             fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
-                Ok(s::PointerSerializer::new(T::create_serializer(config)?))
+                Ok(s::$ser::new(T::create_serializer(config)?))
             }
             fn description() -> TypeDescription {
                 // Pointers are invisible in the bytes and in the schema.
@@ -170,7 +170,7 @@ macro_rules! pointer {
         impl<T: KeyType + Sync> KeyType for $ptr<T> {}
     )*};
 }
-pointer!(Box, Arc);
+pointer!(Box => BoxSerializer, Arc => ArcSerializer);
 
 fn map_description<K: TypeInfo, V: TypeInfo>(name: &str, key_type: bool) -> TypeDescription {
     let (k, v) = (K::description(), V::description());
@@ -178,9 +178,9 @@ fn map_description<K: TypeInfo, V: TypeInfo>(name: &str, key_type: bool) -> Type
 }
 
 impl<K: TypeInfo + Ord, V: TypeInfo> TypeInfo for BTreeMap<K, V> {
-    type Serializer = s::MapSerializer<K::Serializer, V::Serializer>;
+    type Serializer = s::BTreeMapSerializer<K::Serializer, V::Serializer>;
     fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
-        Ok(s::MapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
+        Ok(s::BTreeMapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
     }
     fn description() -> TypeDescription {
         map_description::<K, V>("BTreeMap", key::<K>() && key::<V>())
@@ -194,10 +194,12 @@ impl<K: Comparable + Ord, V: Comparable> Comparable for BTreeMap<K, V> {
 }
 impl<K: KeyType + Ord, V: KeyType> KeyType for BTreeMap<K, V> {}
 
-impl<K: TypeInfo + Eq + Hash, V: TypeInfo, H: BuildHasher + Default + Send + Sync + 'static> TypeInfo for HashMap<K, V, H> {
-    type Serializer = s::MapSerializer<K::Serializer, V::Serializer>;
+impl<K: TypeInfo + Eq + Hash, V: TypeInfo, H: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static> TypeInfo
+    for HashMap<K, V, H>
+{
+    type Serializer = s::HashMapSerializer<K::Serializer, V::Serializer, H>;
     fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
-        Ok(s::MapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
+        Ok(s::HashMapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
     }
     fn description() -> TypeDescription {
         map_description::<K, V>("HashMap", false)

@@ -19,31 +19,33 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
-/// Serializes `HashMap<K, V, H>` and `BTreeMap<K, V>` with a key and a value serializer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct MapSerializer<KS, VS> {
-    key: KS,
-    value: VS,
-}
-
-impl<KS, VS> MapSerializer<KS, VS> {
-    /// A serializer of maps with these key and value serializers.
-    pub const fn new(key: KS, value: VS) -> Self {
-        Self { key, value }
-    }
-}
 
 fn duplicate() -> Error {
     Error::custom("map bytes repeat a key")
 }
 
 macro_rules! map_impl {
-    ($coll:ty, [$($bound:tt)*], $($h:ident)?) => {
-        impl<K: 'static + $($bound)*, V: 'static, KS, VS $(, $h)?> TypeSerializer<$coll> for MapSerializer<KS, VS>
+    ($name:ident, $doc:literal, $coll:ty, [$($bound:tt)*], $($h:ident)?) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name<KS, VS $(, $h = std::collections::hash_map::RandomState)?> {
+            key: KS,
+            value: VS,
+            $(_hasher: std::marker::PhantomData<fn() -> $h>,)?
+        }
+
+        impl<KS, VS $(, $h)?> $name<KS, VS $(, $h)?> {
+            /// A serializer of maps with these key and value serializers.
+            pub const fn new(key: KS, value: VS) -> Self {
+                Self { key, value $(, _hasher: std::marker::PhantomData::<fn() -> $h>)? }
+            }
+        }
+
+        impl<K: 'static + $($bound)*, V: 'static, KS, VS $(, $h)?> TypeSerializer<$coll> for $name<KS, VS $(, $h)?>
         where
             KS: TypeSerializer<K> + Clone,
             VS: TypeSerializer<V> + Clone,
-            $($h: BuildHasher + Default + Send + Sync + 'static,)?
+            $($h: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static,)?
         {
             fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
                 out.write_len(value.len());
@@ -109,8 +111,10 @@ macro_rules! map_impl {
     };
 }
 
-map_impl!(HashMap<K, V, H>, [Eq + Hash], H);
-map_impl!(BTreeMap<K, V>, [Ord],);
+map_impl!(HashMapSerializer, "Serializes `HashMap<K, V, H>` with a key and a value serializer, in iteration order.",
+    HashMap<K, V, H>, [Eq + Hash], H);
+map_impl!(BTreeMapSerializer, "Serializes `BTreeMap<K, V>` with a key and a value serializer, in key order.",
+    BTreeMap<K, V>, [Ord],);
 
 /// Orders `BTreeMap`s as their `Ord` does: entries lexicographically, key then value.
 ///

@@ -31,6 +31,9 @@ pub(crate) fn check_kind(new: &SerializerSnapshot, old: &SerializerSnapshot) -> 
 }
 
 /// Resolves the part `child` against the old snapshot's nested snapshot at `index`.
+///
+/// An incompatibility is placed under `segment` and named after the stored (old) type;
+/// an enclosing composite renames it after itself, so the outermost type names the path.
 pub(crate) fn resolve_child<T: 'static, S: TypeSerializer<T> + Clone>(
     child: &S,
     old: &SerializerSnapshot,
@@ -44,7 +47,7 @@ pub(crate) fn resolve_child<T: 'static, S: TypeSerializer<T> + Clone>(
     child
         .resolve(old_child, registry)
         .into_reader(child.clone())
-        .map_err(|inc| inc.within(segment))
+        .map_err(|inc| inc.within(segment).in_type(old.type_name()))
 }
 
 /// Reads a length-prefixed sequence of old-layout elements with `read`.

@@ -12,25 +12,23 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 
-/// Serializes `Box<T>` and `Arc<T>` exactly as `T`.
-///
-/// `copy` of an `Arc<T>` shares the value (values behind an `Arc` are treated as
-/// immutable); `copy` of a `Box<T>` copies it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct PointerSerializer<S> {
-    inner: S,
-}
-
-impl<S> PointerSerializer<S> {
-    /// A serializer of pointers to values `inner` serializes.
-    pub const fn new(inner: S) -> Self {
-        Self { inner }
-    }
-}
 
 macro_rules! pointer_impl {
-    ($ptr:ident, |$s:ident, $v:ident| $copy:expr) => {
-        impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<$ptr<T>> for PointerSerializer<S> {
+    ($name:ident, $doc:literal, $ptr:ident, |$s:ident, $v:ident| $copy:expr) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name<S> {
+            inner: S,
+        }
+
+        impl<S> $name<S> {
+            /// A serializer of pointers to values `inner` serializes.
+            pub const fn new(inner: S) -> Self {
+                Self { inner }
+            }
+        }
+
+        impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<$ptr<T>> for $name<S> {
             #[inline]
             fn serialize(&self, value: &$ptr<T>, out: &mut DataOutputView) -> Result<()> {
                 self.inner.serialize(value, out)
@@ -87,5 +85,7 @@ macro_rules! pointer_impl {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct DerefComparator<C>(pub C);
 
-pointer_impl!(Box, |s, v| Box::new(s.inner.copy(v)));
-pointer_impl!(Arc, |_s, v| Arc::clone(v));
+pointer_impl!(BoxSerializer, "Serializes `Box<T>` exactly as `T`; `copy` copies the value.",
+    Box, |s, v| Box::new(s.inner.copy(v)));
+pointer_impl!(ArcSerializer, "Serializes `Arc<T>` exactly as `T`; `copy` shares the value (values behind an `Arc` are treated as immutable).",
+    Arc, |_s, v| Arc::clone(v));

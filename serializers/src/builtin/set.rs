@@ -16,18 +16,6 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
-/// Serializes `HashSet<T, H>` and `BTreeSet<T>` with the element serializer `S`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct SetSerializer<S> {
-    element: S,
-}
-
-impl<S> SetSerializer<S> {
-    /// A serializer of sets whose elements `element` serializes.
-    pub const fn new(element: S) -> Self {
-        Self { element }
-    }
-}
 
 fn duplicate() -> Error {
     Error::custom("set bytes repeat an element")
@@ -47,9 +35,23 @@ fn collect_set<T, C: Default>(
 }
 
 macro_rules! set_impl {
-    ($coll:ty, [$($bound:tt)*], $($h:ident)?) => {
-        impl<T: 'static + $($bound)*, S: TypeSerializer<T> + Clone $(, $h: BuildHasher + Default + Send + Sync + 'static)?>
-            TypeSerializer<$coll> for SetSerializer<S>
+    ($name:ident, $doc:literal, $coll:ty, [$($bound:tt)*], $($h:ident)?) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name<S $(, $h = std::collections::hash_map::RandomState)?> {
+            element: S,
+            $(_hasher: std::marker::PhantomData<fn() -> $h>,)?
+        }
+
+        impl<S $(, $h)?> $name<S $(, $h)?> {
+            /// A serializer of sets whose elements `element` serializes.
+            pub const fn new(element: S) -> Self {
+                Self { element $(, _hasher: std::marker::PhantomData::<fn() -> $h>)? }
+            }
+        }
+
+        impl<T: 'static + $($bound)*, S: TypeSerializer<T> + Clone $(, $h: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static)?>
+            TypeSerializer<$coll> for $name<S $(, $h)?>
         {
             fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
                 out.write_len(value.len());
@@ -87,5 +89,7 @@ macro_rules! set_impl {
     };
 }
 
-set_impl!(HashSet<T, H>, [Eq + Hash], H);
-set_impl!(BTreeSet<T>, [Ord],);
+set_impl!(HashSetSerializer, "Serializes `HashSet<T, H>` with the element serializer `S`, in iteration order.",
+    HashSet<T, H>, [Eq + Hash], H);
+set_impl!(BTreeSetSerializer, "Serializes `BTreeSet<T>` with the element serializer `S`, in sorted order.",
+    BTreeSet<T>, [Ord],);

@@ -1,0 +1,118 @@
+//! Writes the golden fixtures that are missing; never overwrites one.
+//!
+//! ```text
+//! cargo run -p typeinfo-compat-tests --bin write_fixtures -- fixtures/v1
+//! ```
+//!
+//! A relative directory is taken relative to the `compat-tests` crate (not the current
+//! directory), so the command above works from anywhere in the workspace. For each case of
+//! `builtin_cases()` it writes `<name>.bin` (the values' bytes, back to back) and
+//! `<name>.snapshot` (the standalone snapshot), each to a temporary name, synced, then
+//! renamed into place. Files that exist are skipped and reported: committed fixtures are
+//! never regenerated. A case whose freshly written bytes fail the golden check (a
+//! serializer bug) is not written at all.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use typeinfo_compat_tests::builtin_cases;
+use typeinfo_compat_tests::golden::{BIN_EXT, SNAPSHOT_EXT};
+
+enum Outcome {
+    Written,
+    Skipped,
+}
+
+/// Writes `bytes` to `path` unless it exists: a temporary file in the same directory,
+/// synced, then renamed over nothing.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<Outcome> {
+    if path.try_exists()? {
+        return Ok(Outcome::Skipped);
+    }
+    let file_name = path.file_name().and_then(|n| n.to_str()).expect("fixture paths have a UTF-8 file name");
+    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        // Checked again right before the rename, which would replace an existing file.
+        if path.try_exists()? {
+            return Ok(Outcome::Skipped);
+        }
+        fs::rename(&tmp, path)?;
+        Ok(Outcome::Written)
+    })();
+    if !matches!(result, Ok(Outcome::Written)) {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn run(dir: &Path) -> Result<bool, String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let (mut written, mut skipped, mut failed) = (0, 0, 0);
+    for case in builtin_cases() {
+        let fixture = match case.write() {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("FAILED {}: {e}", case.name());
+                failed += 1;
+                continue;
+            }
+        };
+        let problems = case.check(&fixture);
+        if !problems.is_empty() {
+            eprintln!("FAILED {}: today's bytes fail the golden check, not writing them:", case.name());
+            for p in problems {
+                eprintln!("  - {p}");
+            }
+            failed += 1;
+            continue;
+        }
+        for (ext, bytes) in [(BIN_EXT, &fixture.bin), (SNAPSHOT_EXT, &fixture.snapshot)] {
+            let path = dir.join(format!("{}.{ext}", case.name()));
+            match write_new(&path, bytes) {
+                Ok(Outcome::Written) => {
+                    println!("wrote   {} ({} bytes)", path.display(), bytes.len());
+                    written += 1;
+                }
+                Ok(Outcome::Skipped) => {
+                    println!("skipped {} (exists; committed fixtures are never regenerated)", path.display());
+                    skipped += 1;
+                }
+                Err(e) => {
+                    eprintln!("FAILED {}: {e}", path.display());
+                    failed += 1;
+                }
+            }
+        }
+    }
+    // Make the renames durable.
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))?;
+    println!("{written} written, {skipped} skipped (already there), {failed} failed");
+    Ok(failed == 0)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [dir] = args.as_slice() else {
+        eprintln!("usage: write_fixtures <dir>   (e.g. fixtures/v1; relative to the compat-tests crate)");
+        return ExitCode::from(2);
+    };
+    let dir = PathBuf::from(dir);
+    let dir = if dir.is_absolute() { dir } else { Path::new(env!("CARGO_MANIFEST_DIR")).join(dir) };
+    println!("fixture directory: {}", dir.display());
+    match run(&dir) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
