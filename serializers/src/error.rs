@@ -17,6 +17,8 @@ pub enum Error {
         /// Bytes that were left.
         remaining: usize,
     },
+    /// Bytes were left after a value that should have ended the input.
+    TrailingBytes(usize),
     /// A variable-length integer was longer than its type allows.
     VarintOverflow,
     /// A length prefix announced more elements than the remaining bytes can hold.
@@ -89,6 +91,7 @@ impl fmt::Display for Error {
                 f,
                 "unexpected end of input: needed {needed} more bytes, {remaining} left"
             ),
+            Error::TrailingBytes(n) => write!(f, "{n} trailing bytes after the value"),
             Error::VarintOverflow => f.write_str("variable-length integer overflows 64 bits"),
             Error::LengthTooLarge { len, remaining } => write!(
                 f,

@@ -276,10 +276,7 @@ pub fn from_bytes<T, S: TypeSerializer<T> + ?Sized>(serializer: &S, bytes: &[u8]
     let mut input = DataInputView::new(bytes);
     let value = serializer.deserialize(&mut input)?;
     if !input.is_empty() {
-        return Err(crate::Error::custom(format!(
-            "{} trailing bytes after the value",
-            input.remaining()
-        )));
+        return Err(crate::Error::TrailingBytes(input.remaining()));
     }
     Ok(value)
 }

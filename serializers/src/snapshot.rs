@@ -175,6 +175,18 @@ impl SerializerSnapshot {
         }
     }
 
+    /// Restores a serializer that reads, skips and copies bytes of this layout without the
+    /// Rust type that wrote them (shorthand for [`SnapshotRegistry::restore`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`SnapshotRegistry::restore`].
+    ///
+    /// [`SnapshotRegistry::restore`]: crate::SnapshotRegistry::restore
+    pub fn restore_serializer(&self, registry: &crate::SnapshotRegistry) -> Result<crate::RestoredSerializer> {
+        registry.restore(self)
+    }
+
     /// Writes the envelope (no magic header) to `out`.
     pub fn write_to(&self, out: &mut DataOutputView) {
         out.write_len_prefixed(self.kind.as_bytes());

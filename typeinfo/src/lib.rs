@@ -59,3 +59,8 @@ pub use generic::GenericSerializer;
 pub use type_info::{serializer, Comparable, KeyType, TypeInfo};
 
 pub use typeinfo_serializers::*;
+
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
