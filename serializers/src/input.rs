@@ -202,6 +202,19 @@ impl<'a> DataInputView<'a> {
         Ok(len as usize)
     }
 
+    /// Reads an element count whose element size is unknown (comparing or migrating
+    /// serialized collections): accepted when it is at most the remaining bytes (elements
+    /// of one byte or more) or at most [`MAX_ZERO_SIZED_LEN`] (zero-sized elements).
+    /// Callers must not allocate more than [`remaining`](Self::remaining) elements up front.
+    #[inline]
+    pub fn read_count(&mut self) -> Result<usize> {
+        let len = self.read_varint()?;
+        match usize::try_from(len) {
+            Ok(l) if l <= self.remaining().max(MAX_ZERO_SIZED_LEN) => Ok(l),
+            _ => Err(Error::LengthTooLarge { len, remaining: self.remaining() }),
+        }
+    }
+
     /// Reads a varint length, then that many bytes.
     #[inline(always)]
     pub fn read_len_prefixed(&mut self) -> Result<&'a [u8]> {

@@ -1,5 +1,6 @@
 //! Serializers restored from snapshots of the built-in layouts, reading into [`Value`].
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -66,27 +67,30 @@ pub(crate) fn is_builtin_kind(kind: &str) -> bool {
 /// Reads the payload of a struct snapshot: its name and field names, checked against
 /// the nested field snapshots.
 pub fn parse_struct_payload(snapshot: &SerializerSnapshot) -> Result<(String, Vec<String>)> {
+    parse_named_payload(snapshot, "struct", "fields")
+}
+
+fn parse_named_payload(snapshot: &SerializerSnapshot, what: &str, parts: &str) -> Result<(String, Vec<String>)> {
     let mut input = DataInputView::new(snapshot.payload());
     let name = payload::read_name(&mut input)?;
-    let fields = payload::read_names(&mut input)?;
-    if fields.len() != snapshot.nested().len() {
+    let names = payload::read_names(&mut input)?;
+    if names.len() != snapshot.nested().len() {
         return Err(Error::CorruptSnapshot(format!(
-            "struct `{name}` names {} fields but has {} field snapshots",
-            fields.len(),
+            "{what} `{name}` names {} {parts} but has {} nested snapshots",
+            names.len(),
             snapshot.nested().len()
         )));
     }
-    Ok((name, fields))
+    if !input.is_empty() {
+        return Err(Error::CorruptSnapshot(format!("{what} `{name}` payload has {} trailing bytes", input.remaining())));
+    }
+    Ok((name, names))
 }
 
 /// Reads the payload of an enum snapshot: its name and variant names, checked against
 /// the nested variant snapshots.
 pub fn parse_enum_payload(snapshot: &SerializerSnapshot) -> Result<(String, Vec<String>)> {
-    // Same shape: a name, then one name per nested snapshot.
-    parse_struct_payload(snapshot).map_err(|e| match e {
-        Error::CorruptSnapshot(m) => Error::CorruptSnapshot(m.replace("struct", "enum")),
-        e => e,
-    })
+    parse_named_payload(snapshot, "enum", "variants")
 }
 
 pub(crate) fn restore_builtin(
@@ -124,7 +128,11 @@ pub(crate) fn restore_builtin(
                 .ok()
                 .filter(|n| *n <= 1 << 32)
                 .ok_or_else(|| Error::CorruptSnapshot(format!("array length {n} too large")))?;
-            Layout::Array(n, nested(0)?)
+            let element = nested(0)?;
+            if element.min_length() == 0 && n > crate::MAX_ZERO_SIZED_LEN {
+                return Err(Error::CorruptSnapshot(format!("array of {n} zero-sized elements")));
+            }
+            Layout::Array(n, element)
         }
         kinds::OPTION => Layout::Option(nested(0)?),
         kinds::TUPLE => Layout::Tuple(
@@ -295,13 +303,28 @@ impl TypeSerializer<Value> for LayoutSerializer {
             }
             Layout::Set(e) => {
                 let n = input.read_len(e.min_length())?;
-                { let mut v = Vec::new(); e.deserialize_append(n, input, &mut v)?; Value::Set(v) }
+                let mut seen = HashSet::with_capacity(n.min(input.remaining()));
+                let mut items = Vec::with_capacity(n.min(input.remaining()));
+                for _ in 0..n {
+                    let start = input.position();
+                    items.push(e.deserialize(input)?);
+                    if !seen.insert(input.consumed_since(start)) {
+                        return Err(Error::custom("set bytes repeat an element"));
+                    }
+                }
+                Value::Set(items)
             }
             Layout::Map(k, v) => {
-                let n = input.read_len(k.min_length() + v.min_length())?;
-                let mut entries = Vec::with_capacity(n);
+                let n = input.read_len(k.min_length().saturating_add(v.min_length()))?;
+                let mut seen = HashSet::with_capacity(n.min(input.remaining()));
+                let mut entries = Vec::with_capacity(n.min(input.remaining()));
                 for _ in 0..n {
-                    entries.push((k.deserialize(input)?, v.deserialize(input)?));
+                    let start = input.position();
+                    let key = k.deserialize(input)?;
+                    if !seen.insert(input.consumed_since(start)) {
+                        return Err(Error::custom("map bytes repeat a key"));
+                    }
+                    entries.push((key, v.deserialize(input)?));
                 }
                 Value::Map(entries)
             }
@@ -335,17 +358,21 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Decimal => {
                 let scale = input.read_varint_signed()?;
                 let unscaled = input.read_len_prefixed()?.to_vec();
+                if unscaled.is_empty() {
+                    return Err(Error::OutOfRange { what: "Decimal".to_owned(), detail: "empty unscaled value".to_owned() });
+                }
                 Value::Decimal { scale, unscaled }
             }
             Layout::Struct { name, fields } => Value::Struct { name: name.clone(), fields: read_fields(fields, input)? },
             Layout::Enum { name, variants } => {
                 let tag = input.read_varint()?;
+                let index = u32::try_from(tag).map_err(|_| Error::InvalidTag { what: name.clone(), tag })?;
                 let (variant, fields) = variants
-                    .get(tag as usize)
+                    .get(index as usize)
                     .ok_or_else(|| Error::InvalidTag { what: name.clone(), tag })?;
                 Value::Enum {
                     name: name.clone(),
-                    index: tag as u32,
+                    index,
                     variant: variant.clone(),
                     fields: read_fields(fields, input)?,
                 }
@@ -366,7 +393,7 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 e.skip_many(n, input)
             }
             Layout::Map(k, v) => {
-                let n = input.read_len(k.min_length() + v.min_length())?;
+                let n = input.read_len(k.min_length().saturating_add(v.min_length()))?;
                 for _ in 0..n {
                     k.skip(input)?;
                     v.skip(input)?;
@@ -387,8 +414,9 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Struct { fields, .. } => fields.iter().try_for_each(|(_, s)| s.skip(input)),
             Layout::Enum { name, variants } => {
                 let tag = input.read_varint()?;
-                let (_, fields) = variants
-                    .get(tag as usize)
+                let (_, fields) = usize::try_from(tag)
+                    .ok()
+                    .and_then(|i| variants.get(i))
                     .ok_or_else(|| Error::InvalidTag { what: name.clone(), tag })?;
                 fields.iter().try_for_each(|(_, s)| s.skip(input))
             }
@@ -419,8 +447,8 @@ impl TypeSerializer<Value> for LayoutSerializer {
     fn min_length(&self) -> usize {
         match &self.layout {
             Layout::Array(n, e) => e.min_length().saturating_mul(*n),
-            Layout::Tuple(parts) => parts.iter().map(|p| p.min_length()).sum(),
-            Layout::Struct { fields, .. } => fields.iter().map(|(_, s)| s.min_length()).sum(),
+            Layout::Tuple(parts) => parts.iter().fold(0usize, |acc, p| acc.saturating_add(p.min_length())),
+            Layout::Struct { fields, .. } => fields.iter().fold(0usize, |acc, (_, s)| acc.saturating_add(s.min_length())),
             _ => self.fixed_length().unwrap_or(1),
         }
     }

@@ -222,3 +222,46 @@ fn corrupt_lengths_do_not_allocate_or_panic() {
     let dup: std::result::Result<BTreeMap<u8, u8>, _> = from_bytes(&BTreeMapSerializer::new(U8Serializer, U8Serializer), &[2, 1, 0, 1, 5]);
     assert!(dup.is_err(), "a map with a repeated key must be refused");
 }
+
+#[test]
+fn collections_longer_than_the_zero_size_cap_compare_and_migrate() -> Result<()> {
+    let long = vec![7u8; MAX_ZERO_SIZED_LEN + 1];
+    let bytes = to_bytes(&VecSerializer::new(U8Serializer), &long)?;
+    let order = TypeComparator::<Vec<u8>>::compare_serialized(&SeqComparator::new(U8Comparator), &mut DataInputView::new(&bytes), &mut DataInputView::new(&bytes))?;
+    assert_eq!(order, std::cmp::Ordering::Equal);
+    let (verdict, widened) = migrate(&VecSerializer::new(U8Serializer), &long, &VecSerializer::new(U16Serializer))?;
+    assert_eq!((verdict, widened.len()), (Verdict::AfterMigration, long.len()));
+    Ok(())
+}
+
+#[test]
+fn restored_serializers_refuse_what_typed_ones_refuse() -> Result<()> {
+    let decimal = registry().restore(&SerializerSnapshot::new(kinds::DECIMAL, 1))?;
+    assert!(from_bytes(&decimal, &[0, 0]).is_err(), "an empty unscaled value must be refused");
+    let set = registry().restore(&TypeSerializer::<std::collections::BTreeSet<u8>>::snapshot(&BTreeSetSerializer::new(U8Serializer)))?;
+    assert!(from_bytes(&set, &[2, 1, 1]).is_err(), "a repeated set element must be refused");
+    let map = registry().restore(&TypeSerializer::<BTreeMap<u8, u8>>::snapshot(&BTreeMapSerializer::new(U8Serializer, U8Serializer)))?;
+    assert!(from_bytes(&map, &[2, 1, 0, 1, 5]).is_err(), "a repeated map key must be refused");
+    Ok(())
+}
+
+#[test]
+fn snapshots_with_huge_minimum_lengths_do_not_overflow() -> Result<()> {
+    let mut n = DataOutputView::new();
+    n.write_varint(1 << 32);
+    let huge_array = |element: SerializerSnapshot| {
+        SerializerSnapshot::new(kinds::ARRAY, 1).with_payload(n.as_slice().to_vec()).with_nested(vec![element])
+    };
+    let nested = huge_array(huge_array(SerializerSnapshot::new(kinds::U64, 1)));
+    let map = SerializerSnapshot::new(kinds::MAP, 1).with_nested(vec![nested.clone(), nested.clone()]);
+    let list_of_tuples = SerializerSnapshot::new(kinds::LIST, 1)
+        .with_nested(vec![SerializerSnapshot::new(kinds::TUPLE, 1).with_nested(vec![nested.clone(), nested])]);
+    for snapshot in [map, list_of_tuples] {
+        let restored = registry().restore(&snapshot)?;
+        assert!(from_bytes(&restored, &[1]).is_err());
+        assert_eq!(from_bytes(&restored, &[0])?.clone(), if snapshot.kind() == kinds::MAP { Value::Map(vec![]) } else { Value::List(vec![]) });
+    }
+    let zero_sized = huge_array(SerializerSnapshot::new(kinds::UNIT, 1));
+    assert!(matches!(registry().restore(&zero_sized), Err(Error::CorruptSnapshot(_))));
+    Ok(())
+}

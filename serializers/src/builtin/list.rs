@@ -163,8 +163,8 @@ impl<C> SeqComparator<C> {
     where
         C: TypeComparator<T>,
     {
-        let la = a.read_len(0)?;
-        let lb = b.read_len(0)?;
+        let la = a.read_count()?;
+        let lb = b.read_count()?;
         for _ in 0..la.min(lb) {
             match self.element.compare_serialized(a, b)? {
                 Ordering::Equal => continue,

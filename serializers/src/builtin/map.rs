@@ -56,7 +56,7 @@ macro_rules! map_impl {
                 Ok(())
             }
             fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<$coll> {
-                let n = input.read_len(self.key.min_length() + self.value.min_length())?;
+                let n = input.read_len(self.key.min_length().saturating_add(self.value.min_length()))?;
                 let mut map = <$coll>::default();
                 for _ in 0..n {
                     let k = self.key.deserialize(input)?;
@@ -71,7 +71,7 @@ macro_rules! map_impl {
                 value.iter().map(|(k, v)| (self.key.copy(k), self.value.copy(v))).collect()
             }
             fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-                let n = input.read_len(self.key.min_length() + self.value.min_length())?;
+                let n = input.read_len(self.key.min_length().saturating_add(self.value.min_length()))?;
                 for _ in 0..n {
                     self.key.skip(input)?;
                     self.value.skip(input)?;
@@ -154,8 +154,8 @@ impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeC
         }
     }
     fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
-        let la = a.read_len(0)?;
-        let lb = b.read_len(0)?;
+        let la = a.read_count()?;
+        let lb = b.read_count()?;
         for _ in 0..la.min(lb) {
             match self.key.compare_serialized(a, b)? {
                 Ordering::Equal => {}

@@ -55,7 +55,7 @@ pub(crate) fn read_seq<T>(
     input: &mut DataInputView<'_>,
     mut read: impl FnMut(&mut DataInputView<'_>) -> Result<T>,
 ) -> Result<Vec<T>> {
-    let n = input.read_len(0)?;
+    let n = input.read_count()?;
     let mut out = Vec::with_capacity(n.min(input.remaining()));
     for _ in 0..n {
         out.push(read(input)?);
