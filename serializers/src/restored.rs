@@ -1,6 +1,8 @@
 //! Serializers restored from snapshots of the built-in layouts, reading into [`Value`].
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::{OnceLock, Weak};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -43,6 +45,7 @@ enum Layout {
     Struct { name: String, fields: Vec<(String, RestoredSerializer)> },
     Enum { name: String, variants: Vec<(String, Vec<(String, RestoredSerializer)>)> },
     Serde,
+    Recursive { name: String, target: Arc<OnceLock<Weak<LayoutSerializer>>> },
 }
 
 /// A serializer of [`Value`]s in the layout of a built-in snapshot.
@@ -57,8 +60,33 @@ const BUILTIN: &[&str] = &[
     kinds::I8, kinds::I16, kinds::I32, kinds::I64, kinds::I128, kinds::F32, kinds::F64,
     kinds::UNIT, kinds::STRING, kinds::LIST, kinds::SET, kinds::MAP, kinds::ARRAY,
     kinds::OPTION, kinds::TUPLE, kinds::DURATION, kinds::SYSTEM_TIME, kinds::DECIMAL,
-    kinds::STRUCT, kinds::ENUM, kinds::SERDE,
+    kinds::STRUCT, kinds::ENUM, kinds::SERDE, kinds::RECURSIVE,
 ];
+
+thread_local! {
+    /// Structs and enums being restored on this thread, innermost last, with the cell
+    /// that will point at their restored serializer (for recursive references).
+    static RESTORING: RefCell<Vec<(String, Arc<OnceLock<Weak<LayoutSerializer>>>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Restores a struct or enum named `name`: recursive references inside it (restored by
+/// `build`) resolve to the serializer built here.
+fn restore_named(name: &str, snapshot: &SerializerSnapshot, build: impl FnOnce() -> Result<Layout>) -> Result<RestoredSerializer> {
+    let cell = Arc::new(OnceLock::new());
+    RESTORING.with(|r| r.borrow_mut().push((name.to_owned(), Arc::clone(&cell))));
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            RESTORING.with(|r| r.borrow_mut().pop());
+        }
+    }
+    let pop = Pop;
+    let layout = build()?;
+    drop(pop);
+    let restored = Arc::new(LayoutSerializer { layout, snapshot: snapshot.clone() });
+    let _ = cell.set(Arc::downgrade(&restored));
+    Ok(restored)
+}
 
 pub(crate) fn is_builtin_kind(kind: &str) -> bool {
     BUILTIN.contains(&kind)
@@ -143,15 +171,26 @@ pub(crate) fn restore_builtin(
         kinds::DECIMAL => Layout::Decimal,
         kinds::STRUCT => {
             let (name, names) = parse_struct_payload(snapshot)?;
-            let fields = names
-                .into_iter()
-                .zip(snapshot.nested())
-                .map(|(n, s)| Ok((n, registry.restore(s)?)))
-                .collect::<Result<_>>()?;
-            Layout::Struct { name, fields }
+            return restore_named(&name.clone(), snapshot, || {
+                let fields = names
+                    .into_iter()
+                    .zip(snapshot.nested())
+                    .map(|(n, s)| Ok((n, registry.restore(s)?)))
+                    .collect::<Result<_>>()?;
+                Ok(Layout::Struct { name, fields })
+            })
+            .map(Some);
+        }
+        kinds::RECURSIVE => {
+            let name = payload::read_name(&mut DataInputView::new(snapshot.payload()))?;
+            let target = RESTORING
+                .with(|r| r.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, c)| Arc::clone(c)))
+                .ok_or_else(|| Error::CorruptSnapshot(format!("recursive reference to `{name}` outside of `{name}`")))?;
+            Layout::Recursive { name, target }
         }
         kinds::ENUM => {
             let (name, names) = parse_enum_payload(snapshot)?;
+            return restore_named(&name.clone(), snapshot, || {
             let mut variants = Vec::with_capacity(names.len());
             for (variant, s) in names.into_iter().zip(snapshot.nested()) {
                 if s.kind() != kinds::STRUCT {
@@ -168,12 +207,21 @@ pub(crate) fn restore_builtin(
                     .collect::<Result<_>>()?;
                 variants.push((variant, fields));
             }
-            Layout::Enum { name, variants }
+            Ok(Layout::Enum { name, variants })
+            })
+            .map(Some);
         }
         kinds::SERDE => Layout::Serde,
         _ => return Ok(None),
     };
     Ok(Some(Arc::new(LayoutSerializer { layout, snapshot: snapshot.clone() })))
+}
+
+fn recursive_target(name: &str, target: &OnceLock<Weak<LayoutSerializer>>) -> Result<Arc<LayoutSerializer>> {
+    target
+        .get()
+        .and_then(Weak::upgrade)
+        .ok_or_else(|| Error::custom(format!("the restored serializer of recursive type `{name}` is gone")))
 }
 
 fn mismatch(layout: &Layout, value: &Value) -> Error {
@@ -268,6 +316,7 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 write_fields(fields, values, out)?;
             }
             (Layout::Serde, Value::Opaque(bytes)) => out.write_len_prefixed(bytes),
+            (Layout::Recursive { name, target }, value) => recursive_target(name, target)?.serialize(value, out)?,
             (layout, value) => return Err(mismatch(layout, value)),
         }
         Ok(())
@@ -378,6 +427,7 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 }
             }
             Layout::Serde => Value::Opaque(input.read_len_prefixed()?.to_vec()),
+            Layout::Recursive { name, target } => recursive_target(name, target)?.deserialize(input)?,
         })
     }
 
@@ -420,6 +470,7 @@ impl TypeSerializer<Value> for LayoutSerializer {
                     .ok_or_else(|| Error::InvalidTag { what: name.clone(), tag })?;
                 fields.iter().try_for_each(|(_, s)| s.skip(input))
             }
+            Layout::Recursive { name, target } => recursive_target(name, target)?.skip(input),
             // Fixed-length layouts; validate while skipping so that a restored serializer
             // never accepts bytes its typed counterpart refuses.
             _ => self.deserialize(input).map(|_| ()),

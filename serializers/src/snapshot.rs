@@ -50,6 +50,8 @@ pub mod kinds {
     pub const STRUCT: &str = "struct";
     pub const ENUM: &str = "enum";
     pub const SERDE: &str = "serde";
+    /// A reference to the enclosing struct or enum of the same name (recursive types).
+    pub const RECURSIVE: &str = "recursive";
 }
 
 /// The versioned description of a serializer's byte layout.
@@ -166,7 +168,7 @@ impl SerializerSnapshot {
             kinds::DURATION => "Duration".to_owned(),
             kinds::SYSTEM_TIME => "SystemTime".to_owned(),
             kinds::DECIMAL => "Decimal".to_owned(),
-            kinds::STRUCT | kinds::ENUM | kinds::SERDE => DataInputView::new(&self.payload)
+            kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => DataInputView::new(&self.payload)
                 .read_len_prefixed()
                 .ok()
                 .and_then(|b| std::str::from_utf8(b).ok())

@@ -34,6 +34,8 @@ pub enum TypeKind {
     Decimal,
     /// A type serialized through serde (no schema, no evolution).
     Generic,
+    /// A field with a hand-written serializer (`#[typeinfo(with = "...")]`).
+    Custom,
 }
 
 /// A named field of a composite type.

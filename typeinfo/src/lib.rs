@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod derived;
 mod description;
 #[cfg(feature = "serde")]
 mod generic;
@@ -59,6 +60,16 @@ pub use generic::GenericSerializer;
 pub use type_info::{serializer, Comparable, KeyType, TypeInfo};
 
 pub use typeinfo_serializers::*;
+
+/// Derives [`TypeInfo`] (and [`Comparable`] and [`KeyType`] where every field allows) for a
+/// struct or enum. See the `typeinfo-derive` crate for its attributes.
+pub use typeinfo_derive::TypeInfo;
+
+/// Items the derive's generated code calls. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::derived::*;
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../README.md")]

@@ -1,0 +1,114 @@
+//! [`Lazy`]: a field serializer created on first use, for recursive types.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use typeinfo_serializers::{
+    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result, SerializerSnapshot, SnapshotRegistry,
+    TypeSerializer,
+};
+
+use crate::config::SerializerConfig;
+use crate::type_info::TypeInfo;
+
+/// The serializer of a field whose type contains the enclosing type (`Option<Box<Node>>`
+/// in `Node`). Creating it eagerly would recurse forever; this creates it on first use
+/// and keeps it.
+pub struct Lazy<T: TypeInfo> {
+    config: SerializerConfig,
+    cell: Arc<OnceLock<Result<T::Serializer>>>,
+}
+
+impl<T: TypeInfo> Lazy<T> {
+    /// A serializer of `T` that will be created with `config` when first used.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::GenericTypeDisabled`] when `T` contains a generic type that `config`
+    /// refuses: checked now, from `T`'s description, so that creation never fails later.
+    pub fn new(config: &SerializerConfig) -> Result<Self> {
+        if config.generic_types_disabled() {
+            if let Some(generic) = T::description().first_generic() {
+                return Err(Error::GenericTypeDisabled { type_name: generic.to_owned() });
+            }
+        }
+        Ok(Self { config: config.clone(), cell: Arc::new(OnceLock::new()) })
+    }
+
+    #[inline]
+    fn get(&self) -> Result<&T::Serializer> {
+        self.cell.get_or_init(|| T::create_serializer(&self.config)).as_ref().map_err(Clone::clone)
+    }
+}
+
+impl<T: TypeInfo> Clone for Lazy<T> {
+    fn clone(&self) -> Self {
+        Self { config: self.config.clone(), cell: Arc::clone(&self.cell) }
+    }
+}
+
+impl<T: TypeInfo> fmt::Debug for Lazy<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Lazy<{}>", std::any::type_name::<T>())
+    }
+}
+
+fn unavailable<T>(e: &Error) -> SerializerSnapshot {
+    // A serializer that cannot be created cannot have written bytes either; describe it
+    // by name so that resolution reports it.
+    SerializerSnapshot::new(format!("unavailable({}): {e}", std::any::type_name::<T>()), 1)
+}
+
+impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
+    #[inline]
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+        self.get()?.serialize(value, out)
+    }
+    #[inline]
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        self.get()?.deserialize(input)
+    }
+    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
+        self.get()?.deserialize_into(reuse, input)
+    }
+    fn copy(&self, value: &T) -> T {
+        match self.get() {
+            Ok(s) => s.copy(value),
+            // `new` checked the only reason creation fails (a disabled generic type), so
+            // this cannot happen; `copy` has no error channel to report it.
+            Err(e) => unreachable!("the serializer of `{}` was checked at creation: {e}", std::any::type_name::<T>()),
+        }
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        self.get()?.skip(input)
+    }
+    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+        self.get()?.copy_serialized(input, out)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        // A recursive type is never of fixed length, and asking must not recurse.
+        None
+    }
+    fn is_immutable(&self) -> bool {
+        false
+    }
+    fn min_length(&self) -> usize {
+        // Recursive values take at least one byte (a tag or a length); asking the inner
+        // serializer could recurse.
+        1
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        match self.get() {
+            Ok(s) => s.snapshot(),
+            Err(e) => unavailable::<T>(&e),
+        }
+    }
+    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        match self.get() {
+            Ok(s) => s.resolve(old, registry),
+            Err(e) => Compatibility::Incompatible(
+                Incompatibility::new(old.type_name(), std::any::type_name::<T>()).with_detail(e.to_string()),
+            ),
+        }
+    }
+}
