@@ -322,7 +322,7 @@ impl EnumPlan<'_> {
         }
         let steps = plan.steps()?;
         let read = plan.slot_reader(steps);
-        self.readers[old_index] = Some(Box::new(move |input| Ok(Box::new(build(&mut read(input)?)) as Erased)));
+        self.readers[old_index] = Some(Box::new(move |input| Ok(Box::new(build(&mut read(input)?)?) as Erased)));
         Ok(())
     }
 }
