@@ -4,10 +4,15 @@
 //!
 //! - [`builtin_cases`]: the single list of cases (name, type, fixed values);
 //! - [`golden`]: what a case writes and what the test checks;
+//! - [`user_types`]: version 1 of a set of user types (`#[derive(TypeInfo)]`) pinned in
+//!   `fixtures/v1/user/`, and today's versions (v2, v3, ...) that evolve them
+//!   (`tests/user_types_evolution.rs`);
 //! - `src/bin/write_fixtures.rs`: writes the fixtures that are missing, never overwrites.
 
 pub mod builtin_cases;
 pub mod golden;
+pub mod user_types;
 
 pub use builtin_cases::builtin_cases;
 pub use golden::{Case, Fixture, GoldenCase, Pinned};
+pub use user_types::user_cases;

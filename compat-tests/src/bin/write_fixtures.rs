@@ -6,19 +6,21 @@
 //!
 //! A relative directory is taken relative to the `compat-tests` crate (not the current
 //! directory), so the command above works from anywhere in the workspace. For each case of
-//! `builtin_cases()` it writes `<name>.bin` (the values' bytes, back to back) and
-//! `<name>.snapshot` (the standalone snapshot), each to a temporary name, synced, then
-//! renamed into place. Files that exist are skipped and reported: committed fixtures are
-//! never regenerated. A case whose freshly written bytes fail the golden check (a
-//! serializer bug) is not written at all.
+//! `builtin_cases()` it writes `<dir>/<name>.bin` (the values' bytes, back to back) and
+//! `<dir>/<name>.snapshot` (the standalone snapshot), and for each case of `user_cases()`
+//! (the v1 user types of `src/user_types.rs`) the same two files in `<dir>/user/`; each
+//! file to a temporary name, synced, then renamed into place. Files that exist are skipped
+//! and reported: committed fixtures are never regenerated. A case whose freshly written
+//! bytes fail the golden check (a serializer bug) is not written at all.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use typeinfo_compat_tests::builtin_cases;
-use typeinfo_compat_tests::golden::{BIN_EXT, SNAPSHOT_EXT};
+use typeinfo_compat_tests::golden::{GoldenCase, BIN_EXT, SNAPSHOT_EXT};
+use typeinfo_compat_tests::user_types::USER_SUBDIR;
+use typeinfo_compat_tests::{builtin_cases, user_cases};
 
 enum Outcome {
     Written,
@@ -51,15 +53,35 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<Outcome> {
     result
 }
 
+/// Files written, skipped and failed.
+#[derive(Default)]
+struct Counts {
+    written: usize,
+    skipped: usize,
+    failed: usize,
+}
+
 fn run(dir: &Path) -> Result<bool, String> {
+    let mut counts = Counts::default();
+    write_cases(dir, builtin_cases(), &mut counts)?;
+    write_cases(&dir.join(USER_SUBDIR), user_cases(), &mut counts)?;
+    // Make the entry of a newly created `user/` durable too.
+    sync_dir(dir)?;
+    let Counts { written, skipped, failed } = counts;
+    println!("{written} written, {skipped} skipped (already there), {failed} failed");
+    Ok(failed == 0)
+}
+
+/// Writes the missing fixtures of `cases` into `dir`.
+fn write_cases(dir: &Path, cases: Vec<Box<dyn GoldenCase>>, counts: &mut Counts) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let (mut written, mut skipped, mut failed) = (0, 0, 0);
-    for case in builtin_cases() {
+    let Counts { written, skipped, failed } = counts;
+    for case in cases {
         let fixture = match case.write() {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("FAILED {}: {e}", case.name());
-                failed += 1;
+                *failed += 1;
                 continue;
             }
         };
@@ -69,7 +91,7 @@ fn run(dir: &Path) -> Result<bool, String> {
             for p in problems {
                 eprintln!("  - {p}");
             }
-            failed += 1;
+            *failed += 1;
             continue;
         }
         for (ext, bytes) in [(BIN_EXT, &fixture.bin), (SNAPSHOT_EXT, &fixture.snapshot)] {
@@ -77,25 +99,25 @@ fn run(dir: &Path) -> Result<bool, String> {
             match write_new(&path, bytes) {
                 Ok(Outcome::Written) => {
                     println!("wrote   {} ({} bytes)", path.display(), bytes.len());
-                    written += 1;
+                    *written += 1;
                 }
                 Ok(Outcome::Skipped) => {
                     println!("skipped {} (exists; committed fixtures are never regenerated)", path.display());
-                    skipped += 1;
+                    *skipped += 1;
                 }
                 Err(e) => {
                     eprintln!("FAILED {}: {e}", path.display());
-                    failed += 1;
+                    *failed += 1;
                 }
             }
         }
     }
     // Make the renames durable.
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))?;
-    println!("{written} written, {skipped} skipped (already there), {failed} failed");
-    Ok(failed == 0)
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), String> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))
 }
 
 fn main() -> ExitCode {

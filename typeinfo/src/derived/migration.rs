@@ -231,6 +231,25 @@ impl<'a> StructPlan<'a> {
     }
 }
 
+/// Why `old` cannot be the same kind of derived type as `new` (a struct that became an
+/// enum, a primitive that became a struct, a snapshot version this code does not read).
+fn shape_change(old: &SerializerSnapshot, new: &SerializerSnapshot) -> Option<Incompatibility> {
+    let describe = |s: &SerializerSnapshot| match s.kind() {
+        kinds::STRUCT => "a struct",
+        kinds::ENUM => "an enum",
+        _ => "not a derived type",
+    };
+    if old.kind() != new.kind() {
+        let detail = format!("{} became {}", describe(old), describe(new));
+        return Some(Incompatibility::between(old, new).with_detail(detail));
+    }
+    if old.version() != 1 {
+        let detail = format!("snapshot version {} of `{}` is newer than this code reads", old.version(), old.kind());
+        return Some(Incompatibility::between(old, new).with_detail(detail));
+    }
+    None
+}
+
 fn corrupt(old: &SerializerSnapshot, type_name: &str, e: Error) -> Incompatibility {
     Incompatibility::new(old.type_name(), type_name).with_detail(format!("unreadable snapshot: {e}"))
 }
@@ -253,8 +272,8 @@ pub fn resolve_struct<T: Send + 'static>(
     if let Some(verdict) = recursive_reader::<T>(old) {
         return verdict;
     }
-    if old.kind() != kinds::STRUCT || old.version() != 1 {
-        return Compatibility::Incompatible(Incompatibility::between(old, new));
+    if let Some(inc) = shape_change(old, new) {
+        return Compatibility::Incompatible(inc);
     }
     let old_name = old.type_name();
     if old_name != schema.name {
@@ -343,8 +362,8 @@ pub fn resolve_enum<T: Send + 'static>(
     if let Some(verdict) = recursive_reader::<T>(old) {
         return verdict;
     }
-    if old.kind() != kinds::ENUM || old.version() != 1 {
-        return Compatibility::Incompatible(Incompatibility::between(old, new));
+    if let Some(inc) = shape_change(old, new) {
+        return Compatibility::Incompatible(inc);
     }
     let old_variant_names = match parse_enum_payload(old) {
         Ok((old_name, _)) if old_name != name => {
@@ -373,7 +392,10 @@ pub fn resolve_enum<T: Send + 'static>(
                 exact.or_else(|| old_variant_names.iter().position(|n| v.answers_to(n)))
             })
             .collect();
-        let changed = old_variant_names.len() != variants.len();
+        // Variants added, removed, reordered or renamed change the schema (old tags are
+        // mapped to today's variants by name), as in the struct case.
+        let changed = old_variant_names.len() != variants.len()
+            || old_variant_names.iter().zip(variants).any(|(o, v)| *o != v.schema.name);
         let mut plan = EnumPlan {
             name,
             variants,
