@@ -57,8 +57,6 @@ pub struct Field<'a> {
     pub ty: &'a syn::Type,
     /// Its attributes.
     pub attrs: attr::Field,
-    /// The original tokens.
-    pub original: &'a syn::Field,
 }
 
 impl Field<'_> {
@@ -130,7 +128,6 @@ fn fields_from_ast<'a>(cx: &Ctxt, fields: &'a Punctuated<syn::Field, Token![,]>)
             },
             ty: &field.ty,
             attrs: attr::Field::from_ast(cx, &field.attrs),
-            original: field,
         })
         .collect()
 }

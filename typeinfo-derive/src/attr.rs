@@ -1,9 +1,15 @@
 //! `#[typeinfo(...)]` attributes on containers, variants and fields.
+//!
+//! Every error names the attribute and points at the offending token, and parsing goes on
+//! after it (to the next item of the same `#[typeinfo(...)]`), so that one compile shows
+//! every bad attribute.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
 use syn::spanned::Spanned;
-use syn::{Attribute, LitStr, Path, WherePredicate};
+use syn::{Attribute, LitStr, Path, Token, WherePredicate};
 
 use crate::ctxt::Ctxt;
 
@@ -49,6 +55,19 @@ pub struct Field {
     pub recursive: Option<Span>,
 }
 
+/// The attributes of one position, for messages.
+struct Known {
+    /// `type`, `field` or `variant`.
+    position: &'static str,
+    names: &'static [&'static str],
+    /// One attribute, written out.
+    example: &'static str,
+}
+
+const CONTAINER: Known = Known { position: "type", names: &["name", "bound", "crate"], example: "name = \"my.app.Type\"" };
+const VARIANT: Known = Known { position: "variant", names: &["alias"], example: "alias = \"OldName\"" };
+const FIELD: Known = Known { position: "field", names: &["skip", "default", "alias", "with", "recursive"], example: "default" };
+
 /// Remembers which attributes were seen, to report duplicates.
 struct Seen<'c> {
     cx: &'c Ctxt,
@@ -71,45 +90,176 @@ impl<'c> Seen<'c> {
     }
 }
 
-fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, allowed: &str) {
-    let name = meta.path.to_token_stream_string();
-    cx.error_spanned_by(&meta.path, format!("unknown typeinfo attribute `{name}` (expected one of: {allowed})"));
+/// The attribute's name as written (`a::b` for a path).
+fn path_text(path: &Path) -> String {
+    tokens_text(&path.to_token_stream())
 }
 
-trait PathString {
-    fn to_token_stream_string(&self) -> String;
-}
-
-impl PathString for Path {
-    fn to_token_stream_string(&self) -> String {
-        quote::ToTokens::to_token_stream(self).to_string().replace(' ', "")
+/// Tokens as readable text for messages (`a::b`, `T: Trait`, `Vec<u8>`).
+fn tokens_text(tokens: &TokenStream) -> String {
+    let mut text = tokens.to_string();
+    let glue = [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" : ", ": "),
+        (" < ", "<"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" (", "("),
+        ("( ", "("),
+        (" )", ")"),
+        ("& ", "&"),
+    ];
+    for (from, to) in glue {
+        text = text.replace(from, to);
     }
+    text
+}
+
+/// The edit distance of two short strings, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, known: &Known) {
+    let name = path_text(&meta.path);
+    let list = known.names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let expected = if known.names.len() == 1 { format!("expected {list}") } else { format!("expected one of: {list}") };
+    let hint = if name == "rename" && known.position != "type" {
+        format!(
+            "; the schema name of a {0} is its identifier: rename the {0} and keep the old name with `alias = \"old_name\"`",
+            known.position
+        )
+    } else if let Some(close) = known.names.iter().filter(|n| distance(&name, n) <= 2).min_by_key(|n| distance(&name, n)) {
+        format!("; did you mean `{close}`?")
+    } else {
+        String::new()
+    };
+    cx.error_spanned_by(&meta.path, format!("unknown typeinfo attribute `{name}` on a {} ({expected}){hint}", known.position));
 }
 
 /// Parses every `#[typeinfo(...)]` in `attrs`, calling `each` per item.
-fn for_each_typeinfo(cx: &Ctxt, attrs: &[Attribute], mut each: impl FnMut(&ParseNestedMeta<'_>) -> syn::Result<()>) {
+fn for_each_typeinfo(
+    cx: &Ctxt,
+    attrs: &[Attribute],
+    known: &Known,
+    mut each: impl FnMut(&ParseNestedMeta<'_>) -> syn::Result<()>,
+) {
     for attr in attrs {
         if !attr.path().is_ident("typeinfo") {
             continue;
         }
-        if let Err(err) = attr.parse_nested_meta(|meta| each(&meta)) {
-            cx.syn_error(err);
-        }
+        let example = match &attr.meta {
+            syn::Meta::List(_) => {
+                if let Err(err) = attr.parse_nested_meta(|meta| each(&meta)) {
+                    cx.syn_error(err);
+                }
+                continue;
+            }
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(lit), .. }), ..
+            }) if syn::parse_str::<syn::Meta>(&lit.value()).is_ok_and(|m| known.names.iter().any(|n| m.path().is_ident(n))) => {
+                lit.value()
+            }
+            _ => known.example.to_owned(),
+        };
+        cx.error_spanned_by(attr, format!("typeinfo attributes are written as a list: `#[typeinfo({example})]`"));
     }
 }
 
-/// Consumes the rest of an unknown item (`= value` or `(...)`) so parsing goes on.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        let _: proc_macro2::TokenStream = meta.value()?.parse()?;
+/// The tokens up to the next `,` of the attribute (or its end).
+fn until_comma(input: ParseStream<'_>) -> syn::Result<TokenStream> {
+    let mut out = TokenStream::new();
+    while !input.is_empty() && !input.peek(Token![,]) {
+        out.extend([input.parse::<TokenTree>()?]);
+    }
+    Ok(out)
+}
+
+/// Consumes the value of an item (`= value` up to the next `,`, or `(...)`) so parsing
+/// goes on with the next item; returns what it consumed.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<TokenStream> {
+    let mut out = TokenStream::new();
+    if meta.input.peek(Token![=]) {
+        let eq: Token![=] = meta.input.parse()?;
+        eq.to_tokens(&mut out);
+        out.extend(until_comma(meta.input)?);
     } else if meta.input.peek(syn::token::Paren) {
-        let _ = meta.parse_nested_meta(|inner| skip_value(&inner));
+        out.extend([meta.input.parse::<TokenTree>()?]);
+    }
+    Ok(out)
+}
+
+/// A flag (`skip`, `recursive`): reports and skips a value given to it.
+fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str) -> syn::Result<()> {
+    let value = skip_value(meta)?;
+    if !value.is_empty() {
+        cx.error_spanned_by(&value, format!("typeinfo attribute `{name}` takes no value: write `{name}`"));
     }
     Ok(())
 }
 
-fn parse_lit_str<T: syn::parse::Parse>(lit: &LitStr) -> syn::Result<T> {
-    lit.parse()
+/// The string of `name = "..."`; reports a missing value or one that is not a string
+/// literal (and returns `None`), so that parsing goes on.
+fn string_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, example: &str) -> syn::Result<Option<LitStr>> {
+    if !meta.input.peek(Token![=]) {
+        let rest = skip_value(meta)?;
+        let path = &meta.path;
+        cx.error_spanned_by(quote::quote!(#path #rest), format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"));
+        return Ok(None);
+    }
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        return Ok(Some(value.parse()?));
+    }
+    let tokens = until_comma(value)?;
+    if tokens.is_empty() {
+        cx.error_spanned_by(&meta.path, format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"));
+    } else {
+        let text = match syn::parse2::<syn::Lit>(tokens.clone()) {
+            Ok(syn::Lit::Char(c)) => c.value().to_string(),
+            _ => tokens_text(&tokens),
+        };
+        cx.error_spanned_by(&tokens, format!("typeinfo attribute `{name}` takes a string literal: write `{name} = {:?}`", text));
+    }
+    Ok(None)
+}
+
+/// The path in `name = "..."`: `what` says what it names, `example` is one.
+fn path_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, what: &str, example: &str) -> syn::Result<Option<Path>> {
+    let Some(lit) = string_value(cx, meta, name, example)? else {
+        return Ok(None);
+    };
+    let text = lit.value();
+    match lit.parse::<Path>() {
+        Ok(path) => Ok(Some(path)),
+        Err(err) => {
+            let must = format!("typeinfo attribute `{name}` takes {what}, like `{name} = \"{example}\"`");
+            let call = text.trim().strip_suffix("()").filter(|f| syn::parse_str::<Path>(f).is_ok());
+            let message = if text.trim().is_empty() {
+                format!("{must}, not an empty string")
+            } else if let Some(function) = call {
+                format!("{must}: name the function without `()`, as in `{name} = \"{}\"`", function.trim())
+            } else {
+                format!("{must}; cannot parse `{text}`: {err}")
+            };
+            cx.error_spanned_by(&lit, message);
+            Ok(None)
+        }
+    }
 }
 
 impl Container {
@@ -117,18 +267,24 @@ impl Container {
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Container::default();
         let mut seen = Seen::new(cx);
-        for_each_typeinfo(cx, attrs, |meta| {
+        for_each_typeinfo(cx, attrs, &CONTAINER, |meta| {
             if meta.path.is_ident("name") {
-                let lit: LitStr = meta.value()?.parse()?;
-                if lit.value().is_empty() {
-                    cx.error_spanned_by(&lit, "typeinfo `name` must not be empty");
+                let lit = string_value(cx, meta, "name", "my.app.Type")?;
+                if let Some(lit) = &lit {
+                    if lit.value().trim().is_empty() {
+                        cx.error_spanned_by(lit, "typeinfo attribute `name` must not be empty: it is the type's identity in snapshots");
+                    }
                 }
                 if seen.first(meta, "name") {
-                    out.name = Some(lit);
+                    out.name = lit;
                 }
             } else if meta.path.is_ident("bound") {
-                let lit: LitStr = meta.value()?.parse()?;
-                let parsed = parse_lit_str::<syn::WhereClause>(&LitStr::new(&format!("where {}", lit.value()), lit.span()))
+                let Some(lit) = string_value(cx, meta, "bound", "T: typeinfo::TypeInfo")? else {
+                    let _ = seen.first(meta, "bound");
+                    return Ok(());
+                };
+                let parsed = LitStr::new(&format!("where {}", lit.value()), lit.span())
+                    .parse::<syn::WhereClause>()
                     .map(|w| w.predicates.into_iter().collect());
                 match parsed {
                     Ok(preds) => {
@@ -136,20 +292,24 @@ impl Container {
                             out.bound = Some(preds);
                         }
                     }
-                    Err(_) => cx.error_spanned_by(&lit, format!("cannot parse `{}` as where predicates", lit.value())),
+                    Err(err) => {
+                        let _ = seen.first(meta, "bound");
+                        cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "typeinfo attribute `bound` takes where predicates, like `bound = \"T: typeinfo::TypeInfo\"`; cannot parse `{}`: {err}",
+                                lit.value()
+                            ),
+                        );
+                    }
                 }
             } else if meta.path.is_ident("crate") {
-                let lit: LitStr = meta.value()?.parse()?;
-                match parse_lit_str::<Path>(&lit) {
-                    Ok(path) => {
-                        if seen.first(meta, "crate") {
-                            out.krate = Some(path);
-                        }
-                    }
-                    Err(_) => cx.error_spanned_by(&lit, format!("cannot parse `{}` as a path", lit.value())),
+                let path = path_value(cx, meta, "crate", "the path of the typeinfo crate", "::typeinfo")?;
+                if seen.first(meta, "crate") {
+                    out.krate = path;
                 }
             } else {
-                unknown(cx, meta, "`name`, `bound`, `crate`");
+                unknown(cx, meta, &CONTAINER);
                 skip_value(meta)?;
             }
             Ok(())
@@ -162,11 +322,11 @@ impl Variant {
     /// Parses a variant's attributes.
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Variant::default();
-        for_each_typeinfo(cx, attrs, |meta| {
+        for_each_typeinfo(cx, attrs, &VARIANT, |meta| {
             if meta.path.is_ident("alias") {
-                out.aliases.push(meta.value()?.parse()?);
+                out.aliases.extend(string_value(cx, meta, "alias", "OldName")?);
             } else {
-                unknown(cx, meta, "`alias`");
+                unknown(cx, meta, &VARIANT);
                 skip_value(meta)?;
             }
             Ok(())
@@ -180,45 +340,45 @@ impl Field {
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Field { skip: None, default: Default::None, aliases: Vec::new(), with: None, recursive: None };
         let mut seen = Seen::new(cx);
-        for_each_typeinfo(cx, attrs, |meta| {
+        for_each_typeinfo(cx, attrs, &FIELD, |meta| {
             if meta.path.is_ident("skip") {
+                flag(cx, meta, "skip")?;
                 if seen.first(meta, "skip") {
                     out.skip = Some(meta.path.span());
                 }
             } else if meta.path.is_ident("default") {
-                let value = if meta.input.peek(syn::Token![=]) {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    match parse_lit_str::<Path>(&lit) {
-                        Ok(path) => Default::Path(path),
-                        Err(_) => {
-                            cx.error_spanned_by(&lit, format!("cannot parse `{}` as a path", lit.value()));
-                            Default::None
-                        }
+                let value = if meta.input.peek(Token![=]) {
+                    match path_value(cx, meta, "default", "the path of a function", "my::default_value")? {
+                        Some(path) => Default::Path(path),
+                        None => Default::None,
                     }
                 } else {
+                    let value = skip_value(meta)?;
+                    if !value.is_empty() {
+                        cx.error_spanned_by(
+                            &value,
+                            "typeinfo attribute `default` takes no arguments: write `default` or `default = \"path::to::function\"`",
+                        );
+                    }
                     Default::Trait
                 };
                 if seen.first(meta, "default") {
                     out.default = value;
                 }
             } else if meta.path.is_ident("alias") {
-                out.aliases.push(meta.value()?.parse()?);
+                out.aliases.extend(string_value(cx, meta, "alias", "old_name")?);
             } else if meta.path.is_ident("with") {
-                let lit: LitStr = meta.value()?.parse()?;
-                match parse_lit_str::<Path>(&lit) {
-                    Ok(path) => {
-                        if seen.first(meta, "with") {
-                            out.with = Some(path);
-                        }
-                    }
-                    Err(_) => cx.error_spanned_by(&lit, format!("cannot parse `{}` as a path", lit.value())),
+                let path = path_value(cx, meta, "with", "the path of a serializer type", "my::Serializer")?;
+                if seen.first(meta, "with") {
+                    out.with = path;
                 }
             } else if meta.path.is_ident("recursive") {
+                flag(cx, meta, "recursive")?;
                 if seen.first(meta, "recursive") {
                     out.recursive = Some(meta.path.span());
                 }
             } else {
-                unknown(cx, meta, "`skip`, `default`, `alias`, `with`, `recursive`");
+                unknown(cx, meta, &FIELD);
                 skip_value(meta)?;
             }
             Ok(())

@@ -4,31 +4,21 @@ use std::collections::HashSet;
 
 use syn::visit::Visit;
 
-use crate::ast::{Body, Container, Field};
+use crate::ast::{Body, Container, Field, Variant};
 use crate::ctxt::Ctxt;
 
 /// Runs every check, reporting to `cx`.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_generics(cx, cont);
     match &cont.data {
-        Body::Struct(_, fields) => check_fields(cx, fields),
+        Body::Struct(_, fields) => check_fields(cx, cont, fields),
         Body::Enum(variants) => {
             if variants.is_empty() {
                 cx.error_spanned_by(&cont.ident, "#[derive(TypeInfo)] needs at least one variant: an empty enum has no values");
             }
-            let mut names = HashSet::new();
+            check_variant_names(cx, variants);
             for variant in variants {
-                check_fields(cx, &variant.fields);
-                for alias in &variant.attrs.aliases {
-                    if variants.iter().any(|v| v.ident == alias.value()) {
-                        cx.error_spanned_by(alias, format!("alias `{}` is the name of another variant", alias.value()));
-                    }
-                }
-                for name in std::iter::once(variant.ident.to_string()).chain(variant.attrs.aliases.iter().map(syn::LitStr::value)) {
-                    if !names.insert(name.clone()) {
-                        cx.error_spanned_by(&variant.ident, format!("variant name or alias `{name}` is used twice"));
-                    }
-                }
+                check_fields(cx, cont, &variant.fields);
             }
         }
     }
@@ -38,9 +28,35 @@ fn check_generics(cx: &Ctxt, cont: &Container<'_>) {
     for param in &cont.generics.params {
         if let syn::GenericParam::Lifetime(lt) = param {
             cx.error_spanned_by(
-                lt,
-                "borrowed data is not supported: TypeInfo types own their data (use `String`, `Vec<u8>` or `Box<T>`)",
+                &lt.lifetime,
+                format!(
+                    "lifetime parameter `{}` is not supported: TypeInfo types own their data (use `String`, `Vec<u8>` or `Box<T>`)",
+                    lt.lifetime
+                ),
             );
+        }
+    }
+}
+
+/// Variant aliases: each names an old variant that is not a variant today, once.
+fn check_variant_names(cx: &Ctxt, variants: &[Variant<'_>]) {
+    let mut seen: Vec<(String, &syn::Ident)> = Vec::new();
+    for variant in variants {
+        for alias in &variant.attrs.aliases {
+            let value = alias.value();
+            if variant.ident == value {
+                cx.error_spanned_by(alias, format!("alias `{value}` is the variant's own name"));
+            } else if variants.iter().any(|v| v.ident == value) {
+                cx.error_spanned_by(alias, format!("alias `{value}` is the name of another variant"));
+            } else if let Some((_, owner)) = seen.iter().find(|(a, _)| *a == value) {
+                if *owner == &variant.ident {
+                    cx.error_spanned_by(alias, format!("alias `{value}` is given twice"));
+                } else {
+                    cx.error_spanned_by(alias, format!("alias `{value}` is also an alias of variant `{owner}`"));
+                }
+            } else {
+                seen.push((value, &variant.ident));
+            }
         }
     }
 }
@@ -61,8 +77,42 @@ impl<'ast> Visit<'ast> for Borrow {
     }
 }
 
-fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
-    let mut names = HashSet::new();
+/// Finds `Self` inside a type.
+struct SelfType<'ast> {
+    found: Option<&'ast syn::Ident>,
+}
+
+impl<'ast> Visit<'ast> for SelfType<'ast> {
+    fn visit_path_segment(&mut self, seg: &'ast syn::PathSegment) {
+        if seg.ident == "Self" {
+            self.found.get_or_insert(&seg.ident);
+        }
+        syn::visit::visit_path_segment(self, seg);
+    }
+}
+
+/// The container's type as written in a field (`Node`, `Tree<T>`).
+fn self_type_text(cont: &Container<'_>) -> String {
+    let params: Vec<String> = cont
+        .generics
+        .params
+        .iter()
+        .map(|p| match p {
+            syn::GenericParam::Lifetime(lt) => lt.lifetime.to_string(),
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+        })
+        .collect();
+    if params.is_empty() {
+        cont.ident.to_string()
+    } else {
+        format!("{}<{}>", cont.ident, params.join(", "))
+    }
+}
+
+fn check_fields(cx: &Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
+    let names: HashSet<String> = fields.iter().filter(|f| f.is_serialized()).map(Field::schema_name).collect();
+    let mut seen: Vec<(String, String)> = Vec::new();
     for field in fields {
         let mut borrow = Borrow { found: None };
         borrow.visit_type(field.ty);
@@ -75,21 +125,44 @@ fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
                 ),
             );
         }
+        let mut self_type = SelfType { found: None };
+        self_type.visit_type(field.ty);
+        if let Some(token) = self_type.found {
+            cx.error_spanned_by(
+                token,
+                format!("#[derive(TypeInfo)] does not support `Self` in a field's type: write `{}`", self_type_text(cont)),
+            );
+        }
         if field.attrs.skip.is_some() {
-            if field.attrs.with.is_some() {
-                cx.error_spanned_by(field.original, "`skip` and `with` cannot be combined: a skipped field is not serialized");
+            if let Some(with) = &field.attrs.with {
+                cx.error_spanned_by(with, "`skip` and `with` cannot be combined: a skipped field is not serialized");
             }
-            if !field.attrs.aliases.is_empty() {
-                cx.error_spanned_by(field.original, "`skip` and `alias` cannot be combined: a skipped field has no schema name");
+            for alias in &field.attrs.aliases {
+                cx.error_spanned_by(alias, "`skip` and `alias` cannot be combined: a skipped field has no schema name");
+            }
+            if let Some(span) = field.attrs.recursive {
+                cx.syn_error(syn::Error::new(span, "`skip` and `recursive` cannot be combined: a skipped field has no serializer"));
             }
         }
         if let (Some(span), Some(_)) = (field.attrs.recursive, &field.attrs.with) {
-            cx.syn_error(syn::Error::new(span, "`recursive` and `with` cannot be combined"));
+            cx.syn_error(syn::Error::new(span, "`recursive` and `with` cannot be combined: a `with` serializer is used as it is"));
         }
         if field.is_serialized() {
-            for name in std::iter::once(field.schema_name()).chain(field.attrs.aliases.iter().map(syn::LitStr::value)) {
-                if !names.insert(name.clone()) {
-                    cx.error_spanned_by(field.original, format!("field name or alias `{name}` is used twice"));
+            let name = field.schema_name();
+            for alias in &field.attrs.aliases {
+                let value = alias.value();
+                if value == name {
+                    cx.error_spanned_by(alias, format!("alias `{value}` is the field's own name"));
+                } else if names.contains(&value) {
+                    cx.error_spanned_by(alias, format!("alias `{value}` is the name of another field"));
+                } else if let Some((_, owner)) = seen.iter().find(|(a, _)| *a == value) {
+                    if *owner == name {
+                        cx.error_spanned_by(alias, format!("alias `{value}` is given twice"));
+                    } else {
+                        cx.error_spanned_by(alias, format!("alias `{value}` is also an alias of field `{owner}`"));
+                    }
+                } else {
+                    seen.push((value, name.clone()));
                 }
             }
         }

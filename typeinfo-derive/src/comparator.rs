@@ -2,11 +2,13 @@
 //! `KeyType` impls, which hold only when every serialized field's type allows.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::ast::{Body, Container};
 use crate::bound;
 use crate::ser::{field_gens, krate, FieldGen};
+use crate::span::krate_at;
 
 /// Generates the comparator, unless a field has a hand-written serializer or the type is
 /// recursive (its comparator type would be infinite).
@@ -126,8 +128,16 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
     };
 
     let comparator_bounds = params.iter().zip(&tys).map(|(p, ty)| quote!(#p: #krate::TypeComparator<#ty>));
-    let comparable_where = tys.iter().map(|ty| quote!(for<'__ti> #ty: #krate::Comparable));
-    let key_where = tys.iter().map(|ty| quote!(for<'__ti> #ty: #krate::KeyType));
+    // Spanned at the field's type, so that "required for `T` to implement `KeyType`" points
+    // at the field that is not a key.
+    let comparable_where = tys.iter().map(|ty| {
+        let krate = krate_at(cont, &krate, ty.span());
+        quote_spanned!(ty.span()=> for<'__ti> #ty: #krate::Comparable)
+    });
+    let key_where = tys.iter().map(|ty| {
+        let krate = krate_at(cont, &krate, ty.span());
+        quote_spanned!(ty.span()=> for<'__ti> #ty: #krate::KeyType)
+    });
     let assoc = tys.iter().map(|ty| quote!(<#ty as #krate::Comparable>::Comparator));
     let news = members.iter().zip(&tys).map(|(m, ty)| quote!(#m: <#ty as #krate::Comparable>::comparator()));
     let impl_params = cont.generics.params.iter();

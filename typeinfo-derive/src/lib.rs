@@ -34,6 +34,7 @@ mod check;
 mod comparator;
 mod ctxt;
 mod ser;
+mod span;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};

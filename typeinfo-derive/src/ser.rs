@@ -7,6 +7,7 @@ use syn::spanned::Spanned;
 use crate::ast::{Body, Container, Field, Style, Variant};
 use crate::attr;
 use crate::bound;
+use crate::span::krate_at;
 
 /// The path of the `typeinfo` crate in generated code.
 pub fn krate(cont: &Container<'_>) -> syn::Path {
@@ -30,6 +31,11 @@ pub fn type_text(ty: &syn::Type) -> String {
         out.push(c);
     }
     out
+}
+
+/// Where errors about a field's serializer point: the `with` path, else the field's type.
+fn field_span(field: &Field<'_>) -> Span {
+    field.attrs.with.as_ref().map_or_else(|| field.ty.span(), Spanned::span)
 }
 
 /// Whether the field's type is written as `Option<...>` (it then defaults to `None`).
@@ -168,9 +174,14 @@ impl Gen<'_, '_> {
     fn ts_call(&self, g: &FieldGen<'_, '_>, method: &str, args: TokenStream) -> TokenStream {
         let krate = &self.krate;
         let ty = g.field.ty;
-        let slot = g.slot.as_ref();
-        let method = syn::Ident::new(method, Span::call_site());
-        quote!(#krate::TypeSerializer::<#ty>::#method(&self.#slot, #args))
+        let span = field_span(g.field);
+        let slot = g.slot.clone().map(|mut slot| {
+            slot.set_span(span);
+            slot
+        });
+        let method = syn::Ident::new(method, span);
+        let krate = krate_at(self.cont, krate, span);
+        quote_spanned!(span=> #krate::TypeSerializer::<#ty>::#method(&self.#slot, #args))
     }
 
     /// Statements that serialize the fields bound to `__fN` (references).
@@ -221,8 +232,12 @@ impl Gen<'_, '_> {
     fn plan_fields(&self, gens: &[FieldGen<'_, '_>]) -> TokenStream {
         let stmts = gens.iter().filter(|g| g.slot.is_some()).map(|g| {
             let index = g.schema_index;
-            let slot = g.slot.as_ref();
-            quote!(__plan.field(#index, &self.#slot)?;)
+            let span = field_span(g.field);
+            let slot = g.slot.clone().map(|mut slot| {
+                slot.set_span(span);
+                slot
+            });
+            quote_spanned!(span=> __plan.field(#index, &self.#slot)?;)
         });
         quote!(#(#stmts)*)
     }
@@ -306,7 +321,11 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
     };
     let slot_decls = slots.iter().map(|(slot, ty, _)| quote!(#slot: #ty));
     let slot_news = slots.iter().map(|(slot, _, new)| quote!(#slot: #new));
-    let slot_clones = slots.iter().map(|(slot, _, _)| quote!(#slot: ::core::clone::Clone::clone(&self.#slot)));
+    let slot_clones = slots.iter().map(|(slot, ty, _)| {
+        let mut field = slot.clone();
+        field.set_span(ty.span());
+        quote_spanned!(ty.span()=> #slot: ::core::clone::Clone::clone(&self.#field))
+    });
     let Body_ { serializer_impl, description, kind } = body;
 
     quote! {

@@ -1,0 +1,7 @@
+// An enum without variants has no values to serialize.
+use typeinfo::TypeInfo;
+
+#[derive(TypeInfo)]
+enum Never {}
+
+fn main() {}

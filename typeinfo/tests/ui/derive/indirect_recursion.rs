@@ -1,0 +1,19 @@
+// Indirect recursion without `recursive`: the types' comparators require each other, and
+// the compiler reports an overflow at the fields' types (`Vec<Entry>`, `Box<Folder>`). The
+// cure, `#[typeinfo(recursive)]` on one of the fields, is not in the message: the derive
+// sees one type at a time and cannot detect the cycle.
+use typeinfo::TypeInfo;
+
+#[derive(TypeInfo)]
+struct Folder {
+    name: String,
+    files: Vec<Entry>,
+}
+
+#[derive(TypeInfo)]
+enum Entry {
+    File(String),
+    Folder(Box<Folder>),
+}
+
+fn main() {}
