@@ -1,5 +1,33 @@
-//! Keyed and operator state for typeinfo: key groups, composite keys, the heap and RocksDB
-//! backends, TTL, snapshots, restore with migration and rescaling.
+//! Keyed and operator state for typeinfo, on the heap and in RocksDB.
 //!
-//! Not built yet: this crate is the home of the state issue. It holds no code so that no
-//! one mistakes a placeholder for the real backend.
+//! - [`key_group`]: Flink's key groups with a stable hash of the key's bytes.
+//! - [`CompositeKeyBuilder`]: `[key group][key][namespace][user key]` in one reused buffer.
+//! - Descriptors and handles of value, list, map, reducing and aggregating state, under a
+//!   current key and namespace, with [`StateTtlConfig`].
+//! - [`KeyedStateBackend`], implemented by [`HeapKeyedStateBackend`] (live objects) and
+//!   `RocksDbKeyedStateBackend` (serialized, in RocksDB).
+//! - Savepoints that both backends write and read, restored at any parallelism and with
+//!   migrated types (`FORMAT.md` of this crate).
+
+#![warn(missing_docs)]
+
+mod backend;
+mod codec;
+mod composite_key;
+mod descriptor;
+mod error;
+mod heap;
+pub mod key_group;
+mod options;
+pub mod savepoint;
+mod ttl;
+
+pub use backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
+pub use composite_key::{key_group_prefix_len, CompositeKeyBuilder};
+pub use descriptor::*;
+pub use error::{Error, Result};
+pub use heap::HeapKeyedStateBackend;
+pub use key_group::{default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange};
+pub use options::BackendOptions;
+pub use savepoint::{KeyedSnapshot, RestoreReport};
+pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};

@@ -1,0 +1,229 @@
+//! The keyed state backend trait both backends implement, and what they share.
+
+use std::fmt;
+use std::path::Path;
+
+use typeinfo::SerializerSnapshot;
+
+use crate::descriptor::{
+    AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor, MapKey, MapState, MapStateDescriptor,
+    ReducingState, ReducingStateDescriptor, StateKey, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
+};
+use crate::error::Result;
+use crate::key_group::KeyGroupRange;
+use crate::savepoint::{KeyedSnapshot, RestoreReport};
+
+/// The id of a registered state within its backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StateId(pub(crate) u32);
+
+/// How a state stores its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum StateKind {
+    /// One value per key and namespace.
+    Value = 1,
+    /// A list per key and namespace.
+    List = 2,
+    /// A map per key and namespace.
+    Map = 3,
+    /// A reduced value per key and namespace.
+    Reducing = 4,
+    /// An accumulator per key and namespace.
+    Aggregating = 5,
+}
+
+impl StateKind {
+    /// The kind of a stored byte.
+    pub fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            1 => Self::Value,
+            2 => Self::List,
+            3 => Self::Map,
+            4 => Self::Reducing,
+            5 => Self::Aggregating,
+            _ => return None,
+        })
+    }
+
+    /// How the kind lays out its data: value-like, list or map.
+    pub fn layout(self) -> StateKind {
+        match self {
+            Self::Reducing | Self::Aggregating => Self::Value,
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for StateKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Value => "value",
+            Self::List => "list",
+            Self::Map => "map",
+            Self::Reducing => "reducing",
+            Self::Aggregating => "aggregating",
+        })
+    }
+}
+
+/// What is known of a registered state without its Rust types: its name, kind, whether
+/// values carry a TTL timestamp, and the snapshots of its namespace and value serializers
+/// (for map state: user key, then user value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateMeta {
+    /// The state's name.
+    pub name: String,
+    /// The state's kind.
+    pub kind: StateKind,
+    /// Whether each value is preceded by an 8-byte last-access timestamp.
+    pub ttl: bool,
+    /// The namespace serializer's snapshot.
+    pub namespace: SerializerSnapshot,
+    /// The value serializer's snapshot (list: the element; map: the user key, then the user value).
+    pub values: Vec<SerializerSnapshot>,
+}
+
+/// Keyed state under a current key and namespace, on the heap or in RocksDB.
+///
+/// Register states with the `*_state` methods (registering a name again with the same
+/// kind and types returns the same state), set the current key, then use the handles.
+/// Both backends write and read the same savepoint format.
+pub trait KeyedStateBackend<K: StateKey>: Send {
+    /// The job's max parallelism (the number of key groups).
+    fn max_parallelism(&self) -> u32;
+
+    /// The key groups this backend holds.
+    fn key_group_range(&self) -> KeyGroupRange;
+
+    /// Sets the key that state operations apply to.
+    ///
+    /// # Errors
+    ///
+    /// The key's key group is outside this backend's range; a serialization error.
+    fn set_current_key(&mut self, key: &K) -> Result<()>;
+
+    /// The current key.
+    ///
+    /// # Errors
+    ///
+    /// No current key is set.
+    fn current_key(&self) -> Result<&K>;
+
+    /// The current key's key group.
+    ///
+    /// # Errors
+    ///
+    /// No current key is set.
+    fn current_key_group(&self) -> Result<u16>;
+
+    /// Registers (or finds) a value state.
+    ///
+    /// # Errors
+    ///
+    /// The name is registered with another kind or other types; serializer creation fails.
+    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>>;
+
+    /// Registers (or finds) a list state.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>>;
+
+    /// Registers (or finds) a map state.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        descriptor: &MapStateDescriptor<UK, UV>,
+    ) -> Result<MapState<N, UK, UV>>;
+
+    /// Registers (or finds) a reducing state.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    fn reducing_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ReducingStateDescriptor<V>,
+    ) -> Result<ReducingState<N, V>>;
+
+    /// Registers (or finds) an aggregating state.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
+        &mut self,
+        descriptor: &AggregatingStateDescriptor<In, Acc, Out>,
+    ) -> Result<AggregatingState<N, In, Acc, Out>>;
+
+    /// The value of the current key in `namespace`.
+    #[doc(hidden)]
+    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>>;
+    /// Sets the value of the current key in `namespace`.
+    #[doc(hidden)]
+    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()>;
+    /// A copy of `value` made with the state's serializer.
+    #[doc(hidden)]
+    fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V>;
+    /// The list of the current key in `namespace`.
+    #[doc(hidden)]
+    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>>;
+    /// Appends to the list of the current key in `namespace`.
+    #[doc(hidden)]
+    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()>;
+    /// Replaces the list of the current key in `namespace`.
+    #[doc(hidden)]
+    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()>;
+    /// The value of a user key.
+    #[doc(hidden)]
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>>;
+    /// Sets the value of a user key.
+    #[doc(hidden)]
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()>;
+    /// Removes a user key.
+    #[doc(hidden)]
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()>;
+    /// Every entry in the user key's order.
+    #[doc(hidden)]
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>>;
+
+    /// Removes the state of the current key in `namespace`.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend error.
+    fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()>;
+
+    /// Every key with state in `namespace` (unordered).
+    ///
+    /// # Errors
+    ///
+    /// A backend or serialization error.
+    fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<Vec<K>>;
+
+    /// The metadata of every registered state, in registration order.
+    fn states(&self) -> Vec<StateMeta>;
+
+    /// Writes a full snapshot of every state to `path` (temporary name, sync, rename).
+    ///
+    /// # Errors
+    ///
+    /// An I/O or serialization error; the previous file at `path`, if any, is intact.
+    fn snapshot(&mut self, path: &Path) -> Result<KeyedSnapshot>;
+
+    /// Restores the key groups of this backend's range from snapshot files (written by
+    /// either backend, at any parallelism). Every stored state must be registered first;
+    /// each is resolved against today's serializers, and nothing is written unless every
+    /// state is compatible. States that need migration are rewritten entry by entry.
+    ///
+    /// # Errors
+    ///
+    /// A corrupt or foreign file, an incompatible or unregistered state: the backend is
+    /// then left empty.
+    fn restore(&mut self, files: &[&Path]) -> Result<RestoreReport>;
+}

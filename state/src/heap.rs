@@ -1,0 +1,721 @@
+//! The heap backend: per-key-group maps of live objects, serialized only when snapshotted.
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::Arc;
+
+use typeinfo::{DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer};
+
+use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
+use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
+use crate::descriptor::*;
+use crate::error::{Error, Result};
+use crate::key_group::{key_group_for_bytes, KeyGroupRange};
+use crate::options::BackendOptions;
+use crate::savepoint::{restore_into, part_transcoder, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
+use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
+
+type Groups<K, N, S> = Vec<HashMap<K, HashMap<N, S>>>;
+
+/// What a read of a value with a TTL timestamp decides.
+#[derive(PartialEq)]
+pub(crate) enum Visible {
+    Yes,
+    /// Expired and never returned: remove it.
+    Expired,
+}
+
+/// Applies TTL on read: refreshes the timestamp when reads count as access.
+#[inline]
+pub(crate) fn on_read(ttl: &Option<StateTtlConfig>, ts: &mut i64, now: i64) -> Visible {
+    let Some(ttl) = ttl else { return Visible::Yes };
+    if ttl.is_expired(*ts, now) {
+        return match ttl.visibility() {
+            TtlVisibility::NeverReturnExpired => Visible::Expired,
+            TtlVisibility::ReturnExpiredIfNotCleanedUp => Visible::Yes,
+        };
+    }
+    if ttl.update() == TtlUpdate::OnReadAndWrite {
+        *ts = now;
+    }
+    Visible::Yes
+}
+
+#[inline]
+fn expired_for_snapshot(ttl: &Option<StateTtlConfig>, ts: i64, now: i64) -> bool {
+    ttl.as_ref().is_some_and(|t| t.cleans_up_in_full_snapshot() && t.is_expired(ts, now))
+}
+
+/// One registered state on the heap, without its value types.
+trait HeapState<K: StateKey>: Send {
+    fn codec(&self) -> &dyn ErasedCodec;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Removes the state of `key` in `namespace`; `false` when the namespace has another type.
+    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool;
+    /// The keys with state in `namespace`; `false` when the namespace has another type.
+    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool;
+    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64>;
+    fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()>;
+    fn clear_all(&mut self);
+    fn cleanup_incrementally(&mut self, group: usize, now: i64);
+}
+
+struct Table<K, N, S, C> {
+    groups: Groups<K, N, S>,
+    codec: C,
+    ttl: Option<StateTtlConfig>,
+    cursor: usize,
+}
+
+impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
+    fn new(groups: usize, codec: C, ttl: Option<StateTtlConfig>) -> Self {
+        Self { groups: (0..groups).map(|_| HashMap::new()).collect(), codec, ttl, cursor: 0 }
+    }
+
+    #[inline]
+    fn slot(&mut self, group: usize, key: &K, namespace: &N) -> Option<&mut S> {
+        slot_in(&mut self.groups, group, key, namespace)
+    }
+
+    #[inline]
+    fn insert(&mut self, group: usize, key: &K, namespace: &N, value: S) {
+        let map = &mut self.groups[group];
+        match map.get_mut(key) {
+            Some(by_ns) => match by_ns.get_mut(namespace) {
+                Some(slot) => *slot = value,
+                None => {
+                    by_ns.insert(namespace.clone(), value);
+                }
+            },
+            None => {
+                let mut by_ns = HashMap::with_capacity(1);
+                by_ns.insert(namespace.clone(), value);
+                map.insert(key.clone(), by_ns);
+            }
+        }
+    }
+
+    fn remove(&mut self, group: usize, key: &K, namespace: &N) {
+        if let Some(by_ns) = self.groups[group].get_mut(key) {
+            by_ns.remove(namespace);
+            if by_ns.is_empty() {
+                self.groups[group].remove(key);
+            }
+        }
+    }
+
+    /// Removes, among the next `n` keys of `group`, the namespaces `expired` says are gone.
+    fn sweep(&mut self, group: usize, n: usize, mut expired: impl FnMut(&mut S) -> bool) {
+        let map = &mut self.groups[group];
+        if n == 0 || map.is_empty() {
+            return;
+        }
+        if self.cursor >= map.len() {
+            self.cursor = 0;
+        }
+        let keys: Vec<K> = map.keys().skip(self.cursor).take(n).cloned().collect();
+        self.cursor += keys.len();
+        for key in keys {
+            if let Some(by_ns) = map.get_mut(&key) {
+                by_ns.retain(|_, s| !expired(s));
+                if by_ns.is_empty() {
+                    map.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+/// The value of `key` in `namespace`, borrowing only the groups (so the codec stays usable).
+#[inline]
+fn slot_in<'a, K: StateKey, N: StateNamespace, S>(groups: &'a mut Groups<K, N, S>, group: usize, key: &K, namespace: &N) -> Option<&'a mut S> {
+    groups[group].get_mut(key).and_then(|m| m.get_mut(namespace))
+}
+
+fn read_ts(ttl: bool, input: &mut DataInputView<'_>) -> Result<i64> {
+    Ok(if ttl { input.read_i64()? } else { 0 })
+}
+
+fn downcast_ns<N: 'static>(namespace: &dyn Any) -> Option<&N> {
+    namespace.downcast_ref::<N>()
+}
+
+type ValueTable<K, N, V> = Table<K, N, (V, i64), ValueCodec<N, V>>;
+type ListTable<K, N, V> = Table<K, N, Vec<(V, i64)>, ValueCodec<N, V>>;
+type MapTable<K, N, UK, UV> = Table<K, N, BTreeMap<UK, (UV, i64)>, MapCodec<N, UK, UV>>;
+
+impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<K, N, V> {
+    fn codec(&self) -> &dyn ErasedCodec {
+        &self.codec
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
+        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
+    }
+    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
+        downcast_ns::<N>(namespace)
+            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
+            .is_some()
+    }
+    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+        let mut count = 0;
+        for (k, by_ns) in &self.groups[group] {
+            for (ns, (v, ts)) in by_ns {
+                if expired_for_snapshot(&self.ttl, *ts, now) {
+                    continue;
+                }
+                key.serialize(k, out)?;
+                self.codec.namespace.serialize(ns, out)?;
+                if self.ttl.is_some() {
+                    out.write_i64(*ts);
+                }
+                self.codec.value.serialize(v, out)?;
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+    fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()> {
+        let mut input = DataInputView::new(entry);
+        let ns = self.codec.namespace.deserialize(&mut input)?;
+        let ts = read_ts(self.ttl.is_some(), &mut input)?;
+        let v = self.codec.value.deserialize(&mut input)?;
+        self.insert(group, &key, &ns, (v, ts));
+        Ok(())
+    }
+    fn clear_all(&mut self) {
+        self.groups.iter_mut().for_each(HashMap::clear);
+    }
+    fn cleanup_incrementally(&mut self, group: usize, now: i64) {
+        let Some(ttl) = self.ttl.clone() else { return };
+        self.sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| ttl.is_expired(*ts, now));
+    }
+}
+
+impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K, N, V> {
+    fn codec(&self) -> &dyn ErasedCodec {
+        &self.codec
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
+        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
+    }
+    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
+        downcast_ns::<N>(namespace)
+            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
+            .is_some()
+    }
+    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+        let mut count = 0;
+        let mut elements = DataOutputView::new();
+        for (k, by_ns) in &self.groups[group] {
+            for (ns, list) in by_ns {
+                elements.clear();
+                for (v, ts) in list {
+                    if expired_for_snapshot(&self.ttl, *ts, now) {
+                        continue;
+                    }
+                    if self.ttl.is_some() {
+                        elements.write_i64(*ts);
+                    }
+                    self.codec.value.serialize(v, &mut elements)?;
+                }
+                if elements.is_empty() {
+                    continue;
+                }
+                key.serialize(k, out)?;
+                self.codec.namespace.serialize(ns, out)?;
+                out.write_len_prefixed(elements.as_slice());
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+    fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()> {
+        let mut input = DataInputView::new(entry);
+        let ns = self.codec.namespace.deserialize(&mut input)?;
+        let mut elements = DataInputView::new(input.read_len_prefixed()?);
+        let mut list = Vec::new();
+        while !elements.is_empty() {
+            let ts = read_ts(self.ttl.is_some(), &mut elements)?;
+            list.push((self.codec.value.deserialize(&mut elements)?, ts));
+        }
+        match self.slot(group, &key, &ns) {
+            Some(existing) => existing.extend(list),
+            None => self.insert(group, &key, &ns, list),
+        }
+        Ok(())
+    }
+    fn clear_all(&mut self) {
+        self.groups.iter_mut().for_each(HashMap::clear);
+    }
+    fn cleanup_incrementally(&mut self, group: usize, now: i64) {
+        let Some(ttl) = self.ttl.clone() else { return };
+        self.sweep(group, ttl.incremental_cleanup_size(), |list| {
+            list.retain(|(_, ts)| !ttl.is_expired(*ts, now));
+            list.is_empty()
+        });
+    }
+}
+
+impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K> for MapTable<K, N, UK, UV> {
+    fn codec(&self) -> &dyn ErasedCodec {
+        &self.codec
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
+        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
+    }
+    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
+        downcast_ns::<N>(namespace)
+            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
+            .is_some()
+    }
+    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+        let mut count = 0;
+        for (k, by_ns) in &self.groups[group] {
+            for (ns, map) in by_ns {
+                for (uk, (uv, ts)) in map {
+                    if expired_for_snapshot(&self.ttl, *ts, now) {
+                        continue;
+                    }
+                    key.serialize(k, out)?;
+                    self.codec.namespace.serialize(ns, out)?;
+                    self.codec.user_key.serialize(uk, out)?;
+                    if self.ttl.is_some() {
+                        out.write_i64(*ts);
+                    }
+                    self.codec.user_value.serialize(uv, out)?;
+                    count += 1;
+                }
+            }
+        }
+        Ok(count)
+    }
+    fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()> {
+        let mut input = DataInputView::new(entry);
+        let ns = self.codec.namespace.deserialize(&mut input)?;
+        let uk = self.codec.user_key.deserialize(&mut input)?;
+        let ts = read_ts(self.ttl.is_some(), &mut input)?;
+        let uv = self.codec.user_value.deserialize(&mut input)?;
+        match self.slot(group, &key, &ns) {
+            Some(map) => {
+                map.insert(uk, (uv, ts));
+            }
+            None => self.insert(group, &key, &ns, BTreeMap::from([(uk, (uv, ts))])),
+        }
+        Ok(())
+    }
+    fn clear_all(&mut self) {
+        self.groups.iter_mut().for_each(HashMap::clear);
+    }
+    fn cleanup_incrementally(&mut self, group: usize, now: i64) {
+        let Some(ttl) = self.ttl.clone() else { return };
+        self.sweep(group, ttl.incremental_cleanup_size(), |map| {
+            map.retain(|_, (_, ts)| !ttl.is_expired(*ts, now));
+            map.is_empty()
+        });
+    }
+}
+
+struct Current<K> {
+    key: K,
+    key_group: u16,
+    group: usize,
+}
+
+/// Keyed state held as live objects in per-key-group hash maps.
+///
+/// Fast (no serialization on access) and bounded by memory. Values are copied out with
+/// their serializer's `copy` on read. Snapshots serialize every live value; the format is
+/// the one the RocksDB backend reads and writes too.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_state::{BackendOptions, HeapKeyedStateBackend, KeyGroupRange, KeyedStateBackend, ValueStateDescriptor};
+///
+/// # fn main() -> typeinfo_state::Result<()> {
+/// let mut backend = HeapKeyedStateBackend::<String>::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?;
+/// let count = backend.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
+/// backend.set_current_key(&"ada".to_owned())?;
+/// count.update(&mut backend, &(), 3)?;
+/// assert_eq!(count.value(&mut backend, &())?, Some(3));
+/// # Ok(())
+/// # }
+/// ```
+pub struct HeapKeyedStateBackend<K: StateKey> {
+    options: BackendOptions,
+    key_serializer: K::Serializer,
+    key_buf: DataOutputView,
+    current: Option<Current<K>>,
+    states: Vec<Box<dyn HeapState<K>>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl<K: StateKey> std::fmt::Debug for HeapKeyedStateBackend<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeapKeyedStateBackend")
+            .field("max_parallelism", &self.options.max_parallelism)
+            .field("range", &self.options.range)
+            .field("states", &self.by_name.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: StateKey> HeapKeyedStateBackend<K> {
+    /// A backend with no state.
+    ///
+    /// # Errors
+    ///
+    /// The key serializer cannot be created (a disabled generic type).
+    pub fn new(options: BackendOptions) -> Result<Self> {
+        let key_serializer = K::create_serializer(&options.serializer_config)?;
+        Ok(Self { options, key_serializer, key_buf: DataOutputView::with_capacity(64), current: None, states: Vec::new(), by_name: HashMap::new() })
+    }
+
+    fn groups(&self) -> usize {
+        self.options.range.len()
+    }
+
+    fn now(&self) -> i64 {
+        self.options.clock.now_ms()
+    }
+
+    /// Finds or registers a state; `make` builds it on first registration.
+    fn register<S: HeapState<K> + 'static>(
+        &mut self,
+        name: &str,
+        kind: StateKind,
+        make: impl FnOnce(usize) -> Result<S>,
+    ) -> Result<StateId> {
+        if let Some(&index) = self.by_name.get(name) {
+            let existing = &mut self.states[index];
+            let same_kind = existing.codec().meta().kind == kind;
+            if !same_kind || existing.as_any_mut().downcast_mut::<S>().is_none() {
+                return Err(Error::StateMismatch {
+                    state: name.to_owned(),
+                    detail: format!("kind {kind} or types other than its first registration ({})", existing.codec().meta().kind),
+                });
+            }
+            return Ok(StateId(index as u32));
+        }
+        let state = make(self.groups())?;
+        self.states.push(Box::new(state));
+        self.by_name.insert(name.to_owned(), self.states.len() - 1);
+        Ok(StateId((self.states.len() - 1) as u32))
+    }
+
+    /// The current key's group and the typed state `id`, running incremental TTL cleanup.
+    #[inline]
+    fn access<S: 'static>(&mut self, id: StateId) -> Result<(&Current<K>, &mut S, i64)> {
+        let now = self.options.clock.now_ms();
+        let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
+        let state = self.states.get_mut(id.0 as usize).ok_or_else(|| unknown(id))?;
+        state.cleanup_incrementally(current.group, now);
+        let name = &state.codec().meta().name.clone();
+        let typed = state.as_any_mut().downcast_mut::<S>().ok_or_else(|| wrong_types(name))?;
+        Ok((current, typed, now))
+    }
+}
+
+fn unknown(id: StateId) -> Error {
+    Error::StateMismatch { state: format!("#{}", id.0), detail: "an id this backend never gave out".to_owned() }
+}
+
+fn wrong_types(name: &str) -> Error {
+    Error::StateMismatch { state: name.to_owned(), detail: "types other than its registration".to_owned() }
+}
+
+fn stamp(ttl: &Option<StateTtlConfig>, now: i64) -> i64 {
+    if ttl.is_some() {
+        now
+    } else {
+        0
+    }
+}
+
+impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
+    fn max_parallelism(&self) -> u32 {
+        self.options.max_parallelism
+    }
+
+    fn key_group_range(&self) -> KeyGroupRange {
+        self.options.range
+    }
+
+    #[inline]
+    fn set_current_key(&mut self, key: &K) -> Result<()> {
+        self.key_buf.clear();
+        self.key_serializer.serialize(key, &mut self.key_buf)?;
+        let key_group = key_group_for_bytes(self.key_buf.as_slice(), self.options.max_parallelism);
+        let range = self.options.range;
+        if !range.contains(key_group) {
+            return Err(Error::KeyGroupOutOfRange { key_group, start: range.start(), end: range.end() });
+        }
+        let group = range.index_of(key_group);
+        match &mut self.current {
+            Some(current) => {
+                current.key.clone_from(key);
+                current.key_group = key_group;
+                current.group = group;
+            }
+            None => self.current = Some(Current { key: key.clone(), key_group, group }),
+        }
+        Ok(())
+    }
+
+    fn current_key(&self) -> Result<&K> {
+        self.current.as_ref().map(|c| &c.key).ok_or(Error::NoCurrentKey)
+    }
+
+    fn current_key_group(&self) -> Result<u16> {
+        self.current.as_ref().map(|c| c.key_group).ok_or(Error::NoCurrentKey)
+    }
+
+    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register::<ValueTable<K, N, V>>(&descriptor.name, StateKind::Value, |groups| {
+            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Value, ttl.is_some(), &config)?, ttl))
+        })?;
+        Ok(ValueState { id, default: descriptor.default.clone(), _types: PhantomData })
+    }
+
+    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register::<ListTable<K, N, V>>(&descriptor.name, StateKind::List, |groups| {
+            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::List, ttl.is_some(), &config)?, ttl))
+        })?;
+        Ok(ListState { id, _types: PhantomData })
+    }
+
+    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, descriptor: &MapStateDescriptor<UK, UV>) -> Result<MapState<N, UK, UV>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register::<MapTable<K, N, UK, UV>>(&descriptor.name, StateKind::Map, |groups| {
+            Ok(Table::new(groups, MapCodec::new(&descriptor.name, ttl.is_some(), &config)?, ttl))
+        })?;
+        Ok(MapState { id, _types: PhantomData })
+    }
+
+    fn reducing_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ReducingStateDescriptor<V>) -> Result<ReducingState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register::<ValueTable<K, N, V>>(&descriptor.name, StateKind::Reducing, |groups| {
+            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Reducing, ttl.is_some(), &config)?, ttl))
+        })?;
+        Ok(ReducingState { id, reduce: Arc::clone(&descriptor.reduce), _types: PhantomData })
+    }
+
+    fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
+        &mut self,
+        descriptor: &AggregatingStateDescriptor<In, Acc, Out>,
+    ) -> Result<AggregatingState<N, In, Acc, Out>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register::<ValueTable<K, N, Acc>>(&descriptor.name, StateKind::Aggregating, |groups| {
+            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Aggregating, ttl.is_some(), &config)?, ttl))
+        })?;
+        Ok(AggregatingState { id, function: Arc::clone(&descriptor.function), _types: PhantomData })
+    }
+
+    #[inline]
+    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>> {
+        let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
+        let (group, ttl) = (current.group, table.ttl.clone());
+        let Some((value, ts)) = slot_in(&mut table.groups, group, &current.key, namespace) else { return Ok(None) };
+        if on_read(&ttl, ts, now) == Visible::Expired {
+            let key = current.key.clone();
+            table.remove(group, &key, namespace);
+            return Ok(None);
+        }
+        Ok(Some(table.codec.value.copy(value)))
+    }
+
+    #[inline]
+    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+        let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
+        let ts = stamp(&table.ttl, now);
+        match table.slot(current.group, &current.key, namespace) {
+            Some(slot) => *slot = (value, ts),
+            None => table.insert(current.group, &current.key, namespace, (value, ts)),
+        }
+        Ok(())
+    }
+
+    fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {
+        self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        // The namespace type is not known here, so copy through the value's own serializer.
+        Ok(V::create_serializer(&self.options.serializer_config)?.copy(value))
+    }
+
+    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>> {
+        let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
+        let (group, ttl) = (current.group, table.ttl.clone());
+        let key = current.key.clone();
+        let Some(list) = slot_in(&mut table.groups, group, &key, namespace) else { return Ok(Vec::new()) };
+        list.retain_mut(|(_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
+        let out = list.iter().map(|(v, _)| table.codec.value.copy(v)).collect::<Vec<_>>();
+        if out.is_empty() {
+            table.remove(group, &key, namespace);
+        }
+        Ok(out)
+    }
+
+    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+        let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
+        let ts = stamp(&table.ttl, now);
+        match table.slot(current.group, &current.key, namespace) {
+            Some(list) => list.push((value, ts)),
+            None => table.insert(current.group, &current.key, namespace, vec![(value, ts)]),
+        }
+        Ok(())
+    }
+
+    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()> {
+        let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
+        let ts = stamp(&table.ttl, now);
+        if values.is_empty() {
+            let key = current.key.clone();
+            table.remove(current.group, &key, namespace);
+            return Ok(());
+        }
+        table.insert(current.group, &current.key, namespace, values.into_iter().map(|v| (v, ts)).collect());
+        Ok(())
+    }
+
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>> {
+        let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
+        let ttl = table.ttl.clone();
+        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else { return Ok(None) };
+        let Some((value, ts)) = map.get_mut(key) else { return Ok(None) };
+        if on_read(&ttl, ts, now) == Visible::Expired {
+            map.remove(key);
+            return Ok(None);
+        }
+        Ok(Some(table.codec.user_value.copy(value)))
+    }
+
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()> {
+        let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
+        let ts = stamp(&table.ttl, now);
+        match table.slot(current.group, &current.key, namespace) {
+            Some(map) => {
+                map.insert(key, (value, ts));
+            }
+            None => table.insert(current.group, &current.key, namespace, BTreeMap::from([(key, (value, ts))])),
+        }
+        Ok(())
+    }
+
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()> {
+        let (current, table, _) = self.access::<MapTable<K, N, UK, UV>>(state)?;
+        let (group, k) = (current.group, current.key.clone());
+        if let Some(map) = table.slot(group, &k, namespace) {
+            map.remove(key);
+            if map.is_empty() {
+                table.remove(group, &k, namespace);
+            }
+        }
+        Ok(())
+    }
+
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>> {
+        let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
+        let ttl = table.ttl.clone();
+        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else { return Ok(Vec::new()) };
+        map.retain(|_, (_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
+        Ok(map.iter().map(|(k, (v, _))| (table.codec.user_key.copy(k), table.codec.user_value.copy(v))).collect())
+    }
+
+    fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {
+        let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
+        let s = self.states.get_mut(state.0 as usize).ok_or_else(|| unknown(state))?;
+        if !s.clear(current.group, &current.key, namespace) {
+            return Err(wrong_types(&s.codec().meta().name.clone()));
+        }
+        Ok(())
+    }
+
+    fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<Vec<K>> {
+        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let mut out = Vec::new();
+        if !s.keys(namespace, &mut out) {
+            return Err(wrong_types(&s.codec().meta().name));
+        }
+        Ok(out)
+    }
+
+    fn states(&self) -> Vec<StateMeta> {
+        self.states.iter().map(|s| s.codec().meta().clone()).collect()
+    }
+
+    fn snapshot(&mut self, path: &Path) -> Result<KeyedSnapshot> {
+        let header = SnapshotHeader {
+            max_parallelism: self.options.max_parallelism,
+            range: self.options.range,
+            key: self.key_serializer.snapshot(),
+            states: self.states(),
+        };
+        let now = self.now();
+        let mut writer = SnapshotWriter::new(&header);
+        for (group, key_group) in self.options.range.iter().enumerate() {
+            writer.begin_key_group(key_group);
+            for (index, state) in self.states.iter().enumerate() {
+                writer.state_entries(index, |out| state.write_key_group(group, &self.key_serializer, out, now))?;
+            }
+        }
+        let names: Vec<String> = header.states.iter().map(|s| s.name.clone()).collect();
+        writer.finish(path, &names)
+    }
+
+    fn restore(&mut self, files: &[&Path]) -> Result<RestoreReport> {
+        let (max, range) = (self.options.max_parallelism, self.options.range);
+        restore_into(self, files, max, range)
+    }
+}
+
+impl<K: StateKey> RestoreTarget for HeapKeyedStateBackend<K> {
+    fn key_transcoder(&self, stored: &SerializerSnapshot, registry: &SnapshotRegistry) -> Result<(PartFn, bool)> {
+        part_transcoder(&self.key_serializer, stored, registry, "(key)", "key")
+    }
+
+    fn state_transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<(usize, EntryTranscoder)> {
+        let index = *self.by_name.get(&stored.name).ok_or_else(|| not_registered(&stored.name))?;
+        Ok((index, self.states[index].codec().transcoder(stored, registry)?))
+    }
+
+    fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()> {
+        let key = typeinfo::from_bytes(&self.key_serializer, key)?;
+        let group = self.options.range.index_of(key_group);
+        self.states[state].ingest(group, key, entry)
+    }
+
+    fn clear_all(&mut self) -> Result<()> {
+        self.states.iter_mut().for_each(|s| s.clear_all());
+        Ok(())
+    }
+}
+
+pub(crate) fn not_registered(name: &str) -> Error {
+    Error::StateMismatch {
+        state: name.to_owned(),
+        detail: "nothing: it is in the savepoint but not registered; register every state before restoring".to_owned(),
+    }
+}
+
+// `TypeInfo` is used through the state traits' bounds.
+#[allow(unused_imports)]
+use TypeInfo as _;
+#[allow(unused_imports)]
+use Clock as _;

@@ -1,0 +1,301 @@
+//! One behaviour suite, run against every backend (parametrized by a macro, not copied).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use typeinfo::TypeInfo;
+use typeinfo_state::*;
+
+/// A backend of all key groups of max parallelism 128 with a manual clock.
+pub trait Factory {
+    type Backend: KeyedStateBackend<String>;
+    fn create(&self, dir: &Path, options: BackendOptions) -> Result<Self::Backend>;
+}
+
+pub struct Heap;
+impl Factory for Heap {
+    type Backend = HeapKeyedStateBackend<String>;
+    fn create(&self, _dir: &Path, options: BackendOptions) -> Result<Self::Backend> {
+        HeapKeyedStateBackend::new(options)
+    }
+}
+
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+pub struct Avg {
+    pub count: u64,
+    pub sum: i64,
+}
+
+pub struct AvgFn;
+impl AggregateFunction<i64, Avg, f64> for AvgFn {
+    fn create_accumulator(&self) -> Avg {
+        Avg { count: 0, sum: 0 }
+    }
+    fn add(&self, value: &i64, acc: &mut Avg) {
+        acc.count += 1;
+        acc.sum += value;
+    }
+    fn get_result(&self, acc: &Avg) -> f64 {
+        acc.sum as f64 / acc.count as f64
+    }
+    fn merge(&self, a: Avg, b: Avg) -> Avg {
+        Avg { count: a.count + b.count, sum: a.sum + b.sum }
+    }
+}
+
+pub fn options(clock: &ManualClock) -> BackendOptions {
+    BackendOptions::new(128, KeyGroupRange::all(128)).expect("valid options").clock(Arc::new(clock.clone()))
+}
+
+pub fn k(s: &str) -> String {
+    s.to_owned()
+}
+
+pub fn value_state<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let count = b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
+    let with_default = b.value_state::<(), String>(&ValueStateDescriptor::new("label").with_default(k("none")))?;
+    assert!(matches!(count.value(&mut b, &()), Err(Error::NoCurrentKey)));
+    b.set_current_key(&k("a"))?;
+    assert_eq!(count.value(&mut b, &())?, None);
+    assert_eq!(with_default.value(&mut b, &())?, Some(k("none")));
+    count.update(&mut b, &(), 1)?;
+    b.set_current_key(&k("b"))?;
+    count.update(&mut b, &(), 2)?;
+    assert_eq!(count.value(&mut b, &())?, Some(2));
+    b.set_current_key(&k("a"))?;
+    assert_eq!(count.value(&mut b, &())?, Some(1));
+    count.clear(&mut b, &())?;
+    assert_eq!(count.value(&mut b, &())?, None);
+    let mut keys = b.keys(count.id(), &())?;
+    keys.sort();
+    assert_eq!(keys, vec![k("b")]);
+    // Registering again returns the same state; another type is refused.
+    assert_eq!(b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?.id(), count.id());
+    assert!(matches!(b.value_state::<(), i32>(&ValueStateDescriptor::new("count")), Err(Error::StateMismatch { .. })));
+    assert!(matches!(b.list_state::<(), u64>(&ListStateDescriptor::new("count")), Err(Error::StateMismatch { .. })));
+    Ok(())
+}
+
+pub fn namespaces<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let sum = b.value_state::<(i64, i64), i64>(&ValueStateDescriptor::new("sum"))?;
+    b.set_current_key(&k("a"))?;
+    sum.update(&mut b, &(0, 10), 5)?;
+    sum.update(&mut b, &(10, 20), 7)?;
+    assert_eq!(sum.value(&mut b, &(0, 10))?, Some(5));
+    assert_eq!(sum.value(&mut b, &(10, 20))?, Some(7));
+    assert_eq!(sum.value(&mut b, &(20, 30))?, None);
+    b.set_current_key(&k("ab"))?;
+    assert_eq!(sum.value(&mut b, &(0, 10))?, None, "key `a`'s state must not show under key `ab`");
+    assert_eq!(b.keys(sum.id(), &(10i64, 20i64))?, vec![k("a")]);
+    assert!(matches!(b.keys(sum.id(), &(10i32, 20i32)), Err(Error::StateMismatch { .. })), "a namespace of another type is refused");
+    Ok(())
+}
+
+pub fn list_state<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let list = b.list_state::<u32, String>(&ListStateDescriptor::new("events"))?;
+    b.set_current_key(&k("a"))?;
+    assert_eq!(list.get(&mut b, &1)?, Vec::<String>::new());
+    list.add(&mut b, &1, k("x"))?;
+    list.add(&mut b, &1, k("y"))?;
+    list.add(&mut b, &2, k("z"))?;
+    assert_eq!(list.get(&mut b, &1)?, vec![k("x"), k("y")]);
+    list.merge_namespaces(&mut b, &3, &[1, 2])?;
+    assert_eq!(list.get(&mut b, &3)?, vec![k("x"), k("y"), k("z")]);
+    assert_eq!(list.get(&mut b, &1)?, Vec::<String>::new());
+    list.update(&mut b, &3, vec![k("only")])?;
+    assert_eq!(list.get(&mut b, &3)?, vec![k("only")]);
+    list.update(&mut b, &3, vec![])?;
+    assert_eq!(list.get(&mut b, &3)?, Vec::<String>::new());
+    list.add(&mut b, &4, k("w"))?;
+    list.clear(&mut b, &4)?;
+    assert_eq!(list.get(&mut b, &4)?, Vec::<String>::new());
+    Ok(())
+}
+
+pub fn map_state<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let map = b.map_state::<(), i64, String>(&MapStateDescriptor::new("by_ts"))?;
+    b.set_current_key(&k("a"))?;
+    assert!(map.is_empty(&mut b, &())?);
+    for ts in [5i64, -3, 100, 0, -1000] {
+        map.put(&mut b, &(), ts, format!("v{ts}"))?;
+    }
+    map.put(&mut b, &(), 5, k("five"))?;
+    assert_eq!(map.get(&mut b, &(), &5)?, Some(k("five")));
+    assert!(map.contains(&mut b, &(), &-3)?);
+    map.remove(&mut b, &(), &-3)?;
+    assert!(!map.contains(&mut b, &(), &-3)?);
+    let keys: Vec<i64> = map.entries(&mut b, &())?.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec![-1000, 0, 5, 100], "iteration follows the user key's order");
+    b.set_current_key(&k("b"))?;
+    assert!(map.is_empty(&mut b, &())?);
+    b.set_current_key(&k("a"))?;
+    map.clear(&mut b, &())?;
+    assert!(map.is_empty(&mut b, &())?);
+    Ok(())
+}
+
+pub fn reducing_and_aggregating<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let max = b.reducing_state::<u8, i64>(&ReducingStateDescriptor::new("max", |a: &i64, b: &i64| *a.max(b)))?;
+    let avg = b.aggregating_state::<u8, i64, Avg, f64>(&AggregatingStateDescriptor::new("avg", AvgFn))?;
+    b.set_current_key(&k("a"))?;
+    for (ns, v) in [(1u8, 3i64), (1, 9), (1, -2), (2, 4)] {
+        max.add(&mut b, &ns, v)?;
+        avg.add(&mut b, &ns, &v)?;
+    }
+    assert_eq!(max.get(&mut b, &1)?, Some(9));
+    assert_eq!(avg.get(&mut b, &1)?, Some(10.0 / 3.0));
+    assert_eq!(avg.accumulator(&mut b, &1)?, Some(Avg { count: 3, sum: 10 }));
+    max.merge_namespaces(&mut b, &3, &[1, 2])?;
+    avg.merge_namespaces(&mut b, &3, &[1, 2])?;
+    assert_eq!(max.get(&mut b, &3)?, Some(9));
+    assert_eq!(avg.accumulator(&mut b, &3)?, Some(Avg { count: 4, sum: 14 }));
+    assert_eq!(max.get(&mut b, &1)?, None);
+    Ok(())
+}
+
+pub fn ttl<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(1_000);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let minute = Duration::from_secs(60);
+    let on_write = b.value_state::<(), u32>(&ValueStateDescriptor::new("on_write").with_ttl(StateTtlConfig::new(minute)))?;
+    let on_read = b.value_state::<(), u32>(&ValueStateDescriptor::new("on_read").with_ttl(StateTtlConfig::new(minute).update_on_read_and_write()))?;
+    let visible = b.value_state::<(), u32>(&ValueStateDescriptor::new("visible").with_ttl(StateTtlConfig::new(minute).return_expired_if_not_cleaned_up()))?;
+    let list = b.list_state::<(), u32>(&ListStateDescriptor::new("list").with_ttl(StateTtlConfig::new(minute)))?;
+    let map = b.map_state::<(), u32, u32>(&MapStateDescriptor::new("map").with_ttl(StateTtlConfig::new(minute)))?;
+    b.set_current_key(&k("a"))?;
+    on_write.update(&mut b, &(), 1)?;
+    on_read.update(&mut b, &(), 2)?;
+    visible.update(&mut b, &(), 3)?;
+    list.add(&mut b, &(), 10)?;
+    map.put(&mut b, &(), 1, 100)?;
+    clock.advance(Duration::from_secs(40));
+    list.add(&mut b, &(), 11)?;
+    map.put(&mut b, &(), 2, 200)?;
+    assert_eq!(on_read.value(&mut b, &())?, Some(2), "a read refreshes `on_read`");
+    assert_eq!(on_write.value(&mut b, &())?, Some(1));
+    clock.advance(Duration::from_secs(30));
+    assert_eq!(on_write.value(&mut b, &())?, None, "70 s after its write");
+    assert_eq!(on_read.value(&mut b, &())?, Some(2), "30 s after its last read");
+    assert_eq!(visible.value(&mut b, &())?, Some(3), "expired but not cleaned up");
+    assert_eq!(list.get(&mut b, &())?, vec![11], "elements expire one by one");
+    assert_eq!(map.entries(&mut b, &())?, vec![(2, 200)], "entries expire one by one");
+    // A full snapshot leaves expired values out.
+    clock.advance(Duration::from_secs(120));
+    let snapshot = b.snapshot(&dir.path().join("ttl.kstate"))?;
+    assert_eq!(snapshot.entries.values().sum::<u64>(), 0, "{snapshot:?}");
+    Ok(())
+}
+
+pub fn snapshot_and_restore<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(&dir.path().join("a"), options(&clock))?;
+    fill(&mut b)?;
+    let path = dir.path().join("full.kstate");
+    let snapshot = b.snapshot(&path)?;
+    assert_eq!(snapshot.entries.get("count"), Some(&50));
+
+    let mut restored = f.create(&dir.path().join("b"), options(&clock))?;
+    register(&mut restored)?;
+    let report = restored.restore(&[&path])?;
+    assert!(report.migrated.is_empty());
+    check(&mut restored, 0..50)
+}
+
+/// Writes fifty keys' worth of every kind of state.
+pub fn fill<B: KeyedStateBackend<String>>(b: &mut B) -> Result<()> {
+    let (count, list, map) = register(b)?;
+    for i in 0..50u64 {
+        b.set_current_key(&format!("key-{i}"))?;
+        count.update(b, &(), i)?;
+        list.add(b, &(), i as i32)?;
+        list.add(b, &(), -(i as i32))?;
+        map.put(b, &(), format!("m{i}"), i * 10)?;
+    }
+    Ok(())
+}
+
+type States = (ValueState<(), u64>, ListState<(), i32>, MapState<(), String, u64>);
+
+pub fn register<B: KeyedStateBackend<String>>(b: &mut B) -> Result<States> {
+    Ok((
+        b.value_state(&ValueStateDescriptor::new("count"))?,
+        b.list_state(&ListStateDescriptor::new("list"))?,
+        b.map_state(&MapStateDescriptor::new("map"))?,
+    ))
+}
+
+/// Checks the state `fill` wrote for the keys in `range` that this backend holds.
+pub fn check<B: KeyedStateBackend<String>>(b: &mut B, range: std::ops::Range<u64>) -> Result<()> {
+    let (count, list, map) = register(b)?;
+    let mut seen = 0;
+    for i in range {
+        let key = format!("key-{i}");
+        match b.set_current_key(&key) {
+            Err(Error::KeyGroupOutOfRange { .. }) => continue,
+            other => other?,
+        }
+        seen += 1;
+        assert_eq!(count.value(b, &())?, Some(i), "{key}");
+        assert_eq!(list.get(b, &())?, vec![i as i32, -(i as i32)], "{key}");
+        assert_eq!(map.entries(b, &())?, vec![(format!("m{i}"), i * 10)], "{key}");
+    }
+    assert!(seen > 0, "no key of the range is in this backend");
+    Ok(())
+}
+
+#[macro_export]
+macro_rules! backend_suite {
+    ($module:ident, $factory:expr) => {
+        mod $module {
+            use super::*;
+            #[test]
+            fn value_state() -> Result<()> {
+                super::value_state($factory)
+            }
+            #[test]
+            fn namespaces() -> Result<()> {
+                super::namespaces($factory)
+            }
+            #[test]
+            fn list_state() -> Result<()> {
+                super::list_state($factory)
+            }
+            #[test]
+            fn map_state() -> Result<()> {
+                super::map_state($factory)
+            }
+            #[test]
+            fn reducing_and_aggregating() -> Result<()> {
+                super::reducing_and_aggregating($factory)
+            }
+            #[test]
+            fn ttl() -> Result<()> {
+                super::ttl($factory)
+            }
+            #[test]
+            fn snapshot_and_restore() -> Result<()> {
+                super::snapshot_and_restore($factory)
+            }
+        }
+    };
+}
+
+backend_suite!(heap, Heap);
