@@ -7,10 +7,14 @@
 //! - [`user_types`]: version 1 of a set of user types (`#[derive(TypeInfo)]`) pinned in
 //!   `fixtures/v1/user/`, and today's versions (v2, v3, ...) that evolve them
 //!   (`tests/user_types_evolution.rs`);
-//! - `src/bin/write_fixtures.rs`: writes the fixtures that are missing, never overwrites.
+//! - [`state_cases`]: key groups of fixed keys, composite key bytes, and keyed and operator
+//!   snapshots of the state crate, pinned in `fixtures/v1/state/` (`tests/state_golden.rs`);
+//! - `src/bin/write_fixtures.rs` and `src/bin/write_state_fixtures.rs`: write the fixtures
+//!   that are missing, never overwrite.
 
 pub mod builtin_cases;
 pub mod golden;
+pub mod state_cases;
 pub mod user_types;
 
 pub use builtin_cases::builtin_cases;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use typeinfo_compat_tests::state_cases::STATE_SUBDIR;
 use typeinfo_compat_tests::builtin_cases;
 use typeinfo_compat_tests::golden::{fixture_dir, Fixture, BIN_EXT, FIXTURE_DIR, SNAPSHOT_EXT, WRITE_COMMAND};
 use typeinfo_compat_tests::user_types::USER_SUBDIR;
@@ -103,8 +104,9 @@ fn case_names_are_unique_file_stems() {
 }
 
 /// Every committed fixture file belongs to a case: a case is never removed (or renamed)
-/// once its fixture is committed. (The `user/` subdirectory holds the user-type fixtures,
-/// checked by `tests/user_types_evolution.rs`.)
+/// once its fixture is committed. (The `user/` and `state/` subdirectories hold the
+/// user-type and state fixtures, checked by `tests/user_types_evolution.rs` and
+/// `tests/state_golden.rs`.)
 #[test]
 fn every_fixture_file_has_a_case() {
     let dir = fixture_dir();
@@ -114,7 +116,7 @@ fn every_fixture_file_has_a_case() {
     let mut orphans = Vec::new();
     for entry in entries {
         let path = entry.expect("a directory entry").path();
-        if path.is_dir() && path.file_name().is_some_and(|n| n == USER_SUBDIR) {
+        if path.is_dir() && path.file_name().is_some_and(|n| n == USER_SUBDIR || n == STATE_SUBDIR) {
             continue;
         }
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();

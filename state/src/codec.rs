@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use typeinfo::{Comparable, SerializerConfig, SnapshotRegistry, TypeInfo, TypeSerializer};
+use typeinfo::{Comparable, DataInputView, DataOutputView, SerializerConfig, SnapshotRegistry, TypeInfo, TypeSerializer};
 
 use crate::backend::{StateKind, StateMeta};
 use crate::descriptor::{MapKey, StateNamespace, StateValue};
@@ -15,7 +15,19 @@ pub(crate) trait ErasedCodec: Send + Sync {
     fn meta(&self) -> &StateMeta;
     /// How entries stored under `stored` become today's.
     fn transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<EntryTranscoder>;
-    fn as_any(&self) -> &dyn Any;
+    /// Serializes a namespace given as `&dyn Any`; `None` when it has another type.
+    fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>>;
+    /// For map state, a function that skips the user key at the start of a stored value.
+    fn user_key_skipper(&self) -> Option<UserKeySkip> {
+        None
+    }
+}
+
+/// Skips one serialized user key.
+pub(crate) type UserKeySkip = Box<dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync>;
+
+fn write_ns<N: 'static, S: TypeSerializer<N>>(serializer: &S, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
+    namespace.downcast_ref::<N>().map(|ns| serializer.serialize(ns, out).map_err(Into::into))
 }
 
 /// Value-like states (value, reducing, aggregating) and lists: a namespace and one value
@@ -47,8 +59,8 @@ impl<N: StateNamespace, V: StateValue> ErasedCodec for ValueCodec<N, V> {
         let migrated = [("namespace", ns_migrates), (part, v_migrates)].into_iter().filter(|(_, m)| *m).map(|(p, _)| p).collect();
         Ok(EntryTranscoder { kind: self.meta.kind, ttl: self.meta.ttl, namespace, values: vec![value], migrated })
     }
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
+        write_ns::<N, _>(&self.namespace, namespace, out)
     }
 }
 
@@ -93,7 +105,11 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> ErasedCodec for MapCodec<N, 
             .collect();
         Ok(EntryTranscoder { kind: StateKind::Map, ttl: self.meta.ttl, namespace, values: vec![uk, uv], migrated })
     }
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
+        write_ns::<N, _>(&self.namespace, namespace, out)
+    }
+    fn user_key_skipper(&self) -> Option<UserKeySkip> {
+        let s = self.user_key.clone();
+        Some(Box::new(move |input| s.skip(input)))
     }
 }

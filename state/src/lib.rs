@@ -18,7 +18,9 @@ mod descriptor;
 mod error;
 mod heap;
 pub mod key_group;
+mod operator;
 mod options;
+mod rocks;
 pub mod savepoint;
 mod ttl;
 
@@ -28,6 +30,8 @@ pub use descriptor::*;
 pub use error::{Error, Result};
 pub use heap::HeapKeyedStateBackend;
 pub use key_group::{default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange};
+pub use operator::{BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution};
 pub use options::BackendOptions;
+pub use rocks::{Compression, RocksDbKeyedStateBackend, RocksDbOptions};
 pub use savepoint::{KeyedSnapshot, RestoreReport};
 pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};

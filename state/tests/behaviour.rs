@@ -21,6 +21,14 @@ impl Factory for Heap {
     }
 }
 
+pub struct RocksDb;
+impl Factory for RocksDb {
+    type Backend = RocksDbKeyedStateBackend<String>;
+    fn create(&self, dir: &Path, options: BackendOptions) -> Result<Self::Backend> {
+        RocksDbKeyedStateBackend::open(&dir.join("db"), options, RocksDbOptions::default().block_cache_bytes(8 << 20))
+    }
+}
+
 #[derive(TypeInfo, Debug, Clone, PartialEq)]
 pub struct Avg {
     pub count: u64,
@@ -299,3 +307,4 @@ macro_rules! backend_suite {
 }
 
 backend_suite!(heap, Heap);
+backend_suite!(rocksdb, RocksDb);

@@ -1,0 +1,432 @@
+//! Operator (non-keyed) state: list state redistributed by split or by union on restore,
+//! and broadcast state with a read-only view.
+//!
+//! Each subtask snapshots its operator state to one file (`TIOS` format, see `FORMAT.md`).
+//! On restore at any parallelism, every subtask reads every old file: a split list is
+//! the concatenation of all old lists, cut into contiguous parts, part `i` for subtask `i`;
+//! a union list is the whole concatenation for every subtask; a broadcast map is the same
+//! on every subtask, so the first file's copy is taken.
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use typeinfo::{DataInputView, DataOutputView, SerializerConfig, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer};
+
+use crate::descriptor::{MapKey, StateValue};
+use crate::error::{Error, Result};
+use crate::savepoint::{part_transcoder, write_atomically, PartFn};
+
+const MAGIC: [u8; 4] = *b"TIOS";
+const END_MAGIC: [u8; 4] = *b"TIOE";
+const VERSION: u8 = 1;
+
+/// How an operator list state is spread over subtasks on restore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Redistribution {
+    /// The elements of all old subtasks, cut into one contiguous part per new subtask.
+    Split,
+    /// Every new subtask gets every element.
+    Union,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Split = 1,
+    Union = 2,
+    Broadcast = 3,
+}
+
+trait OperatorState: Send {
+    fn kind(&self) -> Kind;
+    fn snapshots(&self) -> Vec<SerializerSnapshot>;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Today's serialized elements (list) or entries (broadcast: key then value).
+    fn write(&self, out: &mut DataOutputView) -> Result<u64>;
+    /// Transcoders of stored parts into today's layout.
+    fn transcoders(&self, stored: &[SerializerSnapshot], name: &str) -> Result<Vec<PartFn>>;
+    /// Replaces the state with entries in today's layout.
+    fn load(&mut self, items: &[Vec<u8>]) -> Result<()>;
+}
+
+struct ListOp<T: TypeInfo> {
+    kind: Kind,
+    serializer: T::Serializer,
+    items: Vec<T>,
+}
+
+impl<T: StateValue> OperatorState for ListOp<T> {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn snapshots(&self) -> Vec<SerializerSnapshot> {
+        vec![self.serializer.snapshot()]
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn write(&self, out: &mut DataOutputView) -> Result<u64> {
+        for item in &self.items {
+            self.serializer.serialize(item, out)?;
+        }
+        Ok(self.items.len() as u64)
+    }
+    fn transcoders(&self, stored: &[SerializerSnapshot], name: &str) -> Result<Vec<PartFn>> {
+        let [element] = stored else { return Err(shape(name, "one element serializer", stored.len())) };
+        Ok(vec![part_transcoder(&self.serializer, element, &SnapshotRegistry::default(), name, "element")?.0])
+    }
+    fn load(&mut self, items: &[Vec<u8>]) -> Result<()> {
+        self.items = items.iter().map(|b| typeinfo::from_bytes(&self.serializer, b)).collect::<typeinfo::Result<_>>()?;
+        Ok(())
+    }
+}
+
+struct BroadcastOp<K: TypeInfo, V: TypeInfo> {
+    key: K::Serializer,
+    value: V::Serializer,
+    map: BTreeMap<K, V>,
+}
+
+impl<K: MapKey, V: StateValue> OperatorState for BroadcastOp<K, V> {
+    fn kind(&self) -> Kind {
+        Kind::Broadcast
+    }
+    fn snapshots(&self) -> Vec<SerializerSnapshot> {
+        vec![self.key.snapshot(), self.value.snapshot()]
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn write(&self, out: &mut DataOutputView) -> Result<u64> {
+        for (k, v) in &self.map {
+            self.key.serialize(k, out)?;
+            self.value.serialize(v, out)?;
+        }
+        Ok(self.map.len() as u64)
+    }
+    fn transcoders(&self, stored: &[SerializerSnapshot], name: &str) -> Result<Vec<PartFn>> {
+        let [k, v] = stored else { return Err(shape(name, "a key and a value serializer", stored.len())) };
+        let registry = SnapshotRegistry::default();
+        Ok(vec![part_transcoder(&self.key, k, &registry, name, "key")?.0, part_transcoder(&self.value, v, &registry, name, "value")?.0])
+    }
+    fn load(&mut self, items: &[Vec<u8>]) -> Result<()> {
+        self.map.clear();
+        for bytes in items {
+            let mut input = DataInputView::new(bytes);
+            let k = self.key.deserialize(&mut input)?;
+            let v = self.value.deserialize(&mut input)?;
+            self.map.insert(k, v);
+        }
+        Ok(())
+    }
+}
+
+fn shape(name: &str, expected: &str, found: usize) -> Error {
+    Error::StateMismatch { state: name.to_owned(), detail: format!("{expected}, but {found} serializers were stored") }
+}
+
+/// A registered operator list state.
+#[derive(Debug)]
+pub struct OperatorListState<T> {
+    index: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+/// A registered broadcast state (read and write).
+#[derive(Debug)]
+pub struct BroadcastState<K, V> {
+    index: usize,
+    _t: PhantomData<fn() -> (K, V)>,
+}
+
+/// Read-only access to a broadcast state, for the keyed side of a broadcast join.
+#[derive(Debug)]
+pub struct ReadOnlyBroadcastState<'a, K, V> {
+    map: &'a BTreeMap<K, V>,
+}
+
+impl<K: Ord, V> ReadOnlyBroadcastState<'_, K, V> {
+    /// The value of `key`.
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.map.get(key)
+    }
+
+    /// Every entry in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.map.iter()
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains(&self, key: &K) -> bool {
+        self.map.contains_key(key)
+    }
+}
+
+/// The operator state of one subtask.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_state::{OperatorStateBackend, Redistribution};
+///
+/// # fn main() -> typeinfo_state::Result<()> {
+/// let mut ops = OperatorStateBackend::new(0, 1);
+/// let offsets = ops.list_state::<u64>("offsets", Redistribution::Split)?;
+/// offsets.add(&mut ops, 42)?;
+/// assert_eq!(offsets.get(&mut ops)?, vec![42]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct OperatorStateBackend {
+    index: u32,
+    parallelism: u32,
+    config: SerializerConfig,
+    states: Vec<(String, Box<dyn OperatorState>)>,
+    by_name: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for OperatorStateBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorStateBackend")
+            .field("index", &self.index)
+            .field("parallelism", &self.parallelism)
+            .field("states", &self.states.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl OperatorStateBackend {
+    /// The operator state of subtask `index` of `parallelism`.
+    pub fn new(index: u32, parallelism: u32) -> Self {
+        Self { index, parallelism: parallelism.max(1), config: SerializerConfig::default(), states: Vec::new(), by_name: HashMap::new() }
+    }
+
+    /// The serializer configuration states are created with.
+    pub fn with_serializer_config(mut self, config: SerializerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    fn register(&mut self, name: &str, make: impl FnOnce(&SerializerConfig) -> Result<Box<dyn OperatorState>>, check: impl Fn(&mut dyn OperatorState) -> bool) -> Result<usize> {
+        if let Some(&index) = self.by_name.get(name) {
+            if !check(self.states[index].1.as_mut()) {
+                return Err(Error::StateMismatch { state: name.to_owned(), detail: "another kind or other types".to_owned() });
+            }
+            return Ok(index);
+        }
+        let state = make(&self.config)?;
+        self.states.push((name.to_owned(), state));
+        self.by_name.insert(name.to_owned(), self.states.len() - 1);
+        Ok(self.states.len() - 1)
+    }
+
+    /// Registers (or finds) a list state.
+    ///
+    /// # Errors
+    ///
+    /// The name is taken by another kind or type.
+    pub fn list_state<T: StateValue>(&mut self, name: &str, redistribution: Redistribution) -> Result<OperatorListState<T>> {
+        let kind = match redistribution {
+            Redistribution::Split => Kind::Split,
+            Redistribution::Union => Kind::Union,
+        };
+        let index = self.register(
+            name,
+            |config| Ok(Box::new(ListOp::<T> { kind, serializer: T::create_serializer(config)?, items: Vec::new() })),
+            |s| s.kind() == kind && s.as_any_mut().downcast_mut::<ListOp<T>>().is_some(),
+        )?;
+        Ok(OperatorListState { index, _t: PhantomData })
+    }
+
+    /// Registers (or finds) a broadcast state.
+    ///
+    /// # Errors
+    ///
+    /// The name is taken by another kind or type.
+    pub fn broadcast_state<K: MapKey, V: StateValue>(&mut self, name: &str) -> Result<BroadcastState<K, V>> {
+        let index = self.register(
+            name,
+            |config| {
+                Ok(Box::new(BroadcastOp::<K, V> { key: K::create_serializer(config)?, value: V::create_serializer(config)?, map: BTreeMap::new() }))
+            },
+            |s| s.as_any_mut().downcast_mut::<BroadcastOp<K, V>>().is_some(),
+        )?;
+        Ok(BroadcastState { index, _t: PhantomData })
+    }
+
+    fn typed<S: 'static>(&mut self, index: usize) -> Result<&mut S> {
+        let (name, state) = &mut self.states[index];
+        let name = name.clone();
+        state.as_any_mut().downcast_mut::<S>().ok_or(Error::StateMismatch { state: name, detail: "other types".to_owned() })
+    }
+
+    /// Writes this subtask's operator state to `path` (temporary name, sync, rename).
+    ///
+    /// # Errors
+    ///
+    /// An I/O or serialization error; a previous file at `path` is intact.
+    pub fn snapshot(&self, path: &Path) -> Result<()> {
+        let mut out = DataOutputView::new();
+        out.write_bytes(&MAGIC);
+        out.write_u8(VERSION);
+        out.write_len(self.states.len());
+        let mut items = DataOutputView::new();
+        for (name, state) in &self.states {
+            out.write_len_prefixed(name.as_bytes());
+            out.write_u8(state.kind() as u8);
+            let snapshots = state.snapshots();
+            out.write_len(snapshots.len());
+            for s in &snapshots {
+                s.write_to(&mut out);
+            }
+            items.clear();
+            let count = state.write(&mut items)?;
+            out.write_varint(count);
+            out.write_len_prefixed(items.as_slice());
+        }
+        let crc = crc32fast::hash(out.as_slice());
+        out.write_u32(crc);
+        out.write_bytes(&END_MAGIC);
+        write_atomically(path, out.as_slice())
+    }
+
+    /// Restores from the files of every old subtask, redistributing to this subtask.
+    /// Every stored state must be registered; nothing changes unless every file is sound
+    /// and every state compatible.
+    ///
+    /// # Errors
+    ///
+    /// A corrupt or foreign file, an unregistered or incompatible state.
+    pub fn restore(&mut self, files: &[&Path]) -> Result<()> {
+        // name -> items in today's layout, in file order
+        let mut gathered: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
+        let mut broadcast_seen: HashMap<usize, bool> = HashMap::new();
+        for path in files {
+            let bytes = fs::read(path).map_err(|e| Error::io(*path, e))?;
+            let corrupt = |detail: String| Error::CorruptSavepoint { path: path.to_path_buf(), detail };
+            if bytes.len() < 13 || bytes[..4] != MAGIC || bytes[bytes.len() - 4..] != END_MAGIC {
+                return Err(corrupt("not a typeinfo operator state file, or truncated".to_owned()));
+            }
+            let body = &bytes[..bytes.len() - 8];
+            let crc = u32::from_le_bytes([bytes[body.len()], bytes[body.len() + 1], bytes[body.len() + 2], bytes[body.len() + 3]]);
+            if crc32fast::hash(body) != crc {
+                return Err(corrupt("checksum mismatch: the file is corrupt".to_owned()));
+            }
+            let mut input = DataInputView::new(&body[4..]);
+            let parse = |e: typeinfo::Error| corrupt(format!("malformed: {e}"));
+            if input.read_u8().map_err(parse)? != VERSION {
+                return Err(corrupt("unknown format version".to_owned()));
+            }
+            let count = input.read_len(3).map_err(parse)?;
+            for _ in 0..count {
+                let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?).map_err(|_| corrupt("state name is not UTF-8".to_owned()))?.to_owned();
+                let kind = input.read_u8().map_err(parse)?;
+                let n = input.read_len(4).map_err(parse)?;
+                let snapshots = (0..n).map(|_| SerializerSnapshot::read_from(&mut input)).collect::<typeinfo::Result<Vec<_>>>().map_err(parse)?;
+                let items = input.read_varint().map_err(parse)?;
+                let data = input.read_len_prefixed().map_err(parse)?;
+                let index = *self.by_name.get(&name).ok_or_else(|| Error::StateMismatch {
+                    state: name.clone(),
+                    detail: "nothing: it is in the savepoint but not registered".to_owned(),
+                })?;
+                let state = self.states[index].1.as_ref();
+                if state.kind() as u8 != kind {
+                    return Err(Error::StateMismatch { state: name, detail: format!("kind {:?} but another kind was stored", state.kind()) });
+                }
+                let transcoders = state.transcoders(&snapshots, &name)?;
+                if state.kind() == Kind::Broadcast && broadcast_seen.insert(index, true).is_some() {
+                    continue;
+                }
+                let mut data = DataInputView::new(data);
+                let list = gathered.entry(index).or_default();
+                for _ in 0..items {
+                    let mut item = DataOutputView::new();
+                    for t in &transcoders {
+                        t(&mut data, &mut item).map_err(|e| corrupt(format!("state `{name}`: {e}")))?;
+                    }
+                    list.push(item.into_inner());
+                }
+                if !data.is_empty() {
+                    return Err(corrupt(format!("state `{name}` has {} bytes after its items", data.remaining())));
+                }
+            }
+        }
+        for (index, items) in gathered {
+            let state = &mut self.states[index].1;
+            let mine: &[Vec<u8>] = match state.kind() {
+                Kind::Split => {
+                    let (n, p, i) = (items.len(), self.parallelism as usize, self.index as usize);
+                    &items[i * n / p..(i + 1) * n / p]
+                }
+                _ => &items,
+            };
+            state.load(mine)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: StateValue> OperatorListState<T> {
+    /// Appends an element.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn add(&self, backend: &mut OperatorStateBackend, value: T) -> Result<()> {
+        backend.typed::<ListOp<T>>(self.index)?.items.push(value);
+        Ok(())
+    }
+
+    /// The elements (copies).
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn get(&self, backend: &mut OperatorStateBackend) -> Result<Vec<T>> {
+        let list = backend.typed::<ListOp<T>>(self.index)?;
+        Ok(list.items.iter().map(|v| list.serializer.copy(v)).collect())
+    }
+
+    /// Replaces the elements.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn update(&self, backend: &mut OperatorStateBackend, values: Vec<T>) -> Result<()> {
+        backend.typed::<ListOp<T>>(self.index)?.items = values;
+        Ok(())
+    }
+}
+
+impl<K: MapKey, V: StateValue> BroadcastState<K, V> {
+    /// Sets the value of `key`.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn put(&self, backend: &mut OperatorStateBackend, key: K, value: V) -> Result<()> {
+        backend.typed::<BroadcastOp<K, V>>(self.index)?.map.insert(key, value);
+        Ok(())
+    }
+
+    /// Removes `key`.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn remove(&self, backend: &mut OperatorStateBackend, key: &K) -> Result<()> {
+        backend.typed::<BroadcastOp<K, V>>(self.index)?.map.remove(key);
+        Ok(())
+    }
+
+    /// A read-only view.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn read_only<'a>(&self, backend: &'a mut OperatorStateBackend) -> Result<ReadOnlyBroadcastState<'a, K, V>> {
+        Ok(ReadOnlyBroadcastState { map: &backend.typed::<BroadcastOp<K, V>>(self.index)?.map })
+    }
+}

@@ -1,0 +1,939 @@
+//! The RocksDB backend: one database per operator subtask, one column family per state,
+//! composite keys, a merge operator for list appends, prefix iteration for map state,
+//! batched writes, and the options a user tunes.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fs;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rocksdb::checkpoint::Checkpoint;
+use rocksdb::compaction_filter::Decision;
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use typeinfo::{Comparable, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeComparator, TypeSerializer};
+
+use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
+use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
+use crate::composite_key::CompositeKeyBuilder;
+use crate::descriptor::*;
+use crate::error::{Error, Result};
+use crate::heap::{not_registered, on_read, Visible};
+use crate::key_group::{key_group_for_bytes, KeyGroupRange};
+use crate::options::BackendOptions;
+use crate::savepoint::{part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
+use crate::ttl::{Clock, StateTtlConfig};
+
+/// The name of the marker file that identifies a directory this backend owns.
+const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
+/// Entries per write batch when restoring.
+const RESTORE_BATCH: usize = 4096;
+
+/// Compression of SST files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// None.
+    None,
+    /// LZ4 (the default: fast, modest ratio).
+    Lz4,
+    /// Zstandard (better ratio, more CPU).
+    Zstd,
+}
+
+/// The RocksDB options a user tunes, with sensible defaults.
+#[derive(Debug, Clone)]
+pub struct RocksDbOptions {
+    block_cache_bytes: usize,
+    write_buffer_bytes: usize,
+    compression: Compression,
+    max_background_jobs: i32,
+}
+
+impl Default for RocksDbOptions {
+    /// 64 MiB block cache, 64 MiB write buffer per state, LZ4, two background jobs.
+    fn default() -> Self {
+        Self { block_cache_bytes: 64 << 20, write_buffer_bytes: 64 << 20, compression: Compression::Lz4, max_background_jobs: 2 }
+    }
+}
+
+impl RocksDbOptions {
+    /// The block cache shared by every state of the backend.
+    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// The write buffer (memtable) size of each state.
+    pub fn write_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.write_buffer_bytes = bytes;
+        self
+    }
+
+    /// The compression of SST files.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Flush and compaction threads.
+    pub fn max_background_jobs(mut self, jobs: i32) -> Self {
+        self.max_background_jobs = jobs.max(1);
+        self
+    }
+
+    fn column_family(&self, cache: &Cache) -> Options {
+        let mut opts = Options::default();
+        opts.set_write_buffer_size(self.write_buffer_bytes);
+        opts.set_compression_type(match self.compression {
+            Compression::None => DBCompressionType::None,
+            Compression::Lz4 => DBCompressionType::Lz4,
+            Compression::Zstd => DBCompressionType::Zstd,
+        });
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(cache);
+        opts.set_block_based_table_factory(&table);
+        opts
+    }
+}
+
+fn rocks(e: rocksdb::Error) -> Error {
+    Error::RocksDb(e.into_string())
+}
+
+/// Concatenates list elements: the merge operator of list state (elements are
+/// self-delimiting, so appending is concatenation).
+fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(existing.map_or(0, <[u8]>::len) + operands.iter().map(<[u8]>::len).sum::<usize>());
+    if let Some(e) = existing {
+        out.extend_from_slice(e);
+    }
+    for op in operands {
+        out.extend_from_slice(op);
+    }
+    Some(out)
+}
+
+/// One registered state in RocksDB, without its value types.
+trait RocksState<K: StateKey>: Send {
+    fn codec(&self) -> &dyn ErasedCodec;
+    fn as_any(&self) -> &dyn Any;
+    fn cf(&self) -> &str;
+    /// Today's entry `[namespace][value part]` as a RocksDB key suffix and value.
+    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()>;
+    /// Writes the entries of one RocksDB key-value pair in the savepoint layout.
+    fn write_entry(&self, prefix_len: usize, key_serializer: &dyn Skip, key: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64>;
+}
+
+/// Moves past one serialized value (the key serializer, without its type).
+trait Skip {
+    fn skip_value(&self, input: &mut DataInputView<'_>) -> typeinfo::Result<()>;
+}
+
+impl<T, S: TypeSerializer<T>> Skip for PhantomSkip<T, S> {
+    fn skip_value(&self, input: &mut DataInputView<'_>) -> typeinfo::Result<()> {
+        self.0.skip(input)
+    }
+}
+
+struct PhantomSkip<T, S>(S, PhantomData<fn() -> T>);
+
+struct Rocks<C> {
+    cf: String,
+    codec: C,
+    ttl: Option<StateTtlConfig>,
+}
+
+fn expired_in_snapshot(ttl: &Option<StateTtlConfig>, value: &[u8], now: i64) -> bool {
+    match (ttl, value.get(..8)) {
+        (Some(t), Some(ts)) => t.cleans_up_in_full_snapshot() && t.is_expired(i64::from_le_bytes(ts.try_into().unwrap_or([0; 8])), now),
+        _ => false,
+    }
+}
+
+/// The length of `[key][namespace]` at the start of `rest`.
+fn key_ns_len(key: &dyn Skip, namespace: &dyn Skip, rest: &[u8]) -> Result<usize> {
+    let mut input = DataInputView::new(rest);
+    key.skip_value(&mut input)?;
+    namespace.skip_value(&mut input)?;
+    Ok(input.position())
+}
+
+impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<ValueCodec<N, V>> {
+    fn codec(&self) -> &dyn ErasedCodec {
+        &self.codec
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn cf(&self) -> &str {
+        &self.cf
+    }
+    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
+        let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
+        let mut input = DataInputView::new(entry);
+        self.codec.namespace.skip(&mut input)?;
+        let ns_end = input.position();
+        builder.set_key_bytes(key_group, key);
+        let composite = builder.set_namespace_bytes(&entry[..ns_end]);
+        if self.codec.meta.kind == StateKind::List {
+            batch.put_cf(cf, composite, input.read_len_prefixed()?);
+        } else {
+            batch.put_cf(cf, composite, input.rest());
+        }
+        Ok(())
+    }
+    fn write_entry(&self, prefix_len: usize, _key: &dyn Skip, composite: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64> {
+        if self.codec.meta.kind == StateKind::List {
+            let kept = live_elements(&self.ttl, &self.codec.value, value, now)?;
+            if kept.is_empty() {
+                return Ok(0);
+            }
+            out.write_bytes(&composite[prefix_len..]);
+            out.write_len_prefixed(&kept);
+            return Ok(1);
+        }
+        if expired_in_snapshot(&self.ttl, value, now) {
+            return Ok(0);
+        }
+        out.write_bytes(&composite[prefix_len..]);
+        out.write_bytes(value);
+        Ok(1)
+    }
+}
+
+/// The elements of a list value that have not expired (all of them without TTL).
+fn live_elements<V, S: TypeSerializer<V>>(ttl: &Option<StateTtlConfig>, serializer: &S, value: &[u8], now: i64) -> Result<Vec<u8>> {
+    let Some(t) = ttl.as_ref().filter(|t| t.cleans_up_in_full_snapshot()) else { return Ok(value.to_vec()) };
+    let mut input = DataInputView::new(value);
+    let mut kept = Vec::with_capacity(value.len());
+    while !input.is_empty() {
+        let start = input.position();
+        let ts = input.read_i64()?;
+        serializer.skip(&mut input)?;
+        if !t.is_expired(ts, now) {
+            kept.extend_from_slice(input.consumed_since(start));
+        }
+    }
+    Ok(kept)
+}
+
+impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K> for Rocks<MapCodec<N, UK, UV>> {
+    fn codec(&self) -> &dyn ErasedCodec {
+        &self.codec
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn cf(&self) -> &str {
+        &self.cf
+    }
+    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
+        let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
+        let mut input = DataInputView::new(entry);
+        self.codec.namespace.skip(&mut input)?;
+        let ns_end = input.position();
+        let user_key = self.codec.user_key.deserialize(&mut input)?;
+        builder.set_key_bytes(key_group, key);
+        builder.set_namespace_bytes(&entry[..ns_end]);
+        let order = &self.codec.user_key_order;
+        let composite = builder.with_user_key_from(|buf| order.write_normalized_key(&user_key, buf));
+        batch.put_cf(cf, composite, &entry[ns_end..]);
+        Ok(())
+    }
+    fn write_entry(&self, prefix_len: usize, key: &dyn Skip, composite: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64> {
+        // The value is `[user key][ts?][user value]`.
+        let mut input = DataInputView::new(value);
+        self.codec.user_key.skip(&mut input)?;
+        if expired_in_snapshot(&self.ttl, input.rest(), now) {
+            return Ok(0);
+        }
+        let ns = PhantomSkip(self.codec.namespace.clone(), PhantomData::<fn() -> N>);
+        let len = key_ns_len(key, &ns, &composite[prefix_len..])?;
+        out.write_bytes(&composite[prefix_len..prefix_len + len]);
+        out.write_bytes(value);
+        Ok(1)
+    }
+}
+
+fn missing_cf(name: &str) -> Error {
+    Error::RocksDb(format!("column family `{name}` is missing"))
+}
+
+struct Current<K> {
+    key: K,
+    key_group: u16,
+}
+
+/// Keyed state in RocksDB: values are serialized on every access, and state can outgrow
+/// memory.
+///
+/// The directory belongs to the backend: it is created if missing, and a previous instance
+/// of this backend in it is replaced (state comes back through savepoints or checkpoints,
+/// as in Flink). A non-empty directory that is not one of ours is refused, never wiped.
+/// Writes skip RocksDB's write-ahead log: durability comes from snapshots.
+pub struct RocksDbKeyedStateBackend<K: StateKey> {
+    options: BackendOptions,
+    rocks_options: RocksDbOptions,
+    cache: Cache,
+    path: PathBuf,
+    db: DB,
+    /// The options of every column family, kept alive after the database: RocksDB holds
+    /// raw pointers to their compaction filters (declared after `db`, so dropped after it).
+    cf_options: Vec<Options>,
+    write: WriteOptions,
+    key_serializer: K::Serializer,
+    builder: CompositeKeyBuilder,
+    current: Option<Current<K>>,
+    states: Vec<Box<dyn RocksState<K>>>,
+    by_name: HashMap<String, usize>,
+    value_buf: DataOutputView,
+}
+
+impl<K: StateKey> std::fmt::Debug for RocksDbKeyedStateBackend<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksDbKeyedStateBackend")
+            .field("path", &self.path)
+            .field("range", &self.options.range)
+            .field("states", &self.by_name.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: StateKey> RocksDbKeyedStateBackend<K> {
+    /// Opens a fresh backend in `dir`.
+    ///
+    /// # Errors
+    ///
+    /// `dir` is a non-empty directory that this backend did not create; RocksDB cannot
+    /// open it; the key serializer cannot be created.
+    pub fn open(dir: &Path, options: BackendOptions, rocks_options: RocksDbOptions) -> Result<Self> {
+        prepare_dir(dir)?;
+        let key_serializer = K::create_serializer(&options.serializer_config)?;
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.set_max_background_jobs(rocks_options.max_background_jobs);
+        let db = DB::open(&db_opts, dir).map_err(rocks)?;
+        fs::write(dir.join(MARKER), b"typeinfo rocksdb keyed state backend\n").map_err(|e| Error::io(dir.join(MARKER), e))?;
+        let mut write = WriteOptions::default();
+        write.disable_wal(true);
+        let cache = Cache::new_lru_cache(rocks_options.block_cache_bytes);
+        Ok(Self {
+            builder: CompositeKeyBuilder::new(options.max_parallelism),
+            options,
+            rocks_options,
+            cache,
+            path: dir.to_owned(),
+            db,
+            cf_options: Vec::new(),
+            write,
+            key_serializer,
+            current: None,
+            states: Vec::new(),
+            by_name: HashMap::new(),
+            value_buf: DataOutputView::with_capacity(256),
+        })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// RocksDB's native checkpoint: hard links of the current SST files in `dir` (fast,
+    /// incremental on disk). It is readable by RocksDB and by this backend's `open` of a
+    /// copy, not by the backend-independent restore.
+    ///
+    /// # Errors
+    ///
+    /// `dir` exists, or RocksDB fails.
+    pub fn native_checkpoint(&self, dir: &Path) -> Result<()> {
+        let checkpoint = Checkpoint::new(&self.db).map_err(rocks)?;
+        checkpoint.create_checkpoint(dir).map_err(rocks)
+    }
+
+    /// Compacts every state's column family now (TTL's compaction filter runs then).
+    ///
+    /// # Errors
+    ///
+    /// RocksDB fails.
+    pub fn compact(&self) -> Result<()> {
+        for state in &self.states {
+            let cf = self.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+            self.db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    fn register<C: ErasedCodec + 'static>(
+        &mut self,
+        name: &str,
+        kind: StateKind,
+        ttl: Option<StateTtlConfig>,
+        make: impl FnOnce() -> Result<C>,
+    ) -> Result<StateId>
+    where
+        Rocks<C>: RocksState<K>,
+    {
+        if let Some(&index) = self.by_name.get(name) {
+            let existing = &self.states[index];
+            if existing.codec().meta().kind != kind || existing.as_any().downcast_ref::<Rocks<C>>().is_none() {
+                return Err(Error::StateMismatch {
+                    state: name.to_owned(),
+                    detail: format!("kind {kind} or types other than its first registration ({})", existing.codec().meta().kind),
+                });
+            }
+            return Ok(StateId(index as u32));
+        }
+        let codec = make()?;
+        let cf = format!("s{}", self.states.len());
+        let mut cf_opts = self.rocks_options.column_family(&self.cache);
+        if kind == StateKind::List {
+            cf_opts.set_merge_operator_associative("typeinfo_list_append", concat_merge);
+        }
+        if let Some(t) = ttl.clone().filter(|t| t.cleans_up_in_compaction() && kind != StateKind::List) {
+            let clock = Arc::clone(&self.options.clock);
+            let map = kind == StateKind::Map;
+            let skip_user_key = codec.user_key_skipper();
+            cf_opts.set_compaction_filter("typeinfo_ttl", move |_level: u32, _key: &[u8], value: &[u8]| {
+                ttl_decision(&t, clock.now_ms(), value, map, skip_user_key.as_deref())
+            });
+        }
+        self.db.create_cf(&cf, &cf_opts).map_err(rocks)?;
+        self.cf_options.push(cf_opts);
+        self.states.push(Box::new(Rocks { cf, codec, ttl }));
+        self.by_name.insert(name.to_owned(), self.states.len() - 1);
+        Ok(StateId((self.states.len() - 1) as u32))
+    }
+
+    #[inline]
+    fn typed<C: 'static>(&self, id: StateId) -> Result<&Rocks<C>> {
+        let state = self.states.get(id.0 as usize).ok_or_else(|| unknown(id))?;
+        state.as_any().downcast_ref::<Rocks<C>>().ok_or_else(|| wrong_types(&state.codec().meta().name))
+    }
+
+    #[inline]
+    fn key_and_namespace<NS: TypeSerializer<N>, N>(&mut self, ns_serializer: &NS, namespace: &N) -> Result<()> {
+        if self.current.is_none() {
+            return Err(Error::NoCurrentKey);
+        }
+        self.builder.set_namespace(namespace, ns_serializer)?;
+        Ok(())
+    }
+}
+
+
+/// The compaction filter of TTL: drops values (map entries) whose timestamp expired.
+fn ttl_decision(ttl: &StateTtlConfig, now: i64, value: &[u8], map: bool, skip_user_key: Option<&(dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync)>) -> Decision {
+    let mut input = DataInputView::new(value);
+    if map {
+        match skip_user_key {
+            Some(skip) if skip(&mut input).is_ok() => {}
+            _ => return Decision::Keep,
+        }
+    }
+    match input.read_i64() {
+        Ok(ts) if ttl.is_expired(ts, now) => Decision::Remove,
+        _ => Decision::Keep,
+    }
+}
+
+fn prepare_dir(dir: &Path) -> Result<()> {
+    match fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_none() {
+                return Ok(());
+            }
+            if dir.join(MARKER).exists() {
+                DB::destroy(&Options::default(), dir).map_err(rocks)?;
+                let _ = fs::remove_dir_all(dir);
+                return fs::create_dir_all(dir).map_err(|e| Error::io(dir, e));
+            }
+            Err(Error::InvalidConfig(format!(
+                "`{}` is not empty and is not a typeinfo RocksDB backend directory: refusing to use it",
+                dir.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir).map_err(|e| Error::io(dir, e)),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+fn unknown(id: StateId) -> Error {
+    Error::StateMismatch { state: format!("#{}", id.0), detail: "an id this backend never gave out".to_owned() }
+}
+
+fn wrong_types(name: &str) -> Error {
+    Error::StateMismatch { state: name.to_owned(), detail: "types other than its registration".to_owned() }
+}
+
+/// The successor of a prefix: the smallest key greater than every key that starts with it.
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last != 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
+    fn max_parallelism(&self) -> u32 {
+        self.options.max_parallelism
+    }
+
+    fn key_group_range(&self) -> KeyGroupRange {
+        self.options.range
+    }
+
+    #[inline]
+    fn set_current_key(&mut self, key: &K) -> Result<()> {
+        self.value_buf.clear();
+        self.key_serializer.serialize(key, &mut self.value_buf)?;
+        let key_group = key_group_for_bytes(self.value_buf.as_slice(), self.options.max_parallelism);
+        let range = self.options.range;
+        if !range.contains(key_group) {
+            return Err(Error::KeyGroupOutOfRange { key_group, start: range.start(), end: range.end() });
+        }
+        self.builder.set_key_bytes(key_group, self.value_buf.as_slice());
+        match &mut self.current {
+            Some(c) => {
+                c.key.clone_from(key);
+                c.key_group = key_group;
+            }
+            None => self.current = Some(Current { key: key.clone(), key_group }),
+        }
+        Ok(())
+    }
+
+    fn current_key(&self) -> Result<&K> {
+        self.current.as_ref().map(|c| &c.key).ok_or(Error::NoCurrentKey)
+    }
+
+    fn current_key_group(&self) -> Result<u16> {
+        self.current.as_ref().map(|c| c.key_group).ok_or(Error::NoCurrentKey)
+    }
+
+    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register(&descriptor.name, StateKind::Value, ttl.clone(), || {
+            ValueCodec::<N, V>::new(&descriptor.name, StateKind::Value, ttl.is_some(), &config)
+        })?;
+        Ok(ValueState { id, default: descriptor.default.clone(), _types: PhantomData })
+    }
+
+    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register(&descriptor.name, StateKind::List, ttl.clone(), || {
+            ValueCodec::<N, V>::new(&descriptor.name, StateKind::List, ttl.is_some(), &config)
+        })?;
+        Ok(ListState { id, _types: PhantomData })
+    }
+
+    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, descriptor: &MapStateDescriptor<UK, UV>) -> Result<MapState<N, UK, UV>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register(&descriptor.name, StateKind::Map, ttl.clone(), || {
+            MapCodec::<N, UK, UV>::new(&descriptor.name, ttl.is_some(), &config)
+        })?;
+        Ok(MapState { id, _types: PhantomData })
+    }
+
+    fn reducing_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ReducingStateDescriptor<V>) -> Result<ReducingState<N, V>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register(&descriptor.name, StateKind::Reducing, ttl.clone(), || {
+            ValueCodec::<N, V>::new(&descriptor.name, StateKind::Reducing, ttl.is_some(), &config)
+        })?;
+        Ok(ReducingState { id, reduce: Arc::clone(&descriptor.reduce), _types: PhantomData })
+    }
+
+    fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
+        &mut self,
+        descriptor: &AggregatingStateDescriptor<In, Acc, Out>,
+    ) -> Result<AggregatingState<N, In, Acc, Out>> {
+        let config = self.options.serializer_config.clone();
+        let ttl = descriptor.ttl.clone();
+        let id = self.register(&descriptor.name, StateKind::Aggregating, ttl.clone(), || {
+            ValueCodec::<N, Acc>::new(&descriptor.name, StateKind::Aggregating, ttl.is_some(), &config)
+        })?;
+        Ok(AggregatingState { id, function: Arc::clone(&descriptor.function), _types: PhantomData })
+    }
+
+    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.clone(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self.db.get_pinned_cf(cf, self.builder.key_and_namespace()).map_err(rocks)? else { return Ok(None) };
+        let mut input = DataInputView::new(&bytes);
+        if ttl.is_some() {
+            let mut ts = input.read_i64()?;
+            let before = ts;
+            match on_read(&ttl, &mut ts, now) {
+                Visible::Expired => {
+                    drop(bytes);
+                    self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks)?;
+                    return Ok(None);
+                }
+                Visible::Yes if ts != before => {
+                    let mut refreshed = bytes.to_vec();
+                    refreshed[..8].copy_from_slice(&ts.to_le_bytes());
+                    let value = v_ser.deserialize(&mut input)?;
+                    drop(bytes);
+                    self.db.put_cf_opt(cf, self.builder.key_and_namespace(), refreshed, &self.write).map_err(rocks)?;
+                    return Ok(Some(value));
+                }
+                Visible::Yes => {}
+            }
+        }
+        Ok(Some(v_ser.deserialize(&mut input)?))
+    }
+
+    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        self.value_buf.clear();
+        if ttl {
+            self.value_buf.write_i64(now);
+        }
+        v_ser.serialize(&value, &mut self.value_buf)?;
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        self.db.put_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+    }
+
+    fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {
+        self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        Ok(V::create_serializer(&self.options.serializer_config)?.copy(value))
+    }
+
+    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.clone(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self.db.get_pinned_cf(cf, self.builder.key_and_namespace()).map_err(rocks)? else { return Ok(Vec::new()) };
+        let mut input = DataInputView::new(&bytes);
+        let mut out = Vec::new();
+        let mut rewritten = DataOutputView::new();
+        let mut changed = false;
+        while !input.is_empty() {
+            let mut ts = if ttl.is_some() { input.read_i64()? } else { 0 };
+            let before = ts;
+            let start = input.position();
+            let value = v_ser.deserialize(&mut input)?;
+            if on_read(&ttl, &mut ts, now) == Visible::Expired {
+                changed = true;
+                continue;
+            }
+            changed |= ts != before;
+            if ttl.is_some() {
+                rewritten.write_i64(ts);
+            }
+            rewritten.write_bytes(input.consumed_since(start));
+            out.push(value);
+        }
+        drop(bytes);
+        if changed {
+            if rewritten.is_empty() {
+                self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks)?;
+            } else {
+                self.db.put_cf_opt(cf, self.builder.key_and_namespace(), rewritten.as_slice(), &self.write).map_err(rocks)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        self.value_buf.clear();
+        if ttl {
+            self.value_buf.write_i64(now);
+        }
+        v_ser.serialize(&value, &mut self.value_buf)?;
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        self.db.merge_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+    }
+
+    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        if values.is_empty() {
+            return self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks);
+        }
+        self.value_buf.clear();
+        for v in &values {
+            if ttl {
+                self.value_buf.write_i64(now);
+            }
+            v_ser.serialize(v, &mut self.value_buf)?;
+        }
+        self.db.put_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+    }
+
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) =
+            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.codec.user_key_order.clone(), s.ttl.clone(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(key, buf)).to_vec();
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self.db.get_pinned_cf(cf, &composite).map_err(rocks)? else { return Ok(None) };
+        let mut input = DataInputView::new(&bytes);
+        uk_ser.skip(&mut input)?;
+        let ts_at = input.position();
+        if ttl.is_some() {
+            let mut ts = input.read_i64()?;
+            let before = ts;
+            if on_read(&ttl, &mut ts, now) == Visible::Expired {
+                drop(bytes);
+                self.db.delete_cf_opt(cf, &composite, &self.write).map_err(rocks)?;
+                return Ok(None);
+            }
+            if ts != before {
+                let mut refreshed = bytes.to_vec();
+                refreshed[ts_at..ts_at + 8].copy_from_slice(&ts.to_le_bytes());
+                let value = uv_ser.deserialize(&mut input)?;
+                drop(bytes);
+                self.db.put_cf_opt(cf, &composite, refreshed, &self.write).map_err(rocks)?;
+                return Ok(Some(value));
+            }
+        }
+        Ok(Some(uv_ser.deserialize(&mut input)?))
+    }
+
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) =
+            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.codec.user_key_order.clone(), s.ttl.is_some(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        self.value_buf.clear();
+        uk_ser.serialize(&key, &mut self.value_buf)?;
+        if ttl {
+            self.value_buf.write_i64(now);
+        }
+        uv_ser.serialize(&value, &mut self.value_buf)?;
+        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(&key, buf));
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        self.db.put_cf_opt(cf, composite, self.value_buf.as_slice(), &self.write).map_err(rocks)
+    }
+
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()> {
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, order, cf_name) = (s.codec.namespace.clone(), s.codec.user_key_order.clone(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(key, buf));
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        self.db.delete_cf_opt(cf, composite, &self.write).map_err(rocks)
+    }
+
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, uk_ser, uv_ser, ttl, cf_name) =
+            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.ttl.clone(), s.cf.clone());
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let prefix = self.builder.key_and_namespace().to_vec();
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let mut read = ReadOptions::default();
+        if let Some(end) = prefix_end(&prefix) {
+            read.set_iterate_upper_bound(end);
+        }
+        let mut it = self.db.raw_iterator_cf_opt(cf, read);
+        it.seek(&prefix);
+        let mut out = Vec::new();
+        let mut expired = Vec::new();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let mut input = DataInputView::new(v);
+            let uk = uk_ser.deserialize(&mut input)?;
+            let mut ts = if ttl.is_some() { input.read_i64()? } else { 0 };
+            if on_read(&ttl, &mut ts, now) == Visible::Expired {
+                expired.push(k.to_vec());
+            } else {
+                out.push((uk, uv_ser.deserialize(&mut input)?));
+            }
+            it.next();
+        }
+        it.status().map_err(rocks)?;
+        drop(it);
+        for k in expired {
+            self.db.delete_cf_opt(cf, k, &self.write).map_err(rocks)?;
+        }
+        Ok(out)
+    }
+
+    fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {
+        if self.current.is_none() {
+            return Err(Error::NoCurrentKey);
+        }
+        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let cf_name = s.cf().to_owned();
+        let is_map = s.codec().meta().kind == StateKind::Map;
+        let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
+        let prefix = self.builder.set_namespace_bytes(&ns_bytes).to_vec();
+        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        if is_map {
+            match prefix_end(&prefix) {
+                Some(end) => self.db.delete_range_cf(cf, &prefix, &end).map_err(rocks),
+                None => Err(Error::RocksDb("cannot bound a prefix of 0xff bytes".to_owned())),
+            }
+        } else {
+            self.db.delete_cf_opt(cf, &prefix, &self.write).map_err(rocks)
+        }
+    }
+
+    fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<Vec<K>> {
+        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
+        let cf = self.db.cf_handle(s.cf()).ok_or_else(|| missing_cf(s.cf()))?;
+        let prefix_len = self.builder.prefix_len();
+        let mut it = self.db.raw_iterator_cf(cf);
+        it.seek_to_first();
+        let mut out: Vec<K> = Vec::new();
+        while let Some(k) = it.key() {
+            let mut input = DataInputView::new(&k[prefix_len.min(k.len())..]);
+            let key = self.key_serializer.deserialize(&mut input)?;
+            if input.rest().starts_with(&ns_bytes) && out.last() != Some(&key) {
+                out.push(key);
+            }
+            it.next();
+        }
+        it.status().map_err(rocks)?;
+        Ok(out)
+    }
+
+    fn states(&self) -> Vec<StateMeta> {
+        self.states.iter().map(|s| s.codec().meta().clone()).collect()
+    }
+
+    fn snapshot(&mut self, path: &Path) -> Result<KeyedSnapshot> {
+        let header = SnapshotHeader {
+            max_parallelism: self.options.max_parallelism,
+            range: self.options.range,
+            key: self.key_serializer.snapshot(),
+            states: self.states(),
+        };
+        let now = self.options.clock.now_ms();
+        let prefix_len = self.builder.prefix_len();
+        let key_skip = PhantomSkip(self.key_serializer.clone(), PhantomData::<fn() -> K>);
+        let snapshot = self.db.snapshot();
+        let mut writer = SnapshotWriter::new(&header);
+        let mut prefix = CompositeKeyBuilder::new(self.options.max_parallelism);
+        for key_group in self.options.range.iter() {
+            writer.begin_key_group(key_group);
+            prefix.set_key_bytes(key_group, &[]);
+            let start = prefix.key_prefix().to_vec();
+            for (index, state) in self.states.iter().enumerate() {
+                let cf = self.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+                let mut read = ReadOptions::default();
+                read.set_snapshot(&snapshot);
+                if let Some(end) = prefix_end(&start) {
+                    read.set_iterate_upper_bound(end);
+                }
+                let mut it = self.db.raw_iterator_cf_opt(cf, read);
+                it.seek(&start);
+                writer.state_entries(index, |out| {
+                    let mut count = 0;
+                    while let (Some(k), Some(v)) = (it.key(), it.value()) {
+                        if !k.starts_with(&start) {
+                            break;
+                        }
+                        count += state.write_entry(prefix_len, &key_skip, k, v, out, now)?;
+                        it.next();
+                    }
+                    it.status().map_err(rocks)?;
+                    Ok(count)
+                })?;
+            }
+        }
+        let names: Vec<String> = header.states.iter().map(|s| s.name.clone()).collect();
+        writer.finish(path, &names)
+    }
+
+    fn restore(&mut self, files: &[&Path]) -> Result<RestoreReport> {
+        let (max, range) = (self.options.max_parallelism, self.options.range);
+        let mut target = RocksRestore { backend: self, batch: WriteBatch::default(), pending: 0 };
+        restore_into(&mut target, files, max, range)
+    }
+}
+
+/// The namespace's bytes, serialized with the state's namespace serializer.
+fn serialize_namespace<N: StateNamespace>(codec: &dyn ErasedCodec, namespace: &N) -> Result<Vec<u8>> {
+    let mut out = DataOutputView::new();
+    codec.write_namespace(namespace, &mut out).ok_or_else(|| wrong_types(&codec.meta().name))??;
+    Ok(out.into_inner())
+}
+
+struct RocksRestore<'a, K: StateKey> {
+    backend: &'a mut RocksDbKeyedStateBackend<K>,
+    batch: WriteBatch,
+    pending: usize,
+}
+
+impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
+    fn key_transcoder(&self, stored: &SerializerSnapshot, registry: &SnapshotRegistry) -> Result<(PartFn, bool)> {
+        part_transcoder(&self.backend.key_serializer, stored, registry, "(key)", "key")
+    }
+
+    fn state_transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<(usize, EntryTranscoder)> {
+        let index = *self.backend.by_name.get(&stored.name).ok_or_else(|| not_registered(&stored.name))?;
+        Ok((index, self.backend.states[index].codec().transcoder(stored, registry)?))
+    }
+
+    fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()> {
+        let b = &mut *self.backend;
+        b.states[state].ingest(&mut b.builder, key_group, key, entry, &mut self.batch, &b.db)?;
+        self.pending += 1;
+        if self.pending >= RESTORE_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let batch = std::mem::take(&mut self.batch);
+        self.pending = 0;
+        self.backend.db.write_opt(batch, &self.backend.write).map_err(rocks)
+    }
+
+    fn clear_all(&mut self) -> Result<()> {
+        self.batch = WriteBatch::default();
+        self.pending = 0;
+        for state in &self.backend.states {
+            let cf = self.backend.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+            let mut it = self.backend.db.raw_iterator_cf(cf);
+            it.seek_to_first();
+            let first = it.key().map(<[u8]>::to_vec);
+            it.seek_to_last();
+            let last = it.key().map(<[u8]>::to_vec);
+            drop(it);
+            if let (Some(first), Some(mut last)) = (first, last) {
+                last.push(0);
+                self.backend.db.delete_range_cf(cf, first, last).map_err(rocks)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[allow(unused_imports)]
+use {Clock as _, Comparable as _, ErasedCodec as _};
