@@ -22,6 +22,35 @@ use rust_decimal::Decimal;
 
 use crate::golden::{Case, GoldenCase};
 
+/// The six varint serializers, opted into per field with `with` (they are not the
+/// default layout of any type, so a struct carries them into a golden case).
+#[derive(typeinfo::TypeInfo, Debug, Clone, PartialEq)]
+#[typeinfo(name = "VarintFields")]
+pub struct VarintFields {
+    #[typeinfo(with = "typeinfo::VarU16Serializer")]
+    pub u16: u16,
+    #[typeinfo(with = "typeinfo::VarU32Serializer")]
+    pub u32: u32,
+    #[typeinfo(with = "typeinfo::VarU64Serializer")]
+    pub u64: u64,
+    #[typeinfo(with = "typeinfo::VarI16Serializer")]
+    pub i16: i16,
+    #[typeinfo(with = "typeinfo::VarI32Serializer")]
+    pub i32: i32,
+    #[typeinfo(with = "typeinfo::VarI64Serializer")]
+    pub i64: i64,
+}
+
+impl crate::golden::Pinned for VarintFields {
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+}
+
+fn varints(u: u64, i: i64) -> VarintFields {
+    VarintFields { u16: u as u16, u32: u as u32, u64: u, i16: i as i16, i32: i as i32, i64: i }
+}
+
 /// One line per case: `"name" => Type: [values...]`.
 macro_rules! cases {
     ($($name:literal => $ty:ty : [$($value:expr),* $(,)?];)*) => {
@@ -154,6 +183,12 @@ pub fn builtin_cases() -> Vec<Box<dyn GoldenCase>> {
         "btreemap_string_vec_f64" => BTreeMap<String, Vec<f64>>: [
             BTreeMap::new(),
             BTreeMap::from([(s("a"), vec![]), (s("b"), vec![1.0, -0.0, f64::NAN, f64::NEG_INFINITY])]),
+        ];
+
+        // Varint fields (opt-in per field).
+        "varint_fields" => VarintFields: [
+            varints(0, 0), varints(127, -64), varints(128, 64), varints(300, -300), varints(65_535, 32_767),
+            VarintFields { u16: u16::MAX, u32: u32::MAX, u64: u64::MAX, i16: i16::MIN, i32: i32::MIN, i64: i64::MIN },
         ];
     }
 }

@@ -58,6 +58,7 @@ pub use builtin::set::{BTreeSetSerializer, HashSetSerializer};
 pub use builtin::string::{BytesComparator, BytesSerializer, StringComparator, StringSerializer};
 pub use builtin::time::{DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer};
 pub use builtin::tuple::{TupleComparator, TupleSerializer};
+pub use builtin::varint::{varint_kinds, VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer, VarU64Serializer};
 pub use comparator::{Descending, TypeComparator};
 pub use compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict};
 pub use error::{Error, Result};

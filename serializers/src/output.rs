@@ -105,14 +105,28 @@ impl DataOutputView {
     #[inline(always)]
     pub fn write_bytes(&mut self, bytes: &[u8]) {
         self.reserve(bytes.len());
-        self.buf.extend_from_slice(bytes);
+        let len = self.buf.len();
+        // SAFETY: `reserve` guaranteed `capacity - len >= bytes.len()`, so the destination
+        // range `len..len + bytes.len()` lies within the allocation. `bytes` is a shared
+        // borrow distinct from the `&mut self` buffer, so the ranges cannot overlap. The
+        // bytes become initialized before `set_len` covers them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_mut_ptr().add(len), bytes.len());
+            self.buf.set_len(len + bytes.len());
+        }
     }
 
     /// Writes one byte.
     #[inline(always)]
     pub fn write_u8(&mut self, v: u8) {
         self.reserve(1);
-        self.buf.push(v);
+        let len = self.buf.len();
+        // SAFETY: `reserve(1)` left room for one more byte after `len`; it is written
+        // before `set_len` covers it.
+        unsafe {
+            self.buf.as_mut_ptr().add(len).write(v);
+            self.buf.set_len(len + 1);
+        }
     }
 
     /// Writes one signed byte.
@@ -167,7 +181,7 @@ impl DataOutputView {
     pub fn write_len_prefixed(&mut self, bytes: &[u8]) {
         self.reserve(bytes.len() + 10);
         self.write_len(bytes.len());
-        self.buf.extend_from_slice(bytes);
+        self.write_bytes(bytes);
     }
 }
 

@@ -45,6 +45,8 @@ enum Layout {
     Struct { name: String, fields: Vec<(String, RestoredSerializer)> },
     Enum { name: String, variants: Vec<(String, Vec<(String, RestoredSerializer)>)> },
     Serde,
+    VarU(u32),
+    VarI(u32),
     Recursive { name: String, target: Arc<OnceLock<Weak<LayoutSerializer>>> },
 }
 
@@ -61,6 +63,8 @@ const BUILTIN: &[&str] = &[
     kinds::UNIT, kinds::STRING, kinds::LIST, kinds::SET, kinds::MAP, kinds::ARRAY,
     kinds::OPTION, kinds::TUPLE, kinds::DURATION, kinds::SYSTEM_TIME, kinds::DECIMAL,
     kinds::STRUCT, kinds::ENUM, kinds::SERDE, kinds::RECURSIVE,
+    crate::varint_kinds::U16, crate::varint_kinds::U32, crate::varint_kinds::U64,
+    crate::varint_kinds::I16, crate::varint_kinds::I32, crate::varint_kinds::I64,
 ];
 
 thread_local! {
@@ -212,6 +216,12 @@ pub(crate) fn restore_builtin(
             .map(Some);
         }
         kinds::SERDE => Layout::Serde,
+        crate::varint_kinds::U16 => Layout::VarU(16),
+        crate::varint_kinds::U32 => Layout::VarU(32),
+        crate::varint_kinds::U64 => Layout::VarU(64),
+        crate::varint_kinds::I16 => Layout::VarI(16),
+        crate::varint_kinds::I32 => Layout::VarI(32),
+        crate::varint_kinds::I64 => Layout::VarI(64),
         _ => return Ok(None),
     };
     Ok(Some(Arc::new(LayoutSerializer { layout, snapshot: snapshot.clone() })))
@@ -316,6 +326,12 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 write_fields(fields, values, out)?;
             }
             (Layout::Serde, Value::Opaque(bytes)) => out.write_len_prefixed(bytes),
+            (Layout::VarU(16), Value::U16(v)) => out.write_varint(u64::from(*v)),
+            (Layout::VarU(32), Value::U32(v)) => out.write_varint(u64::from(*v)),
+            (Layout::VarU(64), Value::U64(v)) => out.write_varint(*v),
+            (Layout::VarI(16), Value::I16(v)) => out.write_varint_signed(i64::from(*v)),
+            (Layout::VarI(32), Value::I32(v)) => out.write_varint_signed(i64::from(*v)),
+            (Layout::VarI(64), Value::I64(v)) => out.write_varint_signed(*v),
             (Layout::Recursive { name, target }, value) => recursive_target(name, target)?.serialize(value, out)?,
             (layout, value) => return Err(mismatch(layout, value)),
         }
@@ -427,6 +443,24 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 }
             }
             Layout::Serde => Value::Opaque(input.read_len_prefixed()?.to_vec()),
+            Layout::VarU(bits) => {
+                let v = input.read_varint()?;
+                let range = || Error::OutOfRange { what: format!("varint u{bits}"), detail: format!("{v} does not fit") };
+                match bits {
+                    16 => Value::U16(u16::try_from(v).map_err(|_| range())?),
+                    32 => Value::U32(u32::try_from(v).map_err(|_| range())?),
+                    _ => Value::U64(v),
+                }
+            }
+            Layout::VarI(bits) => {
+                let v = input.read_varint_signed()?;
+                let range = || Error::OutOfRange { what: format!("varint i{bits}"), detail: format!("{v} does not fit") };
+                match bits {
+                    16 => Value::I16(i16::try_from(v).map_err(|_| range())?),
+                    32 => Value::I32(i32::try_from(v).map_err(|_| range())?),
+                    _ => Value::I64(v),
+                }
+            }
             Layout::Recursive { name, target } => recursive_target(name, target)?.deserialize(input)?,
         })
     }

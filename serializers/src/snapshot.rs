@@ -166,6 +166,7 @@ impl SerializerSnapshot {
                 }
             }
             kinds::DURATION => "Duration".to_owned(),
+            varint if varint.starts_with("varint_") => format!("{} (varint)", &varint["varint_".len()..]),
             kinds::SYSTEM_TIME => "SystemTime".to_owned(),
             kinds::DECIMAL => "Decimal".to_owned(),
             kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => DataInputView::new(&self.payload)

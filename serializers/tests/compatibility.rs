@@ -265,3 +265,16 @@ fn snapshots_with_huge_minimum_lengths_do_not_overflow() -> Result<()> {
     assert!(matches!(registry().restore(&zero_sized), Err(Error::CorruptSnapshot(_))));
     Ok(())
 }
+
+#[test]
+fn varints_read_narrower_varints_as_is_and_migrate_fixed_integers() -> Result<()> {
+    assert_eq!(to_bytes(&VarU64Serializer, &300)?, [0xac, 0x02]);
+    assert_eq!(to_bytes(&VarI32Serializer, &-1)?, [0x01]);
+    assert_eq!(migrate(&VarU16Serializer, &300, &VarU64Serializer)?, (Verdict::AsIs, 300u64));
+    assert_eq!(migrate(&U32Serializer, &70_000, &VarU64Serializer)?, (Verdict::AfterMigration, 70_000u64));
+    assert_eq!(migrate(&I16Serializer, &-5, &VarI64Serializer)?, (Verdict::AfterMigration, -5i64));
+    assert_eq!(refusal(&VarU64Serializer, &VarU16Serializer), "u64 (varint) -> u16 (varint)");
+    assert_eq!(refusal(&U64Serializer, &VarI64Serializer), "u64 -> i64 (varint)");
+    assert!(matches!(from_bytes(&VarU16Serializer, &[0xff, 0xff, 0x04]), Err(Error::OutOfRange { .. })), "70000 does not fit a u16");
+    Ok(())
+}

@@ -173,3 +173,13 @@ fn decimals() -> R {
         .collect();
     Conformance::new(BigDecimalSerializer, bd).run()
 }
+
+#[test]
+fn varints() -> R {
+    Conformance::new(VarU16Serializer, vec![0u16, 127, 128, 300, u16::MAX]).key_type().run()?;
+    Conformance::new(VarU32Serializer, vec![0u32, 127, 128, 1 << 21, u32::MAX]).key_type().run()?;
+    Conformance::new(VarU64Serializer, vec![0u64, 127, 128, 1 << 35, u64::MAX]).key_type().run()?;
+    Conformance::new(VarI16Serializer, vec![0i16, -64, 63, -65, 64, i16::MIN, i16::MAX]).key_type().run()?;
+    Conformance::new(VarI32Serializer, vec![0i32, -1, 1, i32::MIN, i32::MAX]).key_type().run()?;
+    Conformance::new(VarI64Serializer, vec![0i64, -1, 1, i64::MIN, i64::MAX]).key_type().run()
+}

@@ -412,6 +412,16 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
         }
         #[inline]
         fn deserialize(&self, __input: &mut #krate::DataInputView<'_>) -> #krate::Result<#self_ty> {
+            // A fixed-length struct takes all its bytes with one bounds check and reads its
+            // fields from a view whose length the optimizer knows.
+            let mut __whole;
+            let __input = match #krate::TypeSerializer::<#self_ty>::fixed_length(self) {
+                ::core::option::Option::Some(__n) => {
+                    __whole = #krate::DataInputView::new(__input.read_bytes(__n)?);
+                    &mut __whole
+                }
+                ::core::option::Option::None => __input,
+            };
             ::core::result::Result::Ok(#deserialize)
         }
         fn deserialize_into(&self, __reuse: &mut #self_ty, __input: &mut #krate::DataInputView<'_>) -> #krate::Result<()> {
@@ -430,6 +440,7 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
             #skip
             ::core::result::Result::Ok(())
         }
+        #[inline]
         fn fixed_length(&self) -> ::core::option::Option<usize> {
             #fixed
         }

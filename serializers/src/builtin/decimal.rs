@@ -17,34 +17,40 @@ use crate::snapshot::{kinds, SerializerSnapshot};
 /// The shortest big-endian two's-complement bytes of `v` (at least one byte).
 pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
     let bytes = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (bytes[start], bytes[start + 1]);
-        if (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    bytes[start..].to_vec()
+    bytes[twos_complement_start(&bytes)..].to_vec()
+}
+
+/// Where the shortest two's-complement form of the big-endian `bytes` starts.
+#[inline(always)]
+fn twos_complement_start(bytes: &[u8; 16]) -> usize {
+    let v = i128::from_be_bytes(*bytes);
+    // Redundant sign bits: leading copies of the sign bit beyond the one that must stay.
+    let redundant = if v < 0 { v.leading_ones() } else { v.leading_zeros() } as usize - 1;
+    (redundant / 8).min(15)
 }
 
 /// The value of big-endian two's-complement bytes, if it fits an `i128`.
+#[inline]
 pub fn twos_complement_to_i128(bytes: &[u8]) -> Option<i128> {
-    if bytes.is_empty() || bytes.len() > 16 {
+    let (&first, rest) = bytes.split_first()?;
+    if rest.len() > 15 {
         return None;
     }
-    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0x00 };
-    let mut full = [fill; 16];
-    full[16 - bytes.len()..].copy_from_slice(bytes);
-    Some(i128::from_be_bytes(full))
+    // Sign-extend the first byte, then shift the others in: no variable-length copy.
+    let mut v = i128::from(first as i8);
+    for &b in rest {
+        v = (v << 8) | i128::from(b);
+    }
+    Some(v)
 }
 
+#[inline]
 fn skip_decimal(input: &mut DataInputView<'_>) -> Result<()> {
     input.read_varint_signed()?;
     input.read_len_prefixed().map(|_| ())
 }
 
+#[inline]
 fn read_parts<'a>(input: &mut DataInputView<'a>) -> Result<(i64, &'a [u8])> {
     let scale = input.read_varint_signed()?;
     let unscaled = input.read_len_prefixed()?;
@@ -65,11 +71,14 @@ pub struct RustDecimalSerializer;
 
 #[cfg(feature = "rust_decimal")]
 impl TypeSerializer<rust_decimal::Decimal> for RustDecimalSerializer {
+    #[inline]
     fn serialize(&self, value: &rust_decimal::Decimal, out: &mut DataOutputView) -> Result<()> {
         out.write_varint_signed(value.scale() as i64);
-        out.write_len_prefixed(&i128_to_twos_complement(value.mantissa()));
+        let bytes = value.mantissa().to_be_bytes();
+        out.write_len_prefixed(&bytes[twos_complement_start(&bytes)..]);
         Ok(())
     }
+    #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<rust_decimal::Decimal> {
         let (scale, unscaled) = read_parts(input)?;
         let out_of_range = |detail: String| Error::OutOfRange { what: "rust_decimal::Decimal".to_owned(), detail };

@@ -46,7 +46,9 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSer
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Vec<T>> {
         let n = input.read_len(self.element.min_length())?;
-        let mut v = Vec::new();
+        // `read_len` bounded `n` by the remaining bytes (or by `MAX_ZERO_SIZED_LEN` for
+        // zero-sized elements, which allocate nothing).
+        let mut v = Vec::with_capacity(n);
         self.element.deserialize_append(n, input, &mut v)?;
         Ok(v)
     }

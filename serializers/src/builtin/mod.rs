@@ -13,6 +13,7 @@ pub mod set;
 pub mod string;
 pub mod time;
 pub mod tuple;
+pub mod varint;
 
 use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
 use crate::error::Result;
