@@ -51,7 +51,7 @@ impl<T> Compatibility<T> {
 
     /// Whether the old bytes can be used without migration.
     pub fn is_as_is(&self) -> bool {
-        matches!(self, Compatibility::AsIs)
+        self.verdict() == Verdict::AsIs
     }
 
     /// The incompatibility, if that is the verdict.
@@ -171,7 +171,10 @@ impl<T, S: TypeSerializer<T>> FieldReader<T, S> {
 
     /// Whether this part needs migration.
     pub fn is_migrating(&self) -> bool {
-        matches!(self, FieldReader::Migrating(_))
+        match self {
+            FieldReader::Current(_) => false,
+            FieldReader::Migrating(_) => true,
+        }
     }
 }
 

@@ -134,6 +134,29 @@ fn slot_in<'a, K: StateKey, N: StateNamespace, S>(groups: &'a mut Groups<K, N, S
     groups[group].get_mut(key).and_then(|m| m.get_mut(namespace))
 }
 
+/// The methods every heap table implements the same way.
+macro_rules! shared_heap_state_methods {
+    () => {
+        fn codec(&self) -> &dyn ErasedCodec {
+            &self.codec
+        }
+        fn as_any_mut(&mut self) -> &mut dyn Any {
+            self
+        }
+        fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
+            downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
+        }
+        fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
+            downcast_ns::<N>(namespace)
+                .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
+                .is_some()
+        }
+        fn clear_all(&mut self) {
+            self.groups.iter_mut().for_each(HashMap::clear);
+        }
+    };
+}
+
 fn read_ts(ttl: bool, input: &mut DataInputView<'_>) -> Result<i64> {
     Ok(if ttl { input.read_i64()? } else { 0 })
 }
@@ -147,20 +170,7 @@ type ListTable<K, N, V> = Table<K, N, Vec<(V, i64)>, ValueCodec<N, V>>;
 type MapTable<K, N, UK, UV> = Table<K, N, BTreeMap<UK, (UV, i64)>, MapCodec<N, UK, UV>>;
 
 impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<K, N, V> {
-    fn codec(&self) -> &dyn ErasedCodec {
-        &self.codec
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
-        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
-    }
-    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
-        downcast_ns::<N>(namespace)
-            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
-            .is_some()
-    }
+    shared_heap_state_methods!();
     fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
         let mut count = 0;
         for (k, by_ns) in &self.groups[group] {
@@ -187,9 +197,6 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
         self.insert(group, &key, &ns, (v, ts));
         Ok(())
     }
-    fn clear_all(&mut self) {
-        self.groups.iter_mut().for_each(HashMap::clear);
-    }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
         self.sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| ttl.is_expired(*ts, now));
@@ -197,20 +204,7 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
 }
 
 impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K, N, V> {
-    fn codec(&self) -> &dyn ErasedCodec {
-        &self.codec
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
-        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
-    }
-    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
-        downcast_ns::<N>(namespace)
-            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
-            .is_some()
-    }
+    shared_heap_state_methods!();
     fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
         let mut count = 0;
         let mut elements = DataOutputView::new();
@@ -252,9 +246,6 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
         }
         Ok(())
     }
-    fn clear_all(&mut self) {
-        self.groups.iter_mut().for_each(HashMap::clear);
-    }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
         self.sweep(group, ttl.incremental_cleanup_size(), |list| {
@@ -265,20 +256,7 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
 }
 
 impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K> for MapTable<K, N, UK, UV> {
-    fn codec(&self) -> &dyn ErasedCodec {
-        &self.codec
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-    fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
-        downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
-    }
-    fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
-        downcast_ns::<N>(namespace)
-            .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
-            .is_some()
-    }
+    shared_heap_state_methods!();
     fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
         let mut count = 0;
         for (k, by_ns) in &self.groups[group] {
@@ -313,9 +291,6 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K> fo
             None => self.insert(group, &key, &ns, BTreeMap::from([(uk, (uv, ts))])),
         }
         Ok(())
-    }
-    fn clear_all(&mut self) {
-        self.groups.iter_mut().for_each(HashMap::clear);
     }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
