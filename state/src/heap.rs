@@ -17,7 +17,9 @@ use crate::options::BackendOptions;
 use crate::savepoint::{restore_into, part_transcoder, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
 use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
 
-type Groups<K, N, S> = Vec<HashMap<K, HashMap<N, S>>>;
+/// The hasher of the per-key-group maps: foldhash (hashbrown's default), seeded per process.
+type Hasher = foldhash::fast::RandomState;
+type Groups<K, N, S> = Vec<HashMap<K, HashMap<N, S, Hasher>, Hasher>>;
 
 /// What a read of a value with a TTL timestamp decides.
 #[derive(PartialEq)]
@@ -71,7 +73,7 @@ struct Table<K, N, S, C> {
 
 impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
     fn new(groups: usize, codec: C, ttl: Option<StateTtlConfig>) -> Self {
-        Self { groups: (0..groups).map(|_| HashMap::new()).collect(), codec, ttl, cursor: 0 }
+        Self { groups: (0..groups).map(|_| HashMap::default()).collect(), codec, ttl, cursor: 0 }
     }
 
     #[inline]
@@ -90,7 +92,7 @@ impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
                 }
             },
             None => {
-                let mut by_ns = HashMap::with_capacity(1);
+                let mut by_ns = HashMap::with_capacity_and_hasher(1, Hasher::default());
                 by_ns.insert(namespace.clone(), value);
                 map.insert(key.clone(), by_ns);
             }
@@ -152,7 +154,7 @@ macro_rules! shared_heap_state_methods {
                 .is_some()
         }
         fn clear_all(&mut self) {
-            self.groups.iter_mut().for_each(HashMap::clear);
+            self.groups.iter_mut().for_each(|g| g.clear());
         }
     };
 }
@@ -390,14 +392,22 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
     }
 
     /// The current key's group and the typed state `id`, running incremental TTL cleanup.
+    /// The clock is read only for states with a TTL (`now` is 0 otherwise).
     #[inline]
     fn access<S: 'static>(&mut self, id: StateId) -> Result<(&Current<K>, &mut S, i64)> {
-        let now = self.options.clock.now_ms();
         let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
         let state = self.states.get_mut(id.0 as usize).ok_or_else(|| unknown(id))?;
-        state.cleanup_incrementally(current.group, now);
-        let name = &state.codec().meta().name.clone();
-        let typed = state.as_any_mut().downcast_mut::<S>().ok_or_else(|| wrong_types(name))?;
+        let now = if state.codec().meta().ttl {
+            let now = self.options.clock.now_ms();
+            state.cleanup_incrementally(current.group, now);
+            now
+        } else {
+            0
+        };
+        if state.as_any_mut().downcast_mut::<S>().is_none() {
+            return Err(wrong_types(&state.codec().meta().name));
+        }
+        let typed = state.as_any_mut().downcast_mut::<S>().ok_or_else(|| unknown(id))?;
         Ok((current, typed, now))
     }
 }

@@ -139,7 +139,8 @@ impl<T, S: TypeSerializer<T>> Skip for PhantomSkip<T, S> {
 struct PhantomSkip<T, S>(S, PhantomData<fn() -> T>);
 
 struct Rocks<C> {
-    cf: String,
+    /// The column family's name (shared, so that operations clone it without allocating).
+    cf: Arc<str>,
     codec: C,
     ttl: Option<StateTtlConfig>,
 }
@@ -401,7 +402,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         }
         self.db.create_cf(&cf, &cf_opts).map_err(rocks)?;
         self.cf_options.push(cf_opts);
-        self.states.push(Box::new(Rocks { cf, codec, ttl }));
+        self.states.push(Box::new(Rocks { cf: Arc::from(cf.as_str()), codec, ttl }));
         self.by_name.insert(name.to_owned(), self.states.len() - 1);
         Ok(StateId((self.states.len() - 1) as u32))
     }

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Summarize the `state` criterion bench as a Markdown table (stdlib only).
+
+Usage (after the bench has run):
+
+    export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
+    cargo bench -p typeinfo-benches --bench state
+    python3 benches/report_state.py
+
+Checks the issue's requirements: the RocksDB backend's overhead over raw RocksDB with
+pre-built keys is at most 25% on every case, and the heap backend does at least 10 million
+value updates a second on one core. Exits 1 when one is missed.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import load  # noqa: E402  (shared criterion reader)
+
+CASES = [
+    ("value get-and-update", "value/get_and_update", ""),
+    ("list add-and-read", "list/add_and_read", ""),
+    ("map put", "map", "put/"),
+    ("map get", "map", "get/"),
+    ("map iterate (16 entries)", "map", "iterate/"),
+]
+MAX_OVERHEAD = 0.25
+HEAP_UPDATES_PER_S = 10_000_000
+
+
+def main():
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(os.path.dirname(__file__), "..", "target"))
+    results = load(os.path.join(target, "criterion"), "slope")
+    if not results:
+        print("no criterion results; run `cargo bench -p typeinfo-benches --bench state` first")
+        return 2
+    failures = []
+    print("| operation | raw RocksDB | typeinfo RocksDB | overhead | typeinfo heap | heap ops/s |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for label, group, prefix in CASES:
+        get = lambda f: results.get((group, prefix + f), (None,))[0]
+        raw, rocks, heap = get("raw_rocksdb"), get("typeinfo_rocksdb"), get("typeinfo_heap")
+        overhead = None if raw is None or rocks is None else rocks / raw - 1
+        ops = None if heap is None else 1e9 / heap
+        print(
+            f"| {label} | {raw or 0:,.0f} ns | {rocks or 0:,.0f} ns | "
+            f"{'–' if overhead is None else f'{overhead * 100:+.0f}%'} | {heap or 0:,.1f} ns | "
+            f"{'–' if ops is None else f'{ops / 1e6:.1f} M'} |"
+        )
+        if overhead is not None and overhead > MAX_OVERHEAD:
+            failures.append(f"{label}: RocksDB backend overhead {overhead * 100:.0f}% > {MAX_OVERHEAD * 100:.0f}%")
+        if group == "value/get_and_update" and ops is not None and ops < HEAP_UPDATES_PER_S:
+            failures.append(f"heap value updates {ops / 1e6:.1f} M/s < 10 M/s")
+    print()
+    for f in failures:
+        print(f"- FAIL: {f}")
+    if not failures:
+        print("- PASS: every requirement")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
