@@ -158,21 +158,25 @@ impl<'a> DataInputView<'a> {
         self.read_varint_slow()
     }
 
-    #[inline(never)]
+    #[inline]
     fn read_varint_slow(&mut self) -> Result<u64> {
+        let bytes = &self.data[self.pos..];
         let mut result: u64 = 0;
-        for i in 0..10 {
-            let b = self.read_u8()?;
-            let low = (b & 0x7f) as u64;
+        for (i, &b) in bytes.iter().take(10).enumerate() {
             if i == 9 && b > 1 {
                 return Err(Error::VarintOverflow);
             }
-            result |= low << (7 * i);
+            result |= u64::from(b & 0x7f) << (7 * i);
             if b < 0x80 {
+                self.pos += i + 1;
                 return Ok(result);
             }
         }
-        Err(Error::VarintOverflow)
+        if bytes.len() < 10 {
+            Err(Error::eof(bytes.len() + 1, bytes.len()))
+        } else {
+            Err(Error::VarintOverflow)
+        }
     }
 
     /// Reads a zigzag LEB128 varint.

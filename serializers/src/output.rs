@@ -153,15 +153,22 @@ impl DataOutputView {
         if v < 0x80 {
             return self.write_u8(v as u8);
         }
-        let mut tmp = [0u8; 10];
-        let mut n = 0;
-        while v >= 0x80 {
-            tmp[n] = (v as u8) | 0x80;
-            v >>= 7;
-            n += 1;
+        self.reserve(10);
+        let len = self.buf.len();
+        // SAFETY: `reserve(10)` left room for at least 10 bytes after `len`, and a u64 takes
+        // at most 10 LEB128 bytes (7 bits each); every byte is written before `set_len`
+        // covers it.
+        unsafe {
+            let start = self.buf.as_mut_ptr().add(len);
+            let mut n = 0;
+            while v >= 0x80 {
+                start.add(n).write((v as u8) | 0x80);
+                v >>= 7;
+                n += 1;
+            }
+            start.add(n).write(v as u8);
+            self.buf.set_len(len + n + 1);
         }
-        tmp[n] = v as u8;
-        self.write_bytes(&tmp[..=n]);
     }
 
     /// Writes a signed varint: zigzag, then LEB128.
