@@ -148,14 +148,19 @@ impl<'a> DataInputView<'a> {
     /// Reads an unsigned LEB128 varint of at most 10 bytes.
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        // Fast path: one byte.
-        if let Some(&b) = self.data.get(self.pos) {
-            if b < 0x80 {
+        // Fast paths: one byte (below 128), two bytes (below 16384).
+        let rest = &self.data[self.pos..];
+        match rest {
+            [b0, ..] if *b0 < 0x80 => {
                 self.pos += 1;
-                return Ok(b as u64);
+                Ok(u64::from(*b0))
             }
+            [b0, b1, ..] if *b1 < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
+            }
+            _ => self.read_varint_slow(),
         }
-        self.read_varint_slow()
     }
 
     #[inline]
