@@ -33,6 +33,9 @@ import os
 import signal
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import fmt_ns, fmt_ratio, load  # noqa: E402  (the shared criterion reader)
+
 CASES = ["order", "money_event", "weblog", "triangle", "game_update"]
 OPERATIONS = ["serialize", "deserialize"]
 MAIN = ["typeinfo", "bincode", "postcard", "wincode"]
@@ -40,40 +43,6 @@ EXTRA = {"bincode": "bincode_slice", "postcard": "postcard_extend", "wincode": "
 WINCODE_LIMIT = 1.2
 ROUNDTRIP_LIMIT_NS = 50.0
 SIZE_LIBS = ["typeinfo", "typeinfo_derive", "bincode", "postcard", "wincode"]
-
-
-def load(criterion_dir, stat):
-    """{(group_id, function_id): (point, lower, upper)} in nanoseconds."""
-    results = {}
-    for root, _dirs, files in os.walk(criterion_dir):
-        if os.path.basename(root) != "new" or "benchmark.json" not in files or "estimates.json" not in files:
-            continue
-        with open(os.path.join(root, "benchmark.json")) as f:
-            meta = json.load(f)
-        with open(os.path.join(root, "estimates.json")) as f:
-            est = json.load(f)
-        e = est.get(stat) or est.get("mean")
-        if e is None:
-            continue
-        ci = e["confidence_interval"]
-        results[(meta["group_id"], meta["function_id"])] = (
-            e["point_estimate"],
-            ci["lower_bound"],
-            ci["upper_bound"],
-        )
-    return results
-
-
-def fmt_ns(v):
-    if v is None:
-        return "–"
-    return f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
-
-
-def fmt_ratio(a, b):
-    if a is None or b is None:
-        return "–"
-    return f"{a / b:.2f}x"
 
 
 def main():

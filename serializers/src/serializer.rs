@@ -166,95 +166,58 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     }
 }
 
-impl<T, S: TypeSerializer<T> + ?Sized> TypeSerializer<T> for Box<S> {
-    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
-        (**self).serialize(value, out)
-    }
-    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
-        (**self).deserialize(input)
-    }
-    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).deserialize_into(reuse, input)
-    }
-    fn copy(&self, value: &T) -> T {
-        (**self).copy(value)
-    }
-    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).skip(input)
-    }
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
-        (**self).copy_serialized(input, out)
-    }
-    fn fixed_length(&self) -> Option<usize> {
-        (**self).fixed_length()
-    }
-    fn is_immutable(&self) -> bool {
-        (**self).is_immutable()
-    }
-    fn snapshot(&self) -> SerializerSnapshot {
-        (**self).snapshot()
-    }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
-        (**self).resolve(old, registry)
-    }
-    fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
-        (**self).serialize_slice(values, out)
-    }
-    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
-        (**self).deserialize_append(len, input, out)
-    }
-    fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).skip_many(len, input)
-    }
-    fn min_length(&self) -> usize {
-        (**self).min_length()
-    }
+/// A boxed or shared serializer is the serializer it points to.
+macro_rules! delegate_through_pointer {
+    ($($ptr:ident),*) => {$(
+        impl<T, S: TypeSerializer<T> + ?Sized> TypeSerializer<T> for $ptr<S> {
+            fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+                (**self).serialize(value, out)
+            }
+            fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+                (**self).deserialize(input)
+            }
+            fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
+                (**self).deserialize_into(reuse, input)
+            }
+            fn copy(&self, value: &T) -> T {
+                (**self).copy(value)
+            }
+            fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+                (**self).skip(input)
+            }
+            fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+                (**self).copy_serialized(input, out)
+            }
+            fn fixed_length(&self) -> Option<usize> {
+                (**self).fixed_length()
+            }
+            fn is_immutable(&self) -> bool {
+                (**self).is_immutable()
+            }
+            fn snapshot(&self) -> SerializerSnapshot {
+                (**self).snapshot()
+            }
+            fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+                (**self).resolve(old, registry)
+            }
+            fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
+                (**self).serialize_slice(values, out)
+            }
+            fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
+                (**self).deserialize_append(len, input, out)
+            }
+            fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
+                (**self).skip_many(len, input)
+            }
+            fn min_length(&self) -> usize {
+                (**self).min_length()
+            }
+        }
+    )*};
 }
 
-impl<T, S: TypeSerializer<T> + ?Sized> TypeSerializer<T> for std::sync::Arc<S> {
-    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
-        (**self).serialize(value, out)
-    }
-    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
-        (**self).deserialize(input)
-    }
-    fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).deserialize_into(reuse, input)
-    }
-    fn copy(&self, value: &T) -> T {
-        (**self).copy(value)
-    }
-    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).skip(input)
-    }
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
-        (**self).copy_serialized(input, out)
-    }
-    fn fixed_length(&self) -> Option<usize> {
-        (**self).fixed_length()
-    }
-    fn is_immutable(&self) -> bool {
-        (**self).is_immutable()
-    }
-    fn snapshot(&self) -> SerializerSnapshot {
-        (**self).snapshot()
-    }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
-        (**self).resolve(old, registry)
-    }
-    fn serialize_slice(&self, values: &[T], out: &mut DataOutputView) -> Result<()> {
-        (**self).serialize_slice(values, out)
-    }
-    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
-        (**self).deserialize_append(len, input, out)
-    }
-    fn skip_many(&self, len: usize, input: &mut DataInputView<'_>) -> Result<()> {
-        (**self).skip_many(len, input)
-    }
-    fn min_length(&self) -> usize {
-        (**self).min_length()
-    }
-}
+use std::sync::Arc;
+delegate_through_pointer!(Box, Arc);
 
 /// Serializes one value into a fresh buffer.
 ///
