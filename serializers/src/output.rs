@@ -186,9 +186,26 @@ impl DataOutputView {
     /// Writes a varint length, then the bytes.
     #[inline(always)]
     pub fn write_len_prefixed(&mut self, bytes: &[u8]) {
-        self.reserve(bytes.len() + 10);
-        self.write_len(bytes.len());
-        self.write_bytes(bytes);
+        let n = bytes.len();
+        self.reserve(n + 10);
+        let len = self.buf.len();
+        // SAFETY: `reserve(n + 10)` left room for the length (at most 10 LEB128 bytes) and
+        // the `n` bytes after `len`. `bytes` is a shared borrow, distinct from the buffer,
+        // so the copy does not overlap. Every byte is written before `set_len` covers it.
+        unsafe {
+            let start = self.buf.as_mut_ptr().add(len);
+            let mut v = n as u64;
+            let mut i = 0;
+            while v >= 0x80 {
+                start.add(i).write((v as u8) | 0x80);
+                v >>= 7;
+                i += 1;
+            }
+            start.add(i).write(v as u8);
+            i += 1;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), start.add(i), n);
+            self.buf.set_len(len + i + n);
+        }
     }
 }
 
