@@ -12,7 +12,7 @@ use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::descriptor::*;
 use crate::error::{Error, Result};
-use crate::key_group::{key_group_for_bytes, KeyGroupRange};
+use crate::key_group::KeyGroupRange;
 use crate::options::BackendOptions;
 use crate::savepoint::{restore_into, part_transcoder, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
 use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
@@ -441,12 +441,8 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     fn set_current_key(&mut self, key: &K) -> Result<()> {
         self.key_buf.clear();
         self.key_serializer.serialize(key, &mut self.key_buf)?;
-        let key_group = key_group_for_bytes(self.key_buf.as_slice(), self.options.max_parallelism);
-        let range = self.options.range;
-        if !range.contains(key_group) {
-            return Err(Error::KeyGroupOutOfRange { key_group, start: range.start(), end: range.end() });
-        }
-        let group = range.index_of(key_group);
+        let key_group = self.options.owned_key_group(self.key_buf.as_slice())?;
+        let group = self.options.range.index_of(key_group);
         match &mut self.current {
             Some(current) => {
                 current.key.clone_from(key);

@@ -57,6 +57,21 @@ impl BackendOptions {
         self
     }
 
+    /// The key group of serialized key bytes, which must be in this backend's range.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyGroupOutOfRange`](crate::Error::KeyGroupOutOfRange) for a key another
+    /// subtask owns.
+    #[inline]
+    pub fn owned_key_group(&self, key_bytes: &[u8]) -> Result<u16> {
+        let key_group = crate::key_group::key_group_for_bytes(key_bytes, self.max_parallelism);
+        if !self.range.contains(key_group) {
+            return Err(crate::Error::KeyGroupOutOfRange { key_group, start: self.range.start(), end: self.range.end() });
+        }
+        Ok(key_group)
+    }
+
     /// The max parallelism.
     pub fn max_parallelism(&self) -> u32 {
         self.max_parallelism

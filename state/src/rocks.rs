@@ -20,7 +20,7 @@ use crate::composite_key::CompositeKeyBuilder;
 use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::heap::{not_registered, on_read, Visible};
-use crate::key_group::{key_group_for_bytes, KeyGroupRange};
+use crate::key_group::KeyGroupRange;
 use crate::options::BackendOptions;
 use crate::savepoint::{part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
 use crate::ttl::{Clock, StateTtlConfig};
@@ -152,6 +152,13 @@ fn expired_in_snapshot(ttl: &Option<StateTtlConfig>, value: &[u8], now: i64) -> 
     }
 }
 
+/// Where the namespace ends in today's entry `[namespace][value part]`.
+fn namespace_end<N, S: TypeSerializer<N>>(namespace: &S, entry: &[u8]) -> Result<usize> {
+    let mut input = DataInputView::new(entry);
+    namespace.skip(&mut input)?;
+    Ok(input.position())
+}
+
 /// The length of `[key][namespace]` at the start of `rest`.
 fn key_ns_len(key: &dyn Skip, namespace: &dyn Skip, rest: &[u8]) -> Result<usize> {
     let mut input = DataInputView::new(rest);
@@ -172,15 +179,14 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<Valu
     }
     fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
         let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
-        let mut input = DataInputView::new(entry);
-        self.codec.namespace.skip(&mut input)?;
-        let ns_end = input.position();
+        let ns_end = namespace_end(&self.codec.namespace, entry)?;
         builder.set_key_bytes(key_group, key);
         let composite = builder.set_namespace_bytes(&entry[..ns_end]);
+        let value = &entry[ns_end..];
         if self.codec.meta.kind == StateKind::List {
-            batch.put_cf(cf, composite, input.read_len_prefixed()?);
+            batch.put_cf(cf, composite, DataInputView::new(value).read_len_prefixed()?);
         } else {
-            batch.put_cf(cf, composite, input.rest());
+            batch.put_cf(cf, composite, value);
         }
         Ok(())
     }
@@ -231,10 +237,8 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K> f
     }
     fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
         let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
-        let mut input = DataInputView::new(entry);
-        self.codec.namespace.skip(&mut input)?;
-        let ns_end = input.position();
-        let user_key = self.codec.user_key.deserialize(&mut input)?;
+        let ns_end = namespace_end(&self.codec.namespace, entry)?;
+        let user_key = self.codec.user_key.deserialize(&mut DataInputView::new(&entry[ns_end..]))?;
         builder.set_key_bytes(key_group, key);
         builder.set_namespace_bytes(&entry[..ns_end]);
         let order = &self.codec.user_key_order;
@@ -493,11 +497,7 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
     fn set_current_key(&mut self, key: &K) -> Result<()> {
         self.value_buf.clear();
         self.key_serializer.serialize(key, &mut self.value_buf)?;
-        let key_group = key_group_for_bytes(self.value_buf.as_slice(), self.options.max_parallelism);
-        let range = self.options.range;
-        if !range.contains(key_group) {
-            return Err(Error::KeyGroupOutOfRange { key_group, start: range.start(), end: range.end() });
-        }
+        let key_group = self.options.owned_key_group(self.value_buf.as_slice())?;
         self.builder.set_key_bytes(key_group, self.value_buf.as_slice());
         match &mut self.current {
             Some(c) => {
