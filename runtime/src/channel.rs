@@ -1,0 +1,351 @@
+//! What travels on the edges between operators: records with their event timestamps and
+//! in-band watermarks, in batches, routed by key group, round robin, broadcast or forward.
+//!
+//! Inside a process a batch moves between workers as Rust values (timely's typed channels,
+//! no copy of the records). Between processes a batch is written with the records' own
+//! serializers in the layout of this crate's `FORMAT.md`.
+
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use timely::communication::{Pull, Push};
+use timely::container::{Accountable, DrainContainer, PushInto, SizableContainer};
+use timely::dataflow::channels::pact::{DistributorPact, ParallelizationContract, Pipeline};
+use timely::dataflow::channels::pushers::exchange::Distributor;
+use timely::dataflow::channels::{ContainerBytes, Message, Stamp};
+use timely::logging::TimelyLogger;
+use timely::worker::Worker;
+use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
+
+use crate::Data;
+
+/// The timely timestamp of every record: the checkpoint epoch it belongs to.
+pub(crate) type Epoch = u64;
+
+/// The event timestamp of a record that has none.
+pub(crate) const NO_TIMESTAMP: i64 = i64::MIN;
+
+/// The records a batch holds before it is sent on.
+const BATCH_CAPACITY: usize = 1024;
+
+/// One element on an edge.
+#[derive(Debug, Clone)]
+pub(crate) enum Msg<T> {
+    /// A record and its event timestamp ([`NO_TIMESTAMP`] when it has none).
+    Record { ts: i64, value: T },
+    /// A watermark from one sending subtask (see [`sender_id`]).
+    Watermark { from: u32, watermark: i64 },
+}
+
+/// The id of a sending subtask in watermarks: its node and subtask index.
+pub(crate) fn sender_id(node: usize, subtask: usize) -> u32 {
+    ((node as u32) << 16) | subtask as u32
+}
+
+/// A batch of elements: timely's container for every edge of a job.
+#[derive(Debug, Clone)]
+pub(crate) struct Batch<T> {
+    pub(crate) msgs: Vec<Msg<T>>,
+    /// Set when bytes from another process could not be decoded: the receiving operator
+    /// fails the job with it. `count` keeps timely's record accounting exact.
+    pub(crate) corrupt: Option<(String, i64)>,
+}
+
+impl<T> Default for Batch<T> {
+    fn default() -> Self {
+        Batch { msgs: Vec::new(), corrupt: None }
+    }
+}
+
+impl<T> Accountable for Batch<T> {
+    fn record_count(&self) -> i64 {
+        match &self.corrupt {
+            Some((_, count)) => *count,
+            None => self.msgs.len() as i64,
+        }
+    }
+}
+
+impl<T> DrainContainer for Batch<T> {
+    type Item<'a>
+        = Msg<T>
+    where
+        T: 'a;
+    type DrainIter<'a>
+        = std::vec::Drain<'a, Msg<T>>
+    where
+        T: 'a;
+    fn drain(&mut self) -> Self::DrainIter<'_> {
+        self.msgs.drain(..)
+    }
+}
+
+impl<T> SizableContainer for Batch<T> {
+    fn at_capacity(&self) -> bool {
+        self.msgs.len() >= BATCH_CAPACITY
+    }
+    fn ensure_capacity(&mut self, stash: &mut Option<Self>) {
+        if self.msgs.capacity() == 0 {
+            if let Some(s) = stash.take() {
+                self.msgs = s.msgs;
+                self.msgs.clear();
+            }
+            self.msgs.reserve(BATCH_CAPACITY);
+        }
+    }
+}
+
+impl<T> PushInto<Msg<T>> for Batch<T> {
+    fn push_into(&mut self, item: Msg<T>) {
+        self.msgs.push(item);
+    }
+}
+
+const TAG_RECORD: u8 = 0;
+const TAG_TIMESTAMPED: u8 = 1;
+const TAG_WATERMARK: u8 = 2;
+
+thread_local! {
+    /// Serializers of the record types this thread writes to or reads from other
+    /// processes, registered when the job's graph is built (so the job's serializer config
+    /// applies); a type not registered gets its default serializer.
+    static WIRE_SERIALIZERS: RefCell<HashMap<TypeId, Rc<dyn Any>>> = RefCell::new(HashMap::new());
+}
+
+/// Registers the serializer this thread uses for `T` on the wire.
+pub(crate) fn register_wire_serializer<T: TypeInfo>(serializer: T::Serializer) {
+    WIRE_SERIALIZERS.with(|m| m.borrow_mut().insert(TypeId::of::<T>(), Rc::new(serializer) as Rc<dyn Any>));
+}
+
+fn wire_serializer<T: TypeInfo>() -> typeinfo::Result<Rc<dyn Any>> {
+    WIRE_SERIALIZERS.with(|m| {
+        if let Some(s) = m.borrow().get(&TypeId::of::<T>()) {
+            return Ok(Rc::clone(s));
+        }
+        let s: Rc<dyn Any> = Rc::new(T::create_serializer(&SerializerConfig::default())?);
+        m.borrow_mut().insert(TypeId::of::<T>(), Rc::clone(&s));
+        Ok(s)
+    })
+}
+
+impl<T: Data> Batch<T> {
+    /// Writes the batch in the wire layout (without the length word and padding).
+    pub(crate) fn encode(&self, out: &mut DataOutputView) -> typeinfo::Result<()> {
+        let any = wire_serializer::<T>()?;
+        let serializer = any.downcast_ref::<T::Serializer>().expect("registered under its own type id");
+        out.write_u32(self.msgs.len() as u32);
+        for msg in &self.msgs {
+            match msg {
+                Msg::Record { ts, value } if *ts == NO_TIMESTAMP => {
+                    out.write_u8(TAG_RECORD);
+                    serializer.serialize(value, out)?;
+                }
+                Msg::Record { ts, value } => {
+                    out.write_u8(TAG_TIMESTAMPED);
+                    out.write_i64(*ts);
+                    serializer.serialize(value, out)?;
+                }
+                Msg::Watermark { from, watermark } => {
+                    out.write_u8(TAG_WATERMARK);
+                    out.write_u32(*from);
+                    out.write_i64(*watermark);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a batch written by [`encode`](Self::encode); every byte must be used.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Self, (String, i64)> {
+        let mut input = DataInputView::new(bytes);
+        let count = input.read_u32().map_err(|e| (e.to_string(), 0))?;
+        let fail = |e: String| (e, i64::from(count));
+        let any = wire_serializer::<T>().map_err(|e| fail(e.to_string()))?;
+        let serializer = any.downcast_ref::<T::Serializer>().expect("registered under its own type id");
+        let mut msgs = Vec::with_capacity((count as usize).min(input.remaining()));
+        for i in 0..count {
+            let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
+                TAG_RECORD => Msg::Record { ts: NO_TIMESTAMP, value: serializer.deserialize(&mut input).map_err(|e| fail(e.to_string()))? },
+                TAG_TIMESTAMPED => {
+                    let ts = input.read_i64().map_err(|e| fail(e.to_string()))?;
+                    Msg::Record { ts, value: serializer.deserialize(&mut input).map_err(|e| fail(e.to_string()))? }
+                }
+                TAG_WATERMARK => {
+                    let from = input.read_u32().map_err(|e| fail(e.to_string()))?;
+                    Msg::Watermark { from, watermark: input.read_i64().map_err(|e| fail(e.to_string()))? }
+                }
+                tag => return Err(fail(format!("element {i} of {count}: unknown tag {tag}"))),
+            };
+            msgs.push(msg);
+        }
+        if !input.is_empty() {
+            return Err(fail(format!("{} bytes after the last of {count} elements", input.remaining())));
+        }
+        Ok(Batch { msgs, corrupt: None })
+    }
+
+    fn encoded(&self) -> Vec<u8> {
+        let mut out = DataOutputView::new();
+        match self.encode(&mut out) {
+            Ok(()) => out.into_inner(),
+            // A serializer that cannot write a value it accepted locally: send a batch the
+            // receiver rejects with the reason rather than losing records silently.
+            Err(e) => {
+                let mut out = DataOutputView::new();
+                out.write_u32(self.msgs.len() as u32);
+                out.write_u8(0xFF);
+                out.write_bytes(e.to_string().as_bytes());
+                out.into_inner()
+            }
+        }
+    }
+}
+
+impl<T: Data> ContainerBytes for Batch<T> {
+    fn from_bytes(bytes: timely::bytes::arc::Bytes) -> Self {
+        let slice: &[u8] = &bytes;
+        let Some(len) = slice.get(..8).map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes"))) else {
+            return Batch { msgs: Vec::new(), corrupt: Some(("batch shorter than its length word".into(), 0)) };
+        };
+        let body = usize::try_from(len).ok().and_then(|len| slice.get(8..8 + len));
+        match body.map(Batch::decode) {
+            Some(Ok(batch)) => batch,
+            Some(Err(corrupt)) => Batch { msgs: Vec::new(), corrupt: Some(corrupt) },
+            None => Batch { msgs: Vec::new(), corrupt: Some((format!("batch length {len} exceeds the {} bytes received", slice.len()), 0)) },
+        }
+    }
+
+    fn length_in_bytes(&self) -> usize {
+        8 + self.encoded().len().next_multiple_of(8)
+    }
+
+    fn into_bytes<W: Write>(&self, writer: &mut W) {
+        let bytes = self.encoded();
+        let padding = bytes.len().next_multiple_of(8) - bytes.len();
+        // Timely's writers write into memory it sized with `length_in_bytes`.
+        writer.write_all(&(bytes.len() as u64).to_le_bytes()).expect("timely's buffer is sized for the batch");
+        writer.write_all(&bytes).expect("timely's buffer is sized for the batch");
+        writer.write_all(&[0u8; 8][..padding]).expect("timely's buffer is sized for the batch");
+    }
+}
+
+/// Chooses the target subtask of a record on a partitioned edge.
+pub(crate) trait Router<T>: 'static {
+    /// The target subtask of `value`.
+    fn route(&mut self, value: &T) -> usize;
+}
+
+/// Makes a router on each worker for a consumer of `(parallelism, max_parallelism)` (routers keep
+/// reusable buffers, so one per worker).
+pub(crate) type RouterFactory<T> = Arc<dyn Fn(u32, u32) -> typeinfo::Result<Box<dyn Router<T>>> + Send + Sync>;
+
+/// How an edge distributes records to the consumer's subtasks.
+pub(crate) enum Route<T> {
+    /// By key group: `subtask = key_group * parallelism / max_parallelism`.
+    Hash(Box<dyn Router<T>>),
+    /// Round robin over the consumer's subtasks.
+    Rebalance { next: usize },
+    /// Every record to every subtask of the consumer.
+    Broadcast,
+}
+
+/// The distributor behind every exchanging edge: routes records, and sends every watermark
+/// to each consumer subtask in order with the records before it.
+pub(crate) struct EdgeDistributor<T> {
+    route: Route<T>,
+    /// This worker's index (the target of forward edges).
+    own: usize,
+    /// The consumer's parallelism: subtasks `0..targets` run it.
+    targets: usize,
+    buffers: Vec<Batch<T>>,
+}
+
+impl<T: Data> EdgeDistributor<T> {
+    pub(crate) fn new(route: Route<T>, own: usize, targets: usize, peers: usize) -> Self {
+        EdgeDistributor { route, own, targets, buffers: (0..peers).map(|_| Batch::default()).collect() }
+    }
+
+    #[inline]
+    fn push<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, target: usize, msg: Msg<T>, stamp: &Stamp<S>, pushers: &mut [P]) {
+        let buffer = &mut self.buffers[target];
+        if buffer.msgs.capacity() == 0 {
+            buffer.msgs.reserve(BATCH_CAPACITY);
+        }
+        buffer.msgs.push(msg);
+        if buffer.msgs.len() >= BATCH_CAPACITY {
+            Message::push_at(buffer, stamp.clone(), &mut pushers[target]);
+        }
+    }
+}
+
+impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
+    fn partition<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, container: &mut Batch<T>, stamp: &Stamp<S>, pushers: &mut [P]) {
+        if let Some(corrupt) = container.corrupt.take() {
+            // Forward the failure (with its record count) to this worker's own subtask.
+            let mut failed = Batch { msgs: Vec::new(), corrupt: Some(corrupt) };
+            Message::push_at(&mut failed, stamp.clone(), &mut pushers[self.own]);
+        }
+        for msg in container.msgs.drain(..) {
+            match msg {
+                Msg::Watermark { .. } => {
+                    for target in 0..self.targets {
+                        self.push(target, msg.clone(), stamp, pushers);
+                    }
+                }
+                Msg::Record { ts, value } => match &mut self.route {
+                    Route::Hash(router) => {
+                        let target = router.route(&value);
+                        self.push(target, Msg::Record { ts, value }, stamp, pushers);
+                    }
+                    Route::Rebalance { next } => {
+                        let target = *next;
+                        *next = (target + 1) % self.targets;
+                        self.push(target, Msg::Record { ts, value }, stamp, pushers);
+                    }
+                    Route::Broadcast => {
+                        for target in 1..self.targets {
+                            self.push(target, Msg::Record { ts, value: value.clone() }, stamp, pushers);
+                        }
+                        self.push(0, Msg::Record { ts, value }, stamp, pushers);
+                    }
+                },
+            }
+        }
+    }
+
+    fn flush<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, stamp: &Stamp<S>, pushers: &mut [P]) {
+        for (buffer, pusher) in self.buffers.iter_mut().zip(pushers.iter_mut()) {
+            if !buffer.msgs.is_empty() {
+                Message::push_at(buffer, stamp.clone(), pusher);
+            }
+        }
+    }
+}
+
+/// The pact of an edge: a direct pipeline for forward edges between subtasks of the same
+/// worker, otherwise an exchange through an [`EdgeDistributor`].
+pub(crate) enum EdgePact<T> {
+    Pipeline,
+    Exchange(Box<dyn FnOnce(usize) -> EdgeDistributor<T>>),
+}
+
+impl<T: Data> ParallelizationContract<Epoch, Batch<T>> for EdgePact<T> {
+    type Pusher = Box<dyn Push<Message<Epoch, Batch<T>>>>;
+    type Puller = Box<dyn Pull<Message<Epoch, Batch<T>>>>;
+    fn connect(self, worker: &Worker, identifier: usize, address: Rc<[usize]>, logging: Option<TimelyLogger>) -> (Self::Pusher, Self::Puller) {
+        match self {
+            EdgePact::Pipeline => {
+                let (push, pull) = Pipeline.connect(worker, identifier, address, logging);
+                (Box::new(push), Box::new(pull))
+            }
+            EdgePact::Exchange(make) => {
+                let (push, pull) = DistributorPact(make).connect(worker, identifier, address, logging);
+                (Box::new(push), Box::new(pull))
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The runtime's error type.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What went wrong building or running a job.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The job's configuration is invalid (parallelism, max parallelism, cluster).
+    Config(String),
+    /// The transformations do not form a valid stream graph.
+    Graph(String),
+    /// A serializer could not be created or failed, for example a disabled generic type.
+    Type {
+        /// The operator whose type failed.
+        operator: String,
+        /// The cause.
+        source: typeinfo::Error,
+    },
+    /// Keyed or operator state failed.
+    State {
+        /// The operator.
+        operator: String,
+        /// The cause.
+        source: typeinfo_state::Error,
+    },
+    /// An I/O operation on `path` failed.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// An event-time operator received a record without a timestamp.
+    MissingTimestamp {
+        /// The operator.
+        operator: String,
+    },
+    /// A user function returned an error or panicked.
+    Function {
+        /// The operator.
+        operator: String,
+        /// The function's message.
+        message: String,
+    },
+    /// Bytes received from another process could not be decoded.
+    Corrupt(String),
+    /// The cluster (timely's communication) could not be set up.
+    Cluster(String),
+}
+
+/// The runtime's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// An error returned by a user function.
+    pub fn function(message: impl Into<String>) -> Self {
+        Error::Function { operator: String::new(), message: message.into() }
+    }
+
+    /// Names the operator in errors that carry one and do not name one yet.
+    pub(crate) fn in_operator(mut self, name: &str) -> Self {
+        match &mut self {
+            Error::Function { operator, .. }
+            | Error::MissingTimestamp { operator }
+            | Error::State { operator, .. }
+            | Error::Type { operator, .. }
+                if operator.is_empty() =>
+            {
+                name.clone_into(operator);
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config(msg) => write!(f, "invalid job configuration: {msg}"),
+            Error::Graph(msg) => write!(f, "invalid stream graph: {msg}"),
+            Error::Type { operator, source } => write!(f, "operator `{operator}`: {source}"),
+            Error::State { operator, source } => write!(f, "operator `{operator}`: state: {source}"),
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::MissingTimestamp { operator } => write!(
+                f,
+                "operator `{operator}` needs event timestamps but a record has none: \
+                 call assign_timestamps_and_watermarks before event-time windows or timers"
+            ),
+            Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
+            Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),
+            Error::Cluster(msg) => write!(f, "cluster: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Type { source, .. } => Some(source),
+            Error::State { source, .. } => Some(source),
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<typeinfo_state::Error> for Error {
+    fn from(source: typeinfo_state::Error) -> Self {
+        Error::State { operator: String::new(), source }
+    }
+}
+
+impl From<typeinfo::Error> for Error {
+    fn from(source: typeinfo::Error) -> Self {
+        Error::Type { operator: String::new(), source }
+    }
+}

@@ -1,0 +1,126 @@
+//! The operator interface the drivers run: what an operator does with a record, a watermark,
+//! the passing of processing time, and the end of its input.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use typeinfo::SerializerConfig;
+use typeinfo_state::BackendOptions;
+
+use crate::backend::KeyedBackend;
+use crate::channel::{Msg, NO_TIMESTAMP};
+use crate::env::StateBackend;
+use crate::error::{Error, Result};
+use crate::exec::JobShared;
+use crate::Key;
+
+/// Where an operator emits: a buffer of elements the driver ships after each input batch.
+pub(crate) struct Output<T> {
+    pub(crate) msgs: Vec<Msg<T>>,
+    from: u32,
+}
+
+impl<T> Output<T> {
+    pub(crate) fn new(from: u32) -> Self {
+        Output { msgs: Vec::new(), from }
+    }
+
+    /// Emits a record with an event timestamp ([`NO_TIMESTAMP`] for none).
+    #[inline]
+    pub(crate) fn collect(&mut self, ts: i64, value: T) {
+        self.msgs.push(Msg::Record { ts, value });
+    }
+
+    /// Emits a record without a timestamp.
+    #[inline]
+    pub(crate) fn collect_untimed(&mut self, value: T) {
+        self.collect(NO_TIMESTAMP, value);
+    }
+
+    pub(crate) fn watermark(&mut self, watermark: i64) {
+        self.msgs.push(Msg::Watermark { from: self.from, watermark });
+    }
+}
+
+/// The outputs of a one-input operator: the main output and the late-data side output.
+pub(crate) struct Outputs<O, I> {
+    pub(crate) main: Output<O>,
+    pub(crate) side: Output<I>,
+}
+
+impl<O, I> Outputs<O, I> {
+    /// Sends a watermark on every output (as Flink does for side outputs).
+    pub(crate) fn watermark(&mut self, watermark: i64) {
+        self.main.watermark(watermark);
+        self.side.watermark(watermark);
+    }
+}
+
+/// An operator with one input (possibly fed by several edges) and its outputs.
+pub(crate) trait Operator<I, O>: 'static {
+    /// Processes one record.
+    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()>;
+
+    /// The operator's input watermark advanced to `watermark`: fire what it makes due and
+    /// pass it on.
+    fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
+        out.watermark(watermark);
+        Ok(())
+    }
+
+    /// Called once at the end of each activation (periodic watermarks).
+    fn end_of_activation(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The next processing time (ms since the epoch) the operator wants to be woken at.
+    fn next_processing_time(&self) -> Option<i64> {
+        None
+    }
+
+    /// Processing time reached `now` (ms since the epoch).
+    fn processing_time(&mut self, _now: i64, _out: &mut Outputs<O, I>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Every input is exhausted (after the maximal watermark, if the inputs sent one).
+    fn finish(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A source: emits records until it is exhausted.
+pub(crate) trait SourceFunction<O>: 'static {
+    /// Emits at most `budget` records; returns `false` once exhausted.
+    fn run(&mut self, out: &mut Output<O>, budget: usize) -> Result<bool>;
+}
+
+/// What an operator's subtask knows about its place in the job.
+#[derive(Clone)]
+pub(crate) struct OperatorSetup {
+    pub(crate) name: String,
+    pub(crate) subtask: usize,
+    pub(crate) parallelism: usize,
+    pub(crate) max_parallelism: u32,
+    pub(crate) serializer_config: SerializerConfig,
+    pub(crate) state_backend: StateBackend,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) auto_watermark_interval_ms: i64,
+    pub(crate) job: Arc<JobShared>,
+}
+
+impl OperatorSetup {
+    /// Opens this subtask's keyed state backend (its key-group range of the job).
+    pub(crate) fn keyed_backend<K: Key>(&self) -> Result<KeyedBackend<K>> {
+        let options = BackendOptions::for_subtask(self.max_parallelism, self.parallelism as u32, self.subtask as u32)
+            .map_err(|source| Error::State { operator: self.name.clone(), source })?
+            .serializer_config(self.serializer_config.clone());
+        let dir = self.state_dir.join(format!("subtask-{}", self.subtask));
+        KeyedBackend::open(&self.state_backend, options, &dir).map_err(|source| Error::State { operator: self.name.clone(), source })
+    }
+}
+
+/// The wall clock in milliseconds since the Unix epoch (processing time).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}

@@ -1,0 +1,544 @@
+//! Typed streams: [`DataStream`], [`KeyedStream`], [`WindowedStream`] and sinks.
+//!
+//! Every method appends one transformation to the environment's list and returns a handle to
+//! it; nothing runs until [`StreamExecutionEnvironment::execute`].
+
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
+use typeinfo_state::{
+    key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor,
+};
+
+use crate::channel::{Router, RouterFactory};
+use crate::env::StreamExecutionEnvironment;
+use crate::error::Result;
+use crate::exec::{build_operator, build_source};
+use crate::graph::{Kind, NodeFactory, OperatorFactory, OutputType, Partitioner};
+use crate::operator::{Operator, OperatorSetup, Outputs, SourceFunction};
+use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
+use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
+use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
+use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
+use crate::window::{AggregateContents, ListContents, ReduceContents, TimeWindow, WindowAssigner, WindowContents, WindowOperator};
+use crate::{Data, Key};
+
+type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
+
+fn one_input<I: Data, O: Data>(
+    description: String,
+    make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync + 'static,
+) -> Arc<dyn NodeFactory> {
+    Arc::new(OperatorFactory {
+        description,
+        validate: None,
+        build: Box::new(move |ctx, node, inputs| build_operator::<I, O>(ctx, node, inputs, &make)),
+    })
+}
+
+fn source<O: Data>(
+    description: String,
+    make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
+) -> Arc<dyn NodeFactory> {
+    Arc::new(OperatorFactory { description, validate: None, build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)) })
+}
+
+impl StreamExecutionEnvironment {
+    fn add_source<O: Data>(&self, name: &str, parallelism: Option<u32>, factory: Arc<dyn NodeFactory>) -> DataStream<O> {
+        let id = self.add(name, Kind::Source { factory, output: OutputType::of::<O>() });
+        if parallelism.is_some() {
+            self.with_transformation(id, |t| t.parallelism = parallelism);
+        }
+        DataStream::new(self, id)
+    }
+
+    /// A stream of the vector's elements, read by one subtask in order.
+    pub fn from_collection<T: Data + Send + Sync>(&self, elements: Vec<T>) -> DataStream<T> {
+        let elements = Arc::new(elements);
+        let factory = source::<T>("Source: collection".into(), move |_| {
+            let elements = Arc::clone(&elements);
+            Ok(Box::new(IteratorSource { iter: Box::new((0..elements.len()).map(move |i| elements[i].clone())) }))
+        });
+        self.add_source("Collection Source", Some(1), factory)
+    }
+
+    /// A stream of an iterator's items, read by one subtask (each run clones the iterator).
+    pub fn from_iter<I>(&self, iter: I) -> DataStream<I::Item>
+    where
+        I: IntoIterator + Clone + Send + Sync + 'static,
+        I::IntoIter: 'static,
+        I::Item: Data,
+    {
+        let factory = source::<I::Item>("Source: iterator".into(), move |_| Ok(Box::new(IteratorSource { iter: Box::new(iter.clone().into_iter()) })));
+        self.add_source("Iterator Source", Some(1), factory)
+    }
+
+    /// The numbers `from..=to`, split into contiguous ranges over the source's subtasks.
+    pub fn from_sequence(&self, from: i64, to: i64) -> DataStream<i64> {
+        let factory = source::<i64>(format!("Source: sequence {from}..={to}"), move |setup| {
+            Ok(Box::new(IteratorSource { iter: Box::new(sequence_range(from, to, setup.subtask, setup.parallelism)) }))
+        });
+        self.add_source("Sequence Source", None, factory)
+    }
+
+    /// The lines of a text file (without line endings), read by one subtask in order.
+    ///
+    /// A missing or unreadable file fails the job with an error naming the path.
+    pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
+        let path = path.into();
+        let factory = source::<String>(format!("Source: text file {}", path.display()), move |_| Ok(Box::new(FileSource::open(path.clone())?)));
+        self.add_source("Text File Source", Some(1), factory)
+    }
+
+    /// `generate(i)` for every `i` in `0..count`; subtask `s` of `p` generates
+    /// `i = s, s + p, s + 2p, ...`.
+    pub fn from_generator<T: Data>(&self, count: u64, generate: impl Fn(u64) -> T + Send + Sync + 'static) -> DataStream<T> {
+        let generate = Arc::new(generate);
+        let factory = source::<T>(format!("Source: generator of {count}"), move |setup| {
+            Ok(Box::new(GeneratorSource {
+                next: setup.subtask as u64,
+                step: setup.parallelism as u64,
+                count,
+                generate: Arc::clone(&generate),
+                _t: PhantomData,
+            }))
+        });
+        self.add_source("Generator Source", None, factory)
+    }
+}
+
+/// A stream of `T` records.
+pub struct DataStream<T> {
+    env: StreamExecutionEnvironment,
+    id: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for DataStream<T> {
+    fn clone(&self) -> Self {
+        DataStream { env: self.env.clone(), id: self.id, _t: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for DataStream<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataStream").field("transformation", &self.id).field("type", &std::any::type_name::<T>()).finish()
+    }
+}
+
+/// A tag naming a side output of `T` records (the late data of a window).
+#[derive(Debug)]
+pub struct OutputTag<T> {
+    id: String,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for OutputTag<T> {
+    fn clone(&self) -> Self {
+        OutputTag { id: self.id.clone(), _t: PhantomData }
+    }
+}
+
+impl<T> OutputTag<T> {
+    /// A tag named `id`.
+    pub fn new(id: impl Into<String>) -> Self {
+        OutputTag { id: id.into(), _t: PhantomData }
+    }
+}
+
+/// Routes records by the key group of their key.
+struct KeyGroupRouter<T, K: Key> {
+    selector: Selector<T, K>,
+    serializer: K::Serializer,
+    buffer: DataOutputView,
+    parallelism: u32,
+    max_parallelism: u32,
+}
+
+impl<T: 'static, K: Key> Router<T> for KeyGroupRouter<T, K> {
+    #[inline]
+    fn route(&mut self, value: &T) -> usize {
+        let key = (self.selector)(value);
+        self.buffer.clear();
+        // Serializing a key into memory cannot fail for key types; if it ever did, the
+        // record goes to subtask 0, whose state backend fails the job on the same key.
+        if self.serializer.serialize(&key, &mut self.buffer).is_err() {
+            return 0;
+        }
+        let group = key_group_for_bytes(self.buffer.as_slice(), self.max_parallelism);
+        subtask_for_key_group(self.max_parallelism, self.parallelism, group) as usize
+    }
+}
+
+impl<T: Data> DataStream<T> {
+    fn new(env: &StreamExecutionEnvironment, id: usize) -> Self {
+        DataStream { env: env.clone(), id, _t: PhantomData }
+    }
+
+    /// The environment the stream belongs to.
+    pub fn env(&self) -> &StreamExecutionEnvironment {
+        &self.env
+    }
+
+    fn then<O: Data>(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStream<O> {
+        let id = self.env.add(name, Kind::Operator { input: self.id, factory, output: OutputType::of::<O>(), side: None });
+        DataStream::new(&self.env, id)
+    }
+
+    /// Names the operator that makes this stream.
+    pub fn name(self, name: &str) -> Self {
+        self.env.with_transformation(self.id, |t| t.name = name.to_owned());
+        self
+    }
+
+    /// Gives the operator a stable id (the directory of its state, and its identity in
+    /// savepoints).
+    pub fn uid(self, uid: &str) -> Self {
+        self.env.with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
+        self
+    }
+
+    /// Sets the parallelism of the operator that makes this stream.
+    pub fn set_parallelism(self, parallelism: u32) -> Self {
+        self.env.with_transformation(self.id, |t| {
+            if t.is_operator() {
+                t.parallelism = Some(parallelism);
+            }
+        });
+        self
+    }
+
+    /// Applies `f` to every record.
+    pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Send + Sync + 'static) -> DataStream<O> {
+        let f = Arc::new(f);
+        self.then("Map", one_input::<T, O>("Map".into(), move |_| Ok(Box::new(MapOp(Arc::clone(&f))))))
+    }
+
+    /// Replaces every record with the items `f` returns.
+    pub fn flat_map<O: Data, I: IntoIterator<Item = O> + 'static>(&self, f: impl Fn(T) -> I + Send + Sync + 'static) -> DataStream<O> {
+        let f = Arc::new(f);
+        self.then("Flat Map", one_input::<T, O>("FlatMap".into(), move |_| Ok(Box::new(FlatMapOp(Arc::clone(&f), PhantomData)))))
+    }
+
+    /// Keeps the records for which `f` is true.
+    pub fn filter(&self, f: impl Fn(&T) -> bool + Send + Sync + 'static) -> DataStream<T> {
+        let f = Arc::new(f);
+        self.then("Filter", one_input::<T, T>("Filter".into(), move |_| Ok(Box::new(FilterOp(Arc::clone(&f))))))
+    }
+
+    /// Partitions the stream by a key: records with equal keys go to the same subtask (by key
+    /// group), and keyed state and windows are per key.
+    pub fn key_by<K: Key>(&self, selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
+        let selector: Selector<T, K> = Arc::new(selector);
+        let s = Arc::clone(&selector);
+        let router: RouterFactory<T> = Arc::new(move |parallelism, max_parallelism| {
+            Ok(Box::new(KeyGroupRouter::<T, K> {
+                selector: Arc::clone(&s),
+                serializer: K::create_serializer(&SerializerConfig::default())?,
+                buffer: DataOutputView::new(),
+                parallelism,
+                max_parallelism,
+            }) as Box<dyn Router<T>>)
+        });
+        let partitioner = Partitioner::Hash { key_type: OutputType::of::<K>(), router: Arc::new(router) };
+        let id = self.env.add("Partition: key by", Kind::Partition { input: self.id, partitioner });
+        KeyedStream { stream: DataStream::new(&self.env, id), selector }
+    }
+
+    /// Distributes records round robin over the next operator's subtasks.
+    pub fn rebalance(&self) -> DataStream<T> {
+        DataStream::new(&self.env, self.env.add("Partition: rebalance", Kind::Partition { input: self.id, partitioner: Partitioner::Rebalance }))
+    }
+
+    /// Sends every record to every subtask of the next operator.
+    pub fn broadcast(&self) -> DataStream<T> {
+        DataStream::new(&self.env, self.env.add("Partition: broadcast", Kind::Partition { input: self.id, partitioner: Partitioner::Broadcast }))
+    }
+
+    /// The records of this stream and of `others`.
+    pub fn union(&self, others: &[DataStream<T>]) -> DataStream<T> {
+        let inputs = std::iter::once(self.id).chain(others.iter().map(|o| o.id)).collect();
+        DataStream::new(&self.env, self.env.add("Union", Kind::Union { inputs }))
+    }
+
+    /// Gives records event timestamps and generates watermarks.
+    pub fn assign_timestamps_and_watermarks(&self, strategy: WatermarkStrategy<T>) -> DataStream<T> {
+        let description = strategy.describe();
+        self.then(
+            "Timestamps/Watermarks",
+            one_input::<T, T>(description, move |setup| Ok(Box::new(TimestampsAndWatermarks::new(strategy.clone(), setup.auto_watermark_interval_ms)))),
+        )
+    }
+
+    /// The records of the side output `tag` of the operator that makes this stream.
+    pub fn side_output<S: Data>(&self, tag: &OutputTag<S>) -> DataStream<S> {
+        DataStream::new(&self.env, self.env.add(format!("Side output {}", tag.id), Kind::SideOutput { input: self.id, tag: tag.id.clone() }))
+    }
+
+    fn sink(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStreamSink {
+        let id = self.env.add(name, Kind::Sink { input: self.id, factory });
+        DataStreamSink { env: self.env.clone(), id }
+    }
+
+    /// Collects every record into a vector readable after the job ran (in this process).
+    pub fn collect(&self) -> CollectedRecords<T>
+    where
+        T: Send,
+    {
+        let records = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&records);
+        self.sink(
+            "Collect Sink",
+            one_input::<T, ()>("Sink: collect".into(), move |_| Ok(Box::new(CollectSink { records: Arc::clone(&shared), buffer: Vec::new() }))),
+        );
+        CollectedRecords { records }
+    }
+
+    /// Prints every record on its own line; with a sink parallelism above 1 each line starts
+    /// with Flink's `N> ` (the subtask index plus one).
+    pub fn print(&self) -> DataStreamSink
+    where
+        T: Display,
+    {
+        self.sink(
+            "Print to Std. Out",
+            one_input::<T, ()>("Sink: print".into(), move |setup| {
+                let prefix = (setup.parallelism > 1).then(|| format!("{}> ", setup.subtask + 1));
+                Ok(Box::new(PrintSink { prefix, buffer: Vec::new() }))
+            }),
+        )
+    }
+
+    /// Prints every record on its own line, without a prefix.
+    pub fn print_raw(&self) -> DataStreamSink
+    where
+        T: Display,
+    {
+        self.sink("Print to Std. Out", one_input::<T, ()>("Sink: print".into(), move |_| Ok(Box::new(PrintSink { prefix: None, buffer: Vec::new() }))))
+    }
+
+    /// Writes every record as a line to `dir/part-<subtask>` (published complete when the
+    /// input ends: written under a hidden name, synced, renamed).
+    pub fn write_as_text(&self, dir: impl Into<PathBuf>) -> DataStreamSink
+    where
+        T: Display,
+    {
+        let dir = dir.into();
+        self.sink(
+            "Text File Sink",
+            one_input::<T, ()>(format!("Sink: text files in {}", dir.display()), move |setup| {
+                Ok(Box::new(TextFileSink { dir: dir.clone(), subtask: setup.subtask, file: None }))
+            }),
+        )
+    }
+
+    /// Calls `f` with every record.
+    pub fn add_sink(&self, f: impl Fn(T) + Send + Sync + 'static) -> DataStreamSink {
+        let f = Arc::new(f);
+        self.sink("Sink", one_input::<T, ()>("Sink: function".into(), move |_| Ok(Box::new(FnSink(Arc::clone(&f))))))
+    }
+}
+
+/// A sink: name it, give it a uid or a parallelism.
+#[derive(Debug, Clone)]
+pub struct DataStreamSink {
+    env: StreamExecutionEnvironment,
+    id: usize,
+}
+
+impl DataStreamSink {
+    /// Names the sink.
+    pub fn name(self, name: &str) -> Self {
+        self.env.with_transformation(self.id, |t| t.name = name.to_owned());
+        self
+    }
+    /// Gives the sink a stable id.
+    pub fn uid(self, uid: &str) -> Self {
+        self.env.with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
+        self
+    }
+    /// Sets the sink's parallelism.
+    pub fn set_parallelism(self, parallelism: u32) -> Self {
+        self.env.with_transformation(self.id, |t| t.parallelism = Some(parallelism));
+        self
+    }
+}
+
+struct MapOp<F>(Arc<F>);
+impl<I: 'static, O: 'static, F: Fn(I) -> O + Send + Sync + 'static> Operator<I, O> for MapOp<F> {
+    #[inline]
+    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
+        out.main.collect(ts, (self.0)(value));
+        Ok(())
+    }
+}
+
+struct FlatMapOp<F, It>(Arc<F>, PhantomData<fn() -> It>);
+impl<I: 'static, O: 'static, It: IntoIterator<Item = O> + 'static, F: Fn(I) -> It + Send + Sync + 'static> Operator<I, O> for FlatMapOp<F, It> {
+    #[inline]
+    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
+        for o in (self.0)(value) {
+            out.main.collect(ts, o);
+        }
+        Ok(())
+    }
+}
+
+struct FilterOp<F>(Arc<F>);
+impl<I: 'static, F: Fn(&I) -> bool + Send + Sync + 'static> Operator<I, I> for FilterOp<F> {
+    #[inline]
+    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<I, I>) -> Result<()> {
+        if (self.0)(&value) {
+            out.main.collect(ts, value);
+        }
+        Ok(())
+    }
+}
+
+/// A stream partitioned by a key of type `K`.
+pub struct KeyedStream<K, T> {
+    stream: DataStream<T>,
+    selector: Selector<T, K>,
+}
+
+impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyedStream").field("key", &std::any::type_name::<K>()).field("stream", &self.stream).finish()
+    }
+}
+
+impl<K: Key, T: Data> KeyedStream<K, T> {
+    /// Windows per key.
+    pub fn window(&self, assigner: WindowAssigner) -> WindowedStream<K, T> {
+        WindowedStream { keyed: KeyedStream { stream: self.stream.clone(), selector: Arc::clone(&self.selector) }, assigner, allowed_lateness: 0, late: None }
+    }
+
+    /// Runs `function` on every record with its key's state and timers.
+    pub fn process<O: Data, F: KeyedProcessFunction<K, T, O> + Clone>(&self, function: F) -> DataStream<O> {
+        let selector = Arc::clone(&self.selector);
+        self.stream.then(
+            "Keyed Process",
+            one_input::<T, O>(format!("KeyedProcess ({})", std::any::type_name::<F>()), move |setup| {
+                Ok(Box::new(KeyedProcessOperator::new(setup, function.clone(), Arc::clone(&selector))?))
+            }),
+        )
+    }
+}
+
+/// A keyed stream cut into windows.
+pub struct WindowedStream<K, T> {
+    keyed: KeyedStream<K, T>,
+    assigner: WindowAssigner,
+    allowed_lateness: i64,
+    late: Option<String>,
+}
+
+impl<K, T> std::fmt::Debug for WindowedStream<K, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WindowedStream").field("assigner", &self.assigner).field("allowed_lateness_ms", &self.allowed_lateness).finish()
+    }
+}
+
+impl<K: Key, T: Data> WindowedStream<K, T> {
+    /// Keeps windows for `lateness` after they fire; late records within it fire them again.
+    pub fn allowed_lateness(self, lateness: Duration) -> Self {
+        self.allowed_lateness_millis(lateness.as_millis().min(i64::MAX as u128) as i64)
+    }
+
+    /// As [`allowed_lateness`](Self::allowed_lateness), in milliseconds.
+    pub fn allowed_lateness_millis(mut self, lateness: i64) -> Self {
+        self.allowed_lateness = lateness.max(0);
+        self
+    }
+
+    /// Sends late records to the side output `tag` (read it with [`DataStream::side_output`]
+    /// on the window's result stream) instead of dropping them.
+    pub fn side_output_late_data(mut self, tag: &OutputTag<T>) -> Self {
+        self.late = Some(tag.id.clone());
+        self
+    }
+
+    fn build<O: Data>(&self, what: &str, contents: Arc<dyn Fn() -> Box<dyn WindowContents<K, T, O>> + Send + Sync>) -> DataStream<O> {
+        let (selector, assigner, lateness, late) = (Arc::clone(&self.keyed.selector), self.assigner, self.allowed_lateness, self.late.is_some());
+        let description = format!(
+            "Window({assigner}, allowed lateness {lateness} ms, {what}{})",
+            if late { ", late data to side output" } else { "" }
+        );
+        let factory = Arc::new(OperatorFactory {
+            description,
+            validate: Some(Box::new(move || assigner.validate())),
+            build: Box::new(move |ctx, node, inputs| {
+                build_operator::<T, O>(ctx, node, inputs, |setup| {
+                    Ok(Box::new(WindowOperator::new(setup, Arc::clone(&selector), assigner, lateness, late, contents())?))
+                })
+            }),
+        });
+        let side = self.late.clone().map(|tag| (tag, OutputType::of::<T>()));
+        let env = &self.keyed.stream.env;
+        let id = env.add("Window", Kind::Operator { input: self.keyed.stream.id, factory, output: OutputType::of::<O>(), side });
+        DataStream::new(env, id)
+    }
+
+    /// Reduces each window's records with `f`; emits the reduced record when it fires.
+    pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T> {
+        let f = Arc::new(f);
+        self.build(
+            "reduce",
+            Arc::new(move || {
+                let f = Arc::clone(&f);
+                Box::new(ReduceContents::<K, T, T> {
+                    descriptor: ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| f(a, b)),
+                    state: None,
+                    finish: Arc::new(|_, _, r, out| out.push(r)),
+                })
+            }),
+        )
+    }
+
+    /// Aggregates each window's records incrementally with `function`; emits its result.
+    pub fn aggregate<A: Data + Sync, R: Data>(&self, function: impl AggregateFunction<T, A, R> + 'static) -> DataStream<R> {
+        self.aggregate_with(function, |_: &K, _: &TimeWindow, r: R| r)
+    }
+
+    /// Aggregates each window incrementally with `function`, then emits
+    /// `f(key, window, result)` (Flink's `aggregate` with a window function).
+    pub fn aggregate_with<A: Data + Sync, R: 'static, O: Data>(
+        &self,
+        function: impl AggregateFunction<T, A, R> + 'static,
+        f: impl Fn(&K, &TimeWindow, R) -> O + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        let descriptor = AggregatingStateDescriptor::new("window-contents", function);
+        let f = Arc::new(f);
+        self.build(
+            "aggregate",
+            Arc::new(move || {
+                let f = Arc::clone(&f);
+                Box::new(AggregateContents::<K, T, A, R, O> {
+                    descriptor: descriptor.clone(),
+                    state: None,
+                    finish: Arc::new(move |k, w, r, out| out.push(f(k, w, r))),
+                })
+            }),
+        )
+    }
+
+    /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires.
+    pub fn process<O: Data>(&self, f: impl Fn(&K, &TimeWindow, Vec<T>, &mut Vec<O>) + Send + Sync + 'static) -> DataStream<O> {
+        let f = Arc::new(f);
+        self.build(
+            "process",
+            Arc::new(move || {
+                let f = Arc::clone(&f);
+                Box::new(ListContents::<K, T, O> {
+                    descriptor: ListStateDescriptor::new("window-contents"),
+                    state: None,
+                    finish: Arc::new(move |k, w, values, out| f(k, w, values, out)),
+                })
+            }),
+        )
+    }
+}

@@ -1,0 +1,177 @@
+//! Event timestamps and watermarks: [`WatermarkStrategy`] and the operator that applies it.
+//!
+//! The bounded out-of-orderness generator keeps the highest timestamp seen and emits the
+//! watermark `max_timestamp - out_of_orderness - 1` (Flink's `BoundedOutOfOrdernessWatermarks`);
+//! monotonous timestamps are the special case of zero out-of-orderness. A strategy emits
+//! either after every event (a watermark is sent only when it advances) or periodically, every
+//! `auto_watermark_interval` of processing time (Flink's default). Watermarks arriving from
+//! upstream are dropped, except the maximal watermark that ends a bounded input.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::channel::NO_TIMESTAMP;
+use crate::error::Result;
+use crate::operator::{now_ms, Operator, Outputs};
+
+/// When a strategy emits its watermark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emission {
+    /// After every event whose timestamp advances the watermark.
+    PerEvent,
+    /// Every `auto_watermark_interval` of processing time.
+    Periodic,
+}
+
+/// How a stream's records get event timestamps and how watermarks are generated.
+pub struct WatermarkStrategy<T> {
+    out_of_orderness: Option<i64>,
+    assigner: Option<Arc<dyn Fn(&T, i64) -> i64 + Send + Sync>>,
+    emission: Emission,
+}
+
+impl<T> Clone for WatermarkStrategy<T> {
+    fn clone(&self) -> Self {
+        WatermarkStrategy { out_of_orderness: self.out_of_orderness, assigner: self.assigner.clone(), emission: self.emission }
+    }
+}
+
+impl<T> std::fmt::Debug for WatermarkStrategy<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatermarkStrategy")
+            .field("out_of_orderness_ms", &self.out_of_orderness)
+            .field("timestamp_assigner", &self.assigner.is_some())
+            .field("emission", &self.emission)
+            .finish()
+    }
+}
+
+impl<T> WatermarkStrategy<T> {
+    /// Watermarks that trail the highest timestamp seen by `max_out_of_orderness`.
+    pub fn for_bounded_out_of_orderness(max_out_of_orderness: Duration) -> Self {
+        Self::for_bounded_out_of_orderness_millis(max_out_of_orderness.as_millis().min(i64::MAX as u128) as i64)
+    }
+
+    /// As [`for_bounded_out_of_orderness`](Self::for_bounded_out_of_orderness), in milliseconds.
+    pub fn for_bounded_out_of_orderness_millis(max_out_of_orderness_ms: i64) -> Self {
+        WatermarkStrategy { out_of_orderness: Some(max_out_of_orderness_ms.max(0)), assigner: None, emission: Emission::Periodic }
+    }
+
+    /// Watermarks for ascending timestamps: the highest timestamp seen, minus one.
+    pub fn for_monotonous_timestamps() -> Self {
+        Self::for_bounded_out_of_orderness_millis(0)
+    }
+
+    /// Timestamps only, no watermarks (except the maximal one at the end of a bounded input).
+    pub fn no_watermarks() -> Self {
+        WatermarkStrategy { out_of_orderness: None, assigner: None, emission: Emission::Periodic }
+    }
+
+    /// Takes each record's timestamp from `assigner(record, previous timestamp)`.
+    pub fn with_timestamp_assigner(mut self, assigner: impl Fn(&T, i64) -> i64 + Send + Sync + 'static) -> Self {
+        self.assigner = Some(Arc::new(assigner));
+        self
+    }
+
+    /// Emits a watermark after every event that advances it.
+    pub fn emit_per_event(mut self) -> Self {
+        self.emission = Emission::PerEvent;
+        self
+    }
+
+    /// Emits the watermark periodically (the default).
+    pub fn emit_periodically(mut self) -> Self {
+        self.emission = Emission::Periodic;
+        self
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        let generator = match self.out_of_orderness {
+            Some(0) => "monotonous timestamps".to_owned(),
+            Some(ms) => format!("bounded out-of-orderness {ms} ms"),
+            None => "no watermarks".to_owned(),
+        };
+        let emission = match self.emission {
+            Emission::PerEvent => "per event",
+            Emission::Periodic => "periodic",
+        };
+        format!("Timestamps/Watermarks ({generator}, {emission})")
+    }
+}
+
+/// Applies a [`WatermarkStrategy`].
+pub(crate) struct TimestampsAndWatermarks<T> {
+    strategy: WatermarkStrategy<T>,
+    max_timestamp: i64,
+    emitted: i64,
+    interval_ms: i64,
+    last_emit_ms: i64,
+}
+
+impl<T> TimestampsAndWatermarks<T> {
+    pub(crate) fn new(strategy: WatermarkStrategy<T>, interval_ms: i64) -> Self {
+        TimestampsAndWatermarks { strategy, max_timestamp: i64::MIN, emitted: i64::MIN, interval_ms: interval_ms.max(1), last_emit_ms: now_ms() }
+    }
+
+    fn current(&self) -> i64 {
+        match self.strategy.out_of_orderness {
+            Some(ooo) => self.max_timestamp.saturating_sub(ooo).saturating_sub(1),
+            None => i64::MIN,
+        }
+    }
+
+    fn emit<O, I>(&mut self, out: &mut Outputs<O, I>) {
+        let w = self.current();
+        if w > self.emitted {
+            self.emitted = w;
+            out.watermark(w);
+        }
+    }
+}
+
+impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
+    #[inline]
+    fn process(&mut self, ts: i64, value: T, out: &mut Outputs<T, T>) -> Result<()> {
+        let ts = match &self.strategy.assigner {
+            Some(assign) => assign(&value, ts),
+            None => ts,
+        };
+        out.main.collect(ts, value);
+        if ts != NO_TIMESTAMP && ts > self.max_timestamp {
+            self.max_timestamp = ts;
+            if self.strategy.emission == Emission::PerEvent {
+                self.emit(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Outputs<T, T>) -> Result<()> {
+        if watermark == i64::MAX && self.emitted < i64::MAX {
+            self.emitted = i64::MAX;
+            out.watermark(i64::MAX);
+        }
+        Ok(())
+    }
+
+    fn end_of_activation(&mut self, out: &mut Outputs<T, T>) -> Result<()> {
+        if self.strategy.emission == Emission::Periodic {
+            let now = now_ms();
+            if now - self.last_emit_ms >= self.interval_ms {
+                self.last_emit_ms = now;
+                self.emit(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        (self.strategy.emission == Emission::Periodic && self.current() > self.emitted).then_some(self.last_emit_ms + self.interval_ms)
+    }
+
+    fn processing_time(&mut self, now: i64, out: &mut Outputs<T, T>) -> Result<()> {
+        self.last_emit_ms = now;
+        self.emit(out);
+        Ok(())
+    }
+}

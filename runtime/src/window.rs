@@ -1,0 +1,694 @@
+//! Keyed windows with Flink's semantics: assigners, the window operator, session merging.
+//!
+//! - Tumbling: a record at `ts` belongs to `[start, start + size)` with
+//!   `start = ts - ((ts - offset) mod size)` (non-negative modulo).
+//! - Sliding: to every `[s, s + size)` with `s = last_start, last_start - slide, ...` while
+//!   `s > ts - size`, where `last_start` is the tumbling start for `slide`.
+//! - Session: to `[ts, ts + gap)`; windows of a key that overlap or touch merge into their
+//!   cover, and so do their contents and timers (Flink's `MergingWindowSet`).
+//!
+//! An event-time window fires when the watermark reaches its max timestamp `end - 1`, and is
+//! kept until `max timestamp + allowed lateness` (its cleanup time). A record whose window is
+//! past its cleanup time is not added to it; a record none of whose windows took it, and whose
+//! `timestamp + allowed lateness <= watermark`, is late: it goes to the late-data side output
+//! if there is one, else it is dropped and counted (`<operator>.numLateRecordsDropped`). A
+//! record that arrives after its window fired but before the cleanup time fires the window
+//! again with the updated contents. Processing-time windows assign and fire by the wall clock.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use typeinfo::TypeInfo;
+use typeinfo_state::{
+    AggregatingState, AggregatingStateDescriptor, KeyedStateBackend, ListState, ListStateDescriptor, ReducingState,
+    ReducingStateDescriptor, ValueState, ValueStateDescriptor,
+};
+
+use crate::backend::KeyedBackend;
+use crate::channel::NO_TIMESTAMP;
+use crate::error::{Error, Result};
+use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
+use crate::timer::TimerQueue;
+use crate::{Data, Key};
+
+/// A window of time `[start, end)`.
+#[derive(TypeInfo, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[typeinfo(name = "typeinfo.runtime.TimeWindow")]
+pub struct TimeWindow {
+    /// The first timestamp in the window.
+    pub start: i64,
+    /// The first timestamp after the window.
+    pub end: i64,
+}
+
+impl TimeWindow {
+    /// The window `[start, end)`.
+    pub fn new(start: i64, end: i64) -> Self {
+        TimeWindow { start, end }
+    }
+
+    /// The largest timestamp in the window, `end - 1`.
+    pub fn max_timestamp(&self) -> i64 {
+        self.end.saturating_sub(1)
+    }
+
+    /// Whether the windows overlap or touch.
+    pub fn intersects(&self, other: &TimeWindow) -> bool {
+        self.start <= other.end && self.end >= other.start
+    }
+
+    /// The smallest window containing both.
+    pub fn cover(&self, other: &TimeWindow) -> TimeWindow {
+        TimeWindow::new(self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+impl fmt::Display for TimeWindow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {})", self.start, self.end)
+    }
+}
+
+/// The start of the window of `size` (with `offset`) that contains `ts`.
+pub fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
+    ts - (ts - offset).rem_euclid(size)
+}
+
+fn millis(d: Duration) -> i64 {
+    d.as_millis().min(i64::MAX as u128) as i64
+}
+
+/// How records are assigned to windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowAssigner {
+    /// Fixed-size, non-overlapping windows.
+    Tumbling {
+        /// The window size in ms.
+        size: i64,
+        /// The offset of window starts in ms.
+        offset: i64,
+        /// Event time (`true`) or processing time.
+        event_time: bool,
+    },
+    /// Fixed-size windows starting every `slide` ms.
+    Sliding {
+        /// The window size in ms.
+        size: i64,
+        /// The distance between window starts in ms.
+        slide: i64,
+        /// The offset of window starts in ms.
+        offset: i64,
+        /// Event time (`true`) or processing time.
+        event_time: bool,
+    },
+    /// Windows per key that end after a gap of inactivity.
+    Session {
+        /// The gap in ms.
+        gap: i64,
+        /// Event time (`true`) or processing time.
+        event_time: bool,
+    },
+}
+
+impl WindowAssigner {
+    /// Whether windows are in event time.
+    pub fn is_event_time(&self) -> bool {
+        match *self {
+            WindowAssigner::Tumbling { event_time, .. } | WindowAssigner::Sliding { event_time, .. } | WindowAssigner::Session { event_time, .. } => {
+                event_time
+            }
+        }
+    }
+
+    fn is_merging(&self) -> bool {
+        matches!(self, WindowAssigner::Session { .. })
+    }
+
+    /// Checks the sizes (Flink's rules: positive sizes, `|offset| < size` or `< slide`).
+    pub(crate) fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::Config(msg));
+        match *self {
+            WindowAssigner::Tumbling { size, offset, .. } => {
+                if size <= 0 || offset.unsigned_abs() >= size as u64 {
+                    return bad(format!("tumbling windows need size > 0 and |offset| < size (size {size}, offset {offset})"));
+                }
+            }
+            WindowAssigner::Sliding { size, slide, offset, .. } => {
+                if size <= 0 || slide <= 0 || offset.unsigned_abs() >= slide as u64 {
+                    return bad(format!("sliding windows need size > 0, slide > 0 and |offset| < slide (size {size}, slide {slide}, offset {offset})"));
+                }
+            }
+            WindowAssigner::Session { gap, .. } => {
+                if gap <= 0 {
+                    return bad(format!("session windows need a gap > 0 (gap {gap})"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The windows of a record at `ts`.
+    #[inline]
+    pub fn assign(&self, ts: i64, out: &mut Vec<TimeWindow>) {
+        out.clear();
+        match *self {
+            WindowAssigner::Tumbling { size, offset, .. } => {
+                let start = window_start(ts, offset, size);
+                out.push(TimeWindow::new(start, start.saturating_add(size)));
+            }
+            WindowAssigner::Sliding { size, slide, offset, .. } => {
+                let mut start = window_start(ts, offset, slide);
+                while start > ts.saturating_sub(size) {
+                    out.push(TimeWindow::new(start, start.saturating_add(size)));
+                    start -= slide;
+                }
+            }
+            WindowAssigner::Session { gap, .. } => out.push(TimeWindow::new(ts, ts.saturating_add(gap))),
+        }
+    }
+}
+
+impl fmt::Display for WindowAssigner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let time = |e: bool| if e { "EventTime" } else { "ProcessingTime" };
+        match *self {
+            WindowAssigner::Tumbling { size, offset, event_time } => write!(f, "Tumbling{}Windows({size} ms, offset {offset} ms)", time(event_time)),
+            WindowAssigner::Sliding { size, slide, offset, event_time } => {
+                write!(f, "Sliding{}Windows({size} ms, slide {slide} ms, offset {offset} ms)", time(event_time))
+            }
+            WindowAssigner::Session { gap, event_time } => write!(f, "{}SessionWindows(gap {gap} ms)", time(event_time)),
+        }
+    }
+}
+
+macro_rules! fixed_windows {
+    ($(#[$doc:meta])* $name:ident, $event:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
+        impl $name {
+            /// Windows of `size`.
+            pub fn of(size: Duration) -> WindowAssigner {
+                Self::of_millis(millis(size))
+            }
+            /// Windows of `size` ms.
+            pub fn of_millis(size: i64) -> WindowAssigner {
+                WindowAssigner::Tumbling { size, offset: 0, event_time: $event }
+            }
+            /// Windows of `size` ms whose starts are shifted by `offset` ms (may be negative).
+            pub fn with_offset_millis(size: i64, offset: i64) -> WindowAssigner {
+                WindowAssigner::Tumbling { size, offset, event_time: $event }
+            }
+        }
+    };
+}
+
+macro_rules! sliding_windows {
+    ($(#[$doc:meta])* $name:ident, $event:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
+        impl $name {
+            /// Windows of `size` starting every `slide`.
+            pub fn of(size: Duration, slide: Duration) -> WindowAssigner {
+                Self::of_millis(millis(size), millis(slide))
+            }
+            /// Windows of `size` ms starting every `slide` ms.
+            pub fn of_millis(size: i64, slide: i64) -> WindowAssigner {
+                WindowAssigner::Sliding { size, slide, offset: 0, event_time: $event }
+            }
+        }
+    };
+}
+
+macro_rules! session_windows {
+    ($(#[$doc:meta])* $name:ident, $event:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
+        impl $name {
+            /// Sessions that end after `gap` without records.
+            pub fn with_gap(gap: Duration) -> WindowAssigner {
+                Self::with_gap_millis(millis(gap))
+            }
+            /// Sessions that end after `gap` ms without records.
+            pub fn with_gap_millis(gap: i64) -> WindowAssigner {
+                WindowAssigner::Session { gap, event_time: $event }
+            }
+        }
+    };
+}
+
+fixed_windows!(
+    /// Tumbling windows in event time.
+    TumblingEventTimeWindows, true);
+fixed_windows!(
+    /// Tumbling windows in processing time.
+    TumblingProcessingTimeWindows, false);
+sliding_windows!(
+    /// Sliding windows in event time.
+    SlidingEventTimeWindows, true);
+sliding_windows!(
+    /// Sliding windows in processing time.
+    SlidingProcessingTimeWindows, false);
+session_windows!(
+    /// Session windows in event time.
+    EventTimeSessionWindows, true);
+session_windows!(
+    /// Session windows in processing time.
+    ProcessingTimeSessionWindows, false);
+
+/// What a window keeps and what it emits when it fires.
+pub(crate) trait WindowContents<K: Key, I, O>: 'static {
+    /// Registers the contents' state (once, when the operator opens).
+    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()>;
+    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
+    /// Emits the results of `window` (contents stored under `state_window`), if it has any.
+    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()>;
+    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()>;
+    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()>;
+}
+
+/// Turns a window's result into output records.
+pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) + Send + Sync>;
+
+/// An incrementally aggregated window (`aggregate`).
+pub(crate) struct AggregateContents<K, I, A, R, O> {
+    pub(crate) descriptor: AggregatingStateDescriptor<I, A, R>,
+    pub(crate) state: Option<AggregatingState<TimeWindow, I, A, R>>,
+    pub(crate) finish: WindowFn<K, R, O>,
+}
+
+impl<K: Key, I: 'static, A: Data, R: 'static, O: 'static> WindowContents<K, I, O> for AggregateContents<K, I, A, R, O> {
+    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
+        self.state = Some(backend.aggregating_state(&self.descriptor)?);
+        Ok(())
+    }
+    #[inline]
+    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").add(backend, window, value)?)
+    }
+    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+        if let Some(result) = self.state.as_ref().expect("opened").get(backend, state_window)? {
+            (self.finish)(key, window, result, out);
+        }
+        Ok(())
+    }
+    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
+    }
+    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    }
+}
+
+/// An incrementally reduced window (`reduce`).
+pub(crate) struct ReduceContents<K, I, O> {
+    pub(crate) descriptor: ReducingStateDescriptor<I>,
+    pub(crate) state: Option<ReducingState<TimeWindow, I>>,
+    pub(crate) finish: WindowFn<K, I, O>,
+}
+
+impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ReduceContents<K, I, O> {
+    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
+        self.state = Some(backend.reducing_state(&self.descriptor)?);
+        Ok(())
+    }
+    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").add(backend, window, value.clone())?)
+    }
+    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+        if let Some(result) = self.state.as_ref().expect("opened").get(backend, state_window)? {
+            (self.finish)(key, window, result, out);
+        }
+        Ok(())
+    }
+    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
+    }
+    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    }
+}
+
+/// A window that keeps every record for a function that sees them all (`process`).
+pub(crate) struct ListContents<K, I, O> {
+    pub(crate) descriptor: ListStateDescriptor<I>,
+    pub(crate) state: Option<ListState<TimeWindow, I>>,
+    pub(crate) finish: WindowFn<K, Vec<I>, O>,
+}
+
+impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ListContents<K, I, O> {
+    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
+        self.state = Some(backend.list_state(&self.descriptor)?);
+        Ok(())
+    }
+    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").add(backend, window, value.clone())?)
+    }
+    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+        let values = self.state.as_ref().expect("opened").get(backend, state_window)?;
+        if !values.is_empty() {
+            (self.finish)(key, window, values, out);
+        }
+        Ok(())
+    }
+    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
+    }
+    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
+        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    }
+}
+
+/// The windows of one key of a merging assigner, each with the window its contents are
+/// stored under (Flink's `MergingWindowSet`, persisted in keyed state per key).
+#[derive(Debug, Clone, Default)]
+struct MergingWindowSet {
+    /// (window, state window), sorted by window.
+    mapping: Vec<(TimeWindow, TimeWindow)>,
+}
+
+/// One merge: the merged windows (without the new window), the merge result, its state
+/// window, and the state windows to merge into it.
+struct Merge {
+    result: TimeWindow,
+    merged_windows: Vec<TimeWindow>,
+    state_window: TimeWindow,
+    merged_state_windows: Vec<TimeWindow>,
+}
+
+impl MergingWindowSet {
+    fn state_window(&self, window: &TimeWindow) -> Option<TimeWindow> {
+        self.mapping.iter().find(|(w, _)| w == window).map(|(_, s)| *s)
+    }
+
+    fn remove(&mut self, window: &TimeWindow) -> Option<TimeWindow> {
+        let i = self.mapping.iter().position(|(w, _)| w == window)?;
+        Some(self.mapping.remove(i).1)
+    }
+
+    fn put(&mut self, window: TimeWindow, state_window: TimeWindow) {
+        self.remove(&window);
+        self.mapping.push((window, state_window));
+        self.mapping.sort();
+    }
+
+    /// Adds `new` and merges what overlaps; returns the window `new` ended up in and the
+    /// merges to apply to contents and timers (Flink's `MergingWindowSet.addWindow`).
+    fn add_window(&mut self, new: TimeWindow) -> (TimeWindow, Vec<Merge>) {
+        let mut windows: Vec<TimeWindow> = self.mapping.iter().map(|(w, _)| *w).collect();
+        windows.push(new);
+        windows.sort_by_key(|w| w.start);
+        // TimeWindow.mergeWindows: consecutive windows (by start) that intersect merge.
+        let mut groups: Vec<(TimeWindow, Vec<TimeWindow>)> = Vec::new();
+        for w in windows {
+            match groups.last_mut() {
+                Some((cover, members)) if cover.intersects(&w) => {
+                    *cover = cover.cover(&w);
+                    if !members.contains(&w) {
+                        members.push(w);
+                    }
+                }
+                _ => groups.push((w, vec![w])),
+            }
+        }
+        let mut result = new;
+        let mut merged_new = false;
+        let mut merges = Vec::new();
+        let mut any_merge = false;
+        for (cover, mut members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
+            any_merge = true;
+            if let Some(i) = members.iter().position(|w| *w == new) {
+                members.remove(i);
+                merged_new = true;
+                result = cover;
+            }
+            let state_window = self.state_window(&members[0]).expect("merged windows are in the set");
+            let mut merged_state_windows: Vec<TimeWindow> = members.iter().filter_map(|w| self.remove(w)).collect();
+            self.put(cover, state_window);
+            merged_state_windows.retain(|w| *w != state_window);
+            if !(members.len() == 1 && members[0] == cover) {
+                merges.push(Merge { result: cover, merged_windows: members, state_window, merged_state_windows });
+            }
+        }
+        if !any_merge || (result == new && !merged_new) {
+            self.put(result, result);
+        }
+        (result, merges)
+    }
+}
+
+/// The window operator of a keyed stream.
+pub(crate) struct WindowOperator<K: Key, I, O> {
+    name: String,
+    key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+    assigner: WindowAssigner,
+    allowed_lateness: i64,
+    late_output: bool,
+    backend: KeyedBackend<K>,
+    contents: Box<dyn WindowContents<K, I, O>>,
+    merging: Option<ValueState<(), Vec<(TimeWindow, TimeWindow)>>>,
+    event_timers: TimerQueue<K, TimeWindow>,
+    processing_timers: TimerQueue<K, TimeWindow>,
+    watermark: i64,
+    windows: Vec<TimeWindow>,
+    results: Vec<O>,
+    late_dropped: u64,
+    setup: OperatorSetup,
+}
+
+impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
+    pub(crate) fn new(
+        setup: &OperatorSetup,
+        key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+        assigner: WindowAssigner,
+        allowed_lateness: i64,
+        late_output: bool,
+        mut contents: Box<dyn WindowContents<K, I, O>>,
+    ) -> Result<Self> {
+        let mut backend = setup.keyed_backend::<K>()?;
+        contents.open(&mut backend)?;
+        let merging = if assigner.is_merging() { Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?) } else { None };
+        Ok(WindowOperator {
+            name: setup.name.clone(),
+            key_selector,
+            assigner,
+            allowed_lateness: if assigner.is_event_time() { allowed_lateness } else { 0 },
+            late_output,
+            backend,
+            contents,
+            merging,
+            event_timers: TimerQueue::new(),
+            processing_timers: TimerQueue::new(),
+            watermark: i64::MIN,
+            windows: Vec::new(),
+            results: Vec::new(),
+            late_dropped: 0,
+            setup: setup.clone(),
+        })
+    }
+
+    /// `max timestamp + allowed lateness`, or `i64::MAX` when that overflows.
+    fn cleanup_time(&self, window: &TimeWindow) -> i64 {
+        if !self.assigner.is_event_time() {
+            return window.max_timestamp();
+        }
+        window.max_timestamp().checked_add(self.allowed_lateness).unwrap_or(i64::MAX)
+    }
+
+    fn is_window_late(&self, window: &TimeWindow) -> bool {
+        self.assigner.is_event_time() && self.cleanup_time(window) <= self.watermark
+    }
+
+    fn timers(&mut self) -> &mut TimerQueue<K, TimeWindow> {
+        if self.assigner.is_event_time() {
+            &mut self.event_timers
+        } else {
+            &mut self.processing_timers
+        }
+    }
+
+    fn emit(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
+        self.contents.emit(&mut self.backend, key, window, state_window, &mut self.results)?;
+        let ts = window.max_timestamp();
+        for r in self.results.drain(..) {
+            out.main.collect(ts, r);
+        }
+        Ok(())
+    }
+
+    fn register_cleanup(&mut self, key: &K, window: &TimeWindow) {
+        let cleanup = self.cleanup_time(window);
+        if cleanup != i64::MAX {
+            self.timers().register(key, window, cleanup);
+        }
+    }
+
+    fn load_set(&mut self) -> Result<MergingWindowSet> {
+        let state = self.merging.as_ref().expect("merging assigner");
+        Ok(MergingWindowSet { mapping: state.value(&mut self.backend, &())?.unwrap_or_default() })
+    }
+
+    fn store_set(&mut self, set: &MergingWindowSet) -> Result<()> {
+        let state = self.merging.as_ref().expect("merging assigner");
+        if set.mapping.is_empty() {
+            state.clear(&mut self.backend, &())?;
+        } else {
+            state.update(&mut self.backend, &(), set.mapping.clone())?;
+        }
+        Ok(())
+    }
+
+    /// The trigger's reaction to an element in `window`: fire now if the time has passed its
+    /// max timestamp, else register the firing timer.
+    fn on_element(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
+        let time = if self.assigner.is_event_time() { self.watermark } else { now };
+        if window.max_timestamp() <= time {
+            self.emit(key, window, state_window, out)?;
+        } else {
+            self.timers().register(key, window, window.max_timestamp());
+        }
+        self.register_cleanup(key, window);
+        Ok(())
+    }
+
+    fn process_merging(&mut self, key: &K, value: &I, now: i64, out: &mut Outputs<O, I>) -> Result<bool> {
+        let mut set = self.load_set()?;
+        let mut skipped = true;
+        let windows = std::mem::take(&mut self.windows);
+        for window in &windows {
+            let (actual, merges) = set.add_window(*window);
+            for m in merges {
+                if self.assigner.is_event_time() && self.cleanup_time(&m.result) <= self.watermark {
+                    return Err(Error::Function {
+                        operator: self.name.clone(),
+                        message: format!("merging made the window {} end before the current watermark {}", m.result, self.watermark),
+                    });
+                }
+                // EventTimeTrigger.onMerge, then the merged windows' timers are deleted.
+                let time = if self.assigner.is_event_time() { self.watermark } else { now };
+                if m.result.max_timestamp() > time {
+                    self.timers().register(key, &m.result, m.result.max_timestamp());
+                }
+                for w in &m.merged_windows {
+                    let (fire, cleanup) = (w.max_timestamp(), self.cleanup_time(w));
+                    self.timers().delete(key, w, fire);
+                    self.timers().delete(key, w, cleanup);
+                }
+                self.contents.merge(&mut self.backend, &m.state_window, &m.merged_state_windows)?;
+            }
+            if self.is_window_late(&actual) {
+                set.remove(&actual);
+                continue;
+            }
+            skipped = false;
+            let state_window = set.state_window(&actual).expect("the window was just added");
+            self.contents.add(&mut self.backend, &state_window, value)?;
+            self.on_element(key, &actual, &state_window, now, out)?;
+        }
+        self.windows = windows;
+        self.store_set(&set)?;
+        Ok(skipped)
+    }
+
+    /// Fires a timer of `key` for `window` at `time`.
+    fn on_timer(&mut self, time: i64, key: K, window: TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
+        self.backend.set_current_key(&key)?;
+        let mut set = None;
+        let state_window = if self.merging.is_some() {
+            let s = self.load_set()?;
+            let Some(state_window) = s.state_window(&window) else { return Ok(()) };
+            set = Some(s);
+            state_window
+        } else {
+            window
+        };
+        if time == window.max_timestamp() {
+            self.emit(&key, &window, &state_window, out)?;
+        }
+        if time == self.cleanup_time(&window) {
+            self.contents.clear(&mut self.backend, &state_window)?;
+            let fire = window.max_timestamp();
+            self.timers().delete(&key, &window, fire);
+            if let Some(mut s) = set {
+                s.remove(&window);
+                self.store_set(&s)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
+    #[inline]
+    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
+        let now = if self.assigner.is_event_time() {
+            if ts == NO_TIMESTAMP {
+                return Err(Error::MissingTimestamp { operator: self.name.clone() });
+            }
+            ts
+        } else {
+            now_ms()
+        };
+        let key = (self.key_selector)(&value);
+        self.backend.set_current_key(&key)?;
+        self.assigner.assign(now, &mut self.windows);
+        let skipped = if self.merging.is_some() {
+            self.process_merging(&key, &value, now, out)?
+        } else {
+            let mut skipped = true;
+            for i in 0..self.windows.len() {
+                let window = self.windows[i];
+                if self.is_window_late(&window) {
+                    continue;
+                }
+                skipped = false;
+                self.contents.add(&mut self.backend, &window, &value)?;
+                self.on_element(&key, &window, &window, now, out)?;
+            }
+            skipped
+        };
+        if skipped && self.assigner.is_event_time() && ts.saturating_add(self.allowed_lateness) <= self.watermark {
+            if self.late_output {
+                out.side.collect(ts, value);
+            } else {
+                self.late_dropped += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
+        self.watermark = watermark;
+        while let Some((time, key, window)) = self.event_timers.pop_due(watermark) {
+            self.on_timer(time, key, window, out)?;
+        }
+        out.watermark(watermark);
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        self.processing_timers.earliest()
+    }
+
+    fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
+        while let Some((time, key, window)) = self.processing_timers.pop_due(now) {
+            self.on_timer(time, key, window, out)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
+        // Pending processing-time windows fire at the end of the input (see the crate docs).
+        while let Some((time, key, window)) = self.processing_timers.pop_due(i64::MAX) {
+            self.on_timer(time, key, window, out)?;
+        }
+        if self.late_dropped > 0 {
+            self.setup.job.count(&format!("{}.numLateRecordsDropped", self.name), self.late_dropped);
+        }
+        Ok(())
+    }
+}
+
