@@ -100,6 +100,15 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.value_put(state, namespace, value))
     }
+    #[inline]
+    fn value_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
+    ) -> typeinfo_state::Result<()> {
+        delegate!(self, b => b.value_update(state, namespace, update))
+    }
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> typeinfo_state::Result<V> {
         delegate!(self, b => b.copy_value(state, value))
     }

@@ -93,7 +93,8 @@ pub struct ExecutionConfig {
     pub state_backend: StateBackend,
     /// The serializers' configuration (for example disabling generic types).
     pub serializer_config: SerializerConfig,
-    /// How often periodic watermarks are emitted (Flink's `autoWatermarkInterval`).
+    /// How often periodic watermarks are emitted (Flink's `autoWatermarkInterval`); zero (the
+    /// default) emits after every input batch (see [`crate::watermark`]).
     pub auto_watermark_interval: Duration,
     /// The processes of a multi-process job; one process when `None`.
     pub cluster: Option<Cluster>,
@@ -106,7 +107,7 @@ impl Default for ExecutionConfig {
             max_parallelism: None,
             state_backend: StateBackend::Heap,
             serializer_config: SerializerConfig::default(),
-            auto_watermark_interval: Duration::from_millis(200),
+            auto_watermark_interval: Duration::ZERO,
             cluster: None,
         }
     }

@@ -167,6 +167,28 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
     /// Sets the value of the current key in `namespace`.
     #[doc(hidden)]
     fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()>;
+    /// Updates the value of the current key in `namespace` in one access: `update` gets the
+    /// value to change in place and returns `None`, or gets `None` (no value) and returns
+    /// the value to store. The default reads and writes; the heap backend changes the live
+    /// object.
+    #[doc(hidden)]
+    fn value_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
+    ) -> Result<()> {
+        match self.value_get::<N, V>(state, namespace)? {
+            Some(mut v) => {
+                update(Some(&mut v));
+                self.value_put(state, namespace, v)
+            }
+            None => match update(None) {
+                Some(v) => self.value_put(state, namespace, v),
+                None => Ok(()),
+            },
+        }
+    }
     /// A copy of `value` made with the state's serializer.
     #[doc(hidden)]
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V>;

@@ -472,12 +472,17 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     ///
     /// No current key; a backend or serialization error.
     pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, value: &In) -> Result<()> {
-        let mut acc = match backend.value_get::<N, Acc>(self.id, namespace)? {
-            Some(acc) => acc,
-            None => self.function.create_accumulator(),
-        };
-        self.function.add(value, &mut acc);
-        backend.value_put(self.id, namespace, acc)
+        backend.value_update::<N, Acc>(self.id, namespace, &mut |acc| match acc {
+            Some(acc) => {
+                self.function.add(value, acc);
+                None
+            }
+            None => {
+                let mut acc = self.function.create_accumulator();
+                self.function.add(value, &mut acc);
+                Some(acc)
+            }
+        })
     }
 
     /// Removes the accumulator.

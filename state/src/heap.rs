@@ -534,6 +534,36 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(())
     }
 
+    #[inline]
+    fn value_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
+    ) -> Result<()> {
+        let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
+        if table.ttl.is_none() {
+            // No TTL: change the live object where it is (one lookup instead of two, no copy).
+            if let Some((value, _)) = table.slot(current.group, &current.key, namespace) {
+                update(Some(value));
+            } else if let Some(value) = update(None) {
+                table.insert(current.group, &current.key, namespace, (value, 0));
+            }
+            return Ok(());
+        }
+        let _ = now;
+        match self.value_get::<N, V>(state, namespace)? {
+            Some(mut v) => {
+                update(Some(&mut v));
+                self.value_put(state, namespace, v)
+            }
+            None => match update(None) {
+                Some(v) => self.value_put(state, namespace, v),
+                None => Ok(()),
+            },
+        }
+    }
+
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {
         self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
         // The namespace type is not known here, so copy through the value's own serializer.
