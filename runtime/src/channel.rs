@@ -269,6 +269,14 @@ impl<T: Data> EdgeDistributor<T> {
         EdgeDistributor { route, own, targets, buffers: (0..peers).map(|_| Batch::default()).collect() }
     }
 
+    /// Sends `buffer`; a pusher may hand back a sent batch for reuse (the network pushers
+    /// hand back the batch they just wrote), so what comes back is emptied.
+    fn send<S: Clone, P: Push<Message<S, Batch<T>>>>(buffer: &mut Batch<T>, stamp: &Stamp<S>, pusher: &mut P) {
+        Message::push_at(buffer, stamp.clone(), pusher);
+        buffer.msgs.clear();
+        buffer.corrupt = None;
+    }
+
     #[inline]
     fn push<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, target: usize, msg: Msg<T>, stamp: &Stamp<S>, pushers: &mut [P]) {
         let buffer = &mut self.buffers[target];
@@ -277,7 +285,7 @@ impl<T: Data> EdgeDistributor<T> {
         }
         buffer.msgs.push(msg);
         if buffer.msgs.len() >= BATCH_CAPACITY {
-            Message::push_at(buffer, stamp.clone(), &mut pushers[target]);
+            Self::send(buffer, stamp, &mut pushers[target]);
         }
     }
 }
@@ -287,7 +295,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
         if let Some(corrupt) = container.corrupt.take() {
             // Forward the failure (with its record count) to this worker's own subtask.
             let mut failed = Batch { msgs: Vec::new(), corrupt: Some(corrupt) };
-            Message::push_at(&mut failed, stamp.clone(), &mut pushers[self.own]);
+            Self::send(&mut failed, stamp, &mut pushers[self.own]);
         }
         for msg in container.msgs.drain(..) {
             match msg {
@@ -320,7 +328,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
     fn flush<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, stamp: &Stamp<S>, pushers: &mut [P]) {
         for (buffer, pusher) in self.buffers.iter_mut().zip(pushers.iter_mut()) {
             if !buffer.msgs.is_empty() {
-                Message::push_at(buffer, stamp.clone(), pusher);
+                Self::send(buffer, stamp, pusher);
             }
         }
     }

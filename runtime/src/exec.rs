@@ -420,15 +420,9 @@ pub(crate) fn build_source<'s, O: Data>(
 pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig) -> Result<BTreeMap<String, u64>> {
     let workers = graph.workers() as usize;
     let communication = match &config.cluster {
-        None if workers == 1 => CommunicationConfig::Thread,
-        None => CommunicationConfig::Process(workers),
-        Some(c) => CommunicationConfig::Cluster {
-            threads: workers / c.hosts.len(),
-            process: c.process,
-            addresses: c.hosts.clone(),
-            report: false,
-            zerocopy: false,
-        },
+        None if workers == 1 => Some(CommunicationConfig::Thread),
+        None => Some(CommunicationConfig::Process(workers)),
+        Some(_) => None,
     };
     // RocksDB instances live under the configured directory, or a temporary one removed at
     // the end of the job.
@@ -446,7 +440,11 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
     let job = Arc::new(JobShared::new());
     let shared = Arc::clone(&job);
     let max_parallelism = graph.max_parallelism;
-    let (builders, others) = communication.try_build().map_err(Error::Cluster)?;
+    let (builders, others) = match (communication, &config.cluster) {
+        (Some(c), _) => c.try_build().map_err(Error::Cluster)?,
+        (None, Some(cluster)) => crate::cluster::connect(cluster, workers / cluster.hosts.len())?,
+        (None, None) => unreachable!("a communication config or a cluster"),
+    };
     let guards = timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
         let graph = Arc::clone(&graph);

@@ -75,6 +75,7 @@
 
 mod backend;
 mod channel;
+mod cluster;
 mod env;
 mod error;
 mod exec;
