@@ -159,31 +159,13 @@ impl<'a> DataInputView<'a> {
                 self.pos += 2;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
             }
-            _ => self.read_varint_slow(),
-        }
-    }
-
-    #[inline]
-    fn read_varint_slow(&mut self) -> Result<u64> {
-        let bytes = &self.data[self.pos..];
-        let mut result: u64 = 0;
-        for (i, &b) in bytes.iter().take(10).enumerate() {
-            if i == 9 && b > 1 {
-                return Err(Error::VarintOverflow);
-            }
-            result |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                self.pos += i + 1;
-                return Ok(result);
+            _ => {
+                let (v, n) = read_varint_slow(rest)?;
+                self.pos += n;
+                Ok(v)
             }
         }
-        if bytes.len() < 10 {
-            Err(Error::eof(bytes.len() + 1, bytes.len()))
-        } else {
-            Err(Error::VarintOverflow)
-        }
     }
-
     /// Reads a zigzag LEB128 varint.
     #[inline(always)]
     pub fn read_varint_signed(&mut self) -> Result<i64> {
@@ -229,5 +211,44 @@ impl<'a> DataInputView<'a> {
     pub fn read_len_prefixed(&mut self) -> Result<&'a [u8]> {
         let len = self.read_len(1)?;
         self.read_bytes(len)
+    }
+}
+
+/// The varint at the start of `bytes` (not on the one- and two-byte fast paths) and its
+/// length. A function of the slice rather than a method, so that callers' cursors need not
+/// live in memory.
+#[inline(never)]
+fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
+    // Up to 8 bytes with 8 readable: one load, the end found from the high bits, the
+    // 7-bit groups gathered without a loop.
+    if let Some(word) = bytes.first_chunk::<8>() {
+        let w = u64::from_le_bytes(*word);
+        let ends = !w & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            let n = (ends.trailing_zeros() / 8 + 1) as usize;
+            let w = if n == 8 { w } else { w & ((1u64 << (8 * n)) - 1) };
+            let mut v = 0;
+            let mut i = 0;
+            while i < 8 {
+                v |= (w >> i) & (0x7f << (7 * i));
+                i += 1;
+            }
+            return Ok((v, n));
+        }
+    }
+    let mut result: u64 = 0;
+    for (i, &b) in bytes.iter().take(10).enumerate() {
+        if i == 9 && b > 1 {
+            return Err(Error::VarintOverflow);
+        }
+        result |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Ok((result, i + 1));
+        }
+    }
+    if bytes.len() < 10 {
+        Err(Error::eof(bytes.len() + 1, bytes.len()))
+    } else {
+        Err(Error::VarintOverflow)
     }
 }

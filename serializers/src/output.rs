@@ -116,6 +116,59 @@ impl DataOutputView {
         }
     }
 
+    /// Appends `n` bytes that `write` fills in: the fixed-length write path
+    /// ([`TypeSerializer::write_fixed`](crate::TypeSerializer::write_fixed)).
+    ///
+    /// One capacity check for the whole value; `write` stores into a plain slice of exactly
+    /// `n` bytes, so the compiler need not reload the buffer's length and capacity after each
+    /// store. The slice starts zeroed; that zeroing is dead once every byte is overwritten,
+    /// which the optimizer sees when the writes have constant offsets (fixed-length structs)
+    /// and then removes. When `write` fails, nothing is appended.
+    ///
+    /// # Errors
+    ///
+    /// The error of `write`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn append_with(&mut self, n: usize, write: impl FnOnce(&mut [u8]) -> crate::Result<()>) -> crate::Result<()> {
+        self.reserve(n);
+        let len = self.buf.len();
+        // SAFETY: `reserve(n)` left room for `n` bytes after `len`, so `len..len + n` lies
+        // within the allocation, past the vector's length: no live reference covers it. The
+        // bytes are zeroed (initialized) before the slice over them is made; the slice lives
+        // only during `write`, which cannot reach `self` (borrowed mutably here).
+        let dst = unsafe {
+            let start = self.buf.as_mut_ptr().add(len);
+            std::ptr::write_bytes(start, 0, n);
+            std::slice::from_raw_parts_mut(start, n)
+        };
+        write(dst)?;
+        // SAFETY: the `n` bytes after `len` were initialized above (zeroed, then perhaps
+        // overwritten by `write`) and lie within the capacity.
+        unsafe { self.buf.set_len(len + n) };
+        Ok(())
+    }
+
+    /// Writes the bytes `head`, then the first `n` bytes of `word` (`n <= 16`), with one
+    /// capacity check and fixed-size stores (the whole of `word` is stored; the bytes past
+    /// `n` stay outside the written length).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn write_fixed_prefix<const H: usize>(&mut self, head: &[u8; H], word: &[u8; 16], n: usize) {
+        let n = n.min(16);
+        self.reserve(H + 16);
+        let len = self.buf.len();
+        // SAFETY: `reserve(H + 16)` left room for `H + 16` bytes after `len`: the head and
+        // the whole word fit. The written length grows by `H + n <= H + 16`, all of which
+        // was just written. `head` and `word` are shared borrows distinct from the buffer.
+        unsafe {
+            let start = self.buf.as_mut_ptr().add(len);
+            start.cast::<[u8; H]>().write_unaligned(*head);
+            start.add(H).cast::<[u8; 16]>().write_unaligned(*word);
+            self.buf.set_len(len + H + n);
+        }
+    }
+
     /// Writes one byte.
     #[inline(always)]
     pub fn write_u8(&mut self, v: u8) {
@@ -203,8 +256,44 @@ impl DataOutputView {
             }
             start.add(i).write(v as u8);
             i += 1;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), start.add(i), n);
+            copy_short(bytes, start.add(i));
             self.buf.set_len(len + i + n);
+        }
+    }
+}
+
+/// Copies `src` to `dst`: inline for up to 16 bytes (short strings, symbols, names), where a
+/// call to `memcpy` would cost more than the copy; through `memcpy` above.
+///
+/// # Safety
+///
+/// `dst` must be valid for writes of `src.len()` bytes and must not overlap `src`.
+#[inline(always)]
+unsafe fn copy_short(src: &[u8], dst: *mut u8) {
+    let n = src.len();
+    let s = src.as_ptr();
+    // SAFETY (all branches): every read is within `src` (offsets `0..n`, with the
+    // overlapping pairs at `0` and `n - width` for `n >= width`), every write is within
+    // `dst[..n]` at the same offsets, which the caller guarantees are writable and
+    // disjoint from `src`; unaligned reads and writes are used for the wider words.
+    unsafe {
+        if n > 16 {
+            std::ptr::copy_nonoverlapping(s, dst, n);
+        } else if n >= 8 {
+            let a = s.cast::<u64>().read_unaligned();
+            let b = s.add(n - 8).cast::<u64>().read_unaligned();
+            dst.cast::<u64>().write_unaligned(a);
+            dst.add(n - 8).cast::<u64>().write_unaligned(b);
+        } else if n >= 4 {
+            let a = s.cast::<u32>().read_unaligned();
+            let b = s.add(n - 4).cast::<u32>().read_unaligned();
+            dst.cast::<u32>().write_unaligned(a);
+            dst.add(n - 4).cast::<u32>().write_unaligned(b);
+        } else if n > 0 {
+            // 1 to 3 bytes: first, middle and last (some of them the same byte).
+            dst.write(*s);
+            dst.add(n / 2).write(*s.add(n / 2));
+            dst.add(n - 1).write(*s.add(n - 1));
         }
     }
 }

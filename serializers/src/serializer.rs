@@ -134,10 +134,18 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     #[doc(hidden)]
     fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
         out.reserve(len.min(input.remaining().max(16)));
-        for _ in 0..len {
-            out.push(self.deserialize(input)?);
-        }
-        Ok(())
+        // Read through a copy of the cursor: a local that nothing else can point to stays in
+        // registers, where the caller's cursor would be stored and reloaded around every
+        // write into `out`.
+        let mut local = input.clone();
+        let result = (|| {
+            for _ in 0..len {
+                out.push(self.deserialize(&mut local)?);
+            }
+            Ok(())
+        })();
+        *input = local;
+        result
     }
 
     /// Skips `len` values written back to back.
@@ -164,6 +172,60 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     fn min_length(&self) -> usize {
         self.fixed_length().unwrap_or(1)
     }
+
+    /// Whether [`write_fixed`](Self::write_fixed) writes values: the layout has a fixed
+    /// length ([`fixed_length`](Self::fixed_length) is `Some`) and writing never fails.
+    /// Primitives, arrays of them and derived structs of such fields say yes.
+    #[doc(hidden)]
+    fn writes_fixed(&self) -> bool {
+        false
+    }
+
+    /// Writes `value` into the first [`fixed_length`](Self::fixed_length) bytes of `dst`
+    /// (the same bytes [`serialize`](Self::serialize) appends), for a caller that reserved
+    /// the room of a whole fixed-length record at once. Callers use it only when
+    /// [`writes_fixed`](Self::writes_fixed) is true.
+    ///
+    /// # Errors
+    ///
+    /// `dst` shorter than the value, or a serializer that does not write fixed values
+    /// (the default).
+    #[doc(hidden)]
+    fn write_fixed(&self, value: &T, dst: &mut [u8]) -> Result<()> {
+        let _ = (value, dst);
+        Err(crate::Error::custom(format!("{self:?} does not write fixed-length values into a slice")))
+    }
+
+    /// Writes `values` back to back into the start of `dst`, as
+    /// [`write_fixed`](Self::write_fixed) writes one value. Plain-old-data serializers
+    /// override it with one copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`write_fixed`](Self::write_fixed).
+    #[doc(hidden)]
+    #[inline]
+    fn write_fixed_slice(&self, values: &[T], dst: &mut [u8]) -> Result<()> {
+        let size = match self.fixed_length() {
+            Some(size) => size,
+            None if values.is_empty() => return Ok(()),
+            None => return self.write_fixed(&values[0], dst),
+        };
+        let mut dst = dst;
+        for v in values {
+            let (head, tail) = dst.split_at_mut_checked(size).ok_or_else(short_slot)?;
+            self.write_fixed(v, head)?;
+            dst = tail;
+        }
+        Ok(())
+    }
+}
+
+/// The error of a fixed-length write into a slice too short for the value.
+#[cold]
+#[inline(never)]
+pub(crate) fn short_slot() -> crate::Error {
+    crate::Error::custom("slot too short for a fixed-length value")
 }
 
 /// A boxed or shared serializer is the serializer it points to.
@@ -211,6 +273,15 @@ macro_rules! delegate_through_pointer {
             }
             fn min_length(&self) -> usize {
                 (**self).min_length()
+            }
+            fn writes_fixed(&self) -> bool {
+                (**self).writes_fixed()
+            }
+            fn write_fixed(&self, value: &T, dst: &mut [u8]) -> Result<()> {
+                (**self).write_fixed(value, dst)
+            }
+            fn write_fixed_slice(&self, values: &[T], dst: &mut [u8]) -> Result<()> {
+                (**self).write_fixed_slice(values, dst)
             }
         }
     )*};

@@ -402,12 +402,45 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
         quote!(#call?;)
     });
     let ref_pattern = pattern.clone();
+    let writes_fixed: Vec<TokenStream> = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
+        let call = g.ts_call(fg, "writes_fixed", quote!());
+        quote!(&& #call)
+    }).collect();
+    let write_fixed_stmts = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
+        let b = &fg.binding;
+        let len = g.ts_call(fg, "fixed_length", quote!());
+        let call = g.ts_call(fg, "write_fixed", quote!(#b, __d));
+        quote! {
+            let (__d, __rest) = #krate::__private::fixed_split(__rest, #len)?;
+            #call?;
+        }
+    });
     let serializer_impl = quote! {
         #[inline]
         fn serialize(&self, __value: &#self_ty, __out: &mut #krate::DataOutputView) -> #krate::Result<()> {
+            // A fixed-length struct reserves its bytes once and writes its fields into them
+            // as a plain slice.
+            if true #(#writes_fixed)* {
+                if let ::core::option::Option::Some(__n) = #krate::TypeSerializer::<#self_ty>::fixed_length(self) {
+                    return __out.append_with(__n, |__dst| #krate::TypeSerializer::<#self_ty>::write_fixed(self, __value, __dst));
+                }
+            }
             #[allow(unused_variables)]
             let #pattern = __value;
             #serialize
+            ::core::result::Result::Ok(())
+        }
+        #[inline]
+        fn writes_fixed(&self) -> bool {
+            true #(#writes_fixed)* && #krate::TypeSerializer::<#self_ty>::fixed_length(self).is_some()
+        }
+        #[inline]
+        fn write_fixed(&self, __value: &#self_ty, __dst: &mut [u8]) -> #krate::Result<()> {
+            #[allow(unused_variables)]
+            let #pattern = __value;
+            #[allow(unused_variables)]
+            let __rest = __dst;
+            #(#write_fixed_stmts)*
             ::core::result::Result::Ok(())
         }
         #[inline]
@@ -495,6 +528,7 @@ fn enum_body(
 
     let mut serialize_arms = Vec::new();
     let mut deserialize_arms = Vec::new();
+    let mut append_arms = Vec::new();
     let mut skip_arms = Vec::new();
     let mut copy_arms = Vec::new();
     let mut snapshot_items = Vec::new();
@@ -506,6 +540,9 @@ fn enum_body(
         let serialize = g.serialize_fields(gens);
         serialize_arms.push(quote!(#pattern => { __out.write_varint(#tag); #serialize }));
         let deserialize = g.deserialize_fields(path, variant.style, gens);
+        append_arms.push(quote!(#tag => #krate::__private::append_built(__out, |__slot| {
+            ::core::result::Result::Ok(__slot.write(#deserialize))
+        })?));
         deserialize_arms.push(quote!(#tag => ::core::result::Result::Ok(#deserialize)));
         let skip = g.skip_fields(gens);
         skip_arms.push(quote!(#tag => { #skip }));
@@ -543,6 +580,28 @@ fn enum_body(
                 #(#deserialize_arms,)*
                 __tag => ::core::result::Result::Err(#krate::Error::InvalidTag { what: ::std::string::String::from(#name), tag: __tag }),
             }
+        }
+        #[inline]
+        fn deserialize_append(&self, __len: usize, __input: &mut #krate::DataInputView<'_>, __out: &mut ::std::vec::Vec<#self_ty>) -> #krate::Result<()> {
+            // Each arm pushes its own variant: the optimizer then writes the fields straight
+            // into the vector, where one value for all arms would be built in a temporary
+            // and copied with wide loads over narrow stores (a store-forwarding stall).
+            __out.reserve(__len.min(__input.remaining().max(16)));
+            // Through a copy of the cursor, which can stay in registers (see the default
+            // `deserialize_append`).
+            let mut __local = ::core::clone::Clone::clone(&*__input);
+            let __result = (|| -> #krate::Result<()> {
+                let __input = &mut __local;
+                for _ in 0..__len {
+                    match __input.read_varint()? {
+                        #(#append_arms,)*
+                        __tag => return ::core::result::Result::Err(#krate::Error::InvalidTag { what: ::std::string::String::from(#name), tag: __tag }),
+                    }
+                }
+                ::core::result::Result::Ok(())
+            })();
+            *__input = __local;
+            __result
         }
         fn copy(&self, __value: &#self_ty) -> #self_ty {
             #[allow(unused_variables)]

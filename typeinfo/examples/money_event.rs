@@ -91,7 +91,7 @@ fn skip_fields(version: u8, input: &mut DataInputView<'_>) -> Result<()> {
 }
 
 impl TypeSerializer<MoneyEvent> for MoneyEventSerializer {
-    #[inline]
+    #[inline(always)]
     fn serialize(&self, value: &MoneyEvent, out: &mut DataOutputView) -> Result<()> {
         out.reserve(1 + 1 + value.symbol.len() + 1 + 1 + 16 + 16);
         out.write_u8(self.version);

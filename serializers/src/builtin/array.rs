@@ -70,6 +70,14 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
     fn min_length(&self) -> usize {
         self.element.min_length().saturating_mul(N)
     }
+    #[inline]
+    fn writes_fixed(&self) -> bool {
+        self.element.writes_fixed() && self.fixed_length().is_some()
+    }
+    #[inline]
+    fn write_fixed(&self, value: &[T; N], dst: &mut [u8]) -> Result<()> {
+        self.element.write_fixed_slice(value, dst)
+    }
     fn snapshot(&self) -> SerializerSnapshot {
         let mut payload = crate::DataOutputView::new();
         payload.write_varint(N as u64);

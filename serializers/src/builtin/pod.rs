@@ -59,6 +59,36 @@ pub fn write_slice<T: Pod>(values: &[T], out: &mut DataOutputView) {
     }
 }
 
+/// Writes `values` back to back into the start of `dst`, in their serialized form.
+///
+/// # Errors
+///
+/// `dst` shorter than the values.
+#[inline(always)]
+pub fn write_slice_into<T: Pod>(values: &[T], dst: &mut [u8]) -> Result<()> {
+    let total = std::mem::size_of_val(values);
+    let Some(dst) = dst.get_mut(..total) else {
+        return Err(crate::serializer::short_slot());
+    };
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: as in `write_slice`: `T: Pod` has no padding and its little-endian
+        // in-memory form is its serialized form; the byte slice covers exactly the memory
+        // of `values` for the duration of the borrow.
+        let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), total) };
+        dst.copy_from_slice(bytes);
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        let mut out = DataOutputView::with_capacity(total);
+        for v in values {
+            v.write_le(&mut out);
+        }
+        dst.copy_from_slice(out.as_slice());
+    }
+    Ok(())
+}
+
 /// Reads `len` values written by [`write_slice`] and appends them to `out`.
 ///
 /// # Errors

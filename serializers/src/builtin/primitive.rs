@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
 use crate::registry::SnapshotRegistry;
-use crate::serializer::TypeSerializer;
+use crate::serializer::{short_slot, TypeSerializer};
 use crate::snapshot::{kinds, SerializerSnapshot};
 
 /// A reader that widens an old primitive layout into today's type.
@@ -99,6 +99,24 @@ macro_rules! numeric {
             }
             fn min_length(&self) -> usize {
                 std::mem::size_of::<$ty>()
+            }
+            #[inline(always)]
+            fn writes_fixed(&self) -> bool {
+                true
+            }
+            #[inline(always)]
+            fn write_fixed(&self, value: &$ty, dst: &mut [u8]) -> Result<()> {
+                match dst.first_chunk_mut::<{ std::mem::size_of::<$ty>() }>() {
+                    Some(d) => {
+                        *d = value.to_le_bytes();
+                        Ok(())
+                    }
+                    None => Err(short_slot()),
+                }
+            }
+            #[inline(always)]
+            fn write_fixed_slice(&self, values: &[$ty], dst: &mut [u8]) -> Result<()> {
+                pod::write_slice_into(values, dst)
             }
         }
 
@@ -219,6 +237,20 @@ impl TypeSerializer<bool> for BoolSerializer {
     fn snapshot(&self) -> SerializerSnapshot {
         SerializerSnapshot::new(kinds::BOOL, 1)
     }
+    #[inline(always)]
+    fn writes_fixed(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn write_fixed(&self, value: &bool, dst: &mut [u8]) -> Result<()> {
+        match dst.first_mut() {
+            Some(d) => {
+                *d = u8::from(*value);
+                Ok(())
+            }
+            None => Err(short_slot()),
+        }
+    }
 }
 
 /// Orders `bool` (`false < true`); the normalized key is one byte.
@@ -276,6 +308,20 @@ impl TypeSerializer<char> for CharSerializer {
     fn snapshot(&self) -> SerializerSnapshot {
         SerializerSnapshot::new(kinds::CHAR, 1)
     }
+    #[inline(always)]
+    fn writes_fixed(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn write_fixed(&self, value: &char, dst: &mut [u8]) -> Result<()> {
+        match dst.first_chunk_mut::<4>() {
+            Some(d) => {
+                *d = (*value as u32).to_le_bytes();
+                Ok(())
+            }
+            None => Err(short_slot()),
+        }
+    }
 }
 
 /// Orders `char` by scalar value; the normalized key is 4 bytes big-endian.
@@ -323,6 +369,14 @@ impl TypeSerializer<()> for UnitSerializer {
     }
     fn min_length(&self) -> usize {
         0
+    }
+    #[inline(always)]
+    fn writes_fixed(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn write_fixed(&self, _: &(), _: &mut [u8]) -> Result<()> {
+        Ok(())
     }
 }
 
