@@ -357,3 +357,66 @@ impl<T: Data> ParallelizationContract<Epoch, Batch<T>> for EdgePact<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> Batch<String> {
+        Batch {
+            msgs: vec![
+                Msg::Record { ts: NO_TIMESTAMP, value: "ab".to_owned() },
+                Msg::Record { ts: 5, value: "c".to_owned() },
+                Msg::Watermark { from: sender_id(1, 2), watermark: 4 },
+            ],
+            corrupt: None,
+        }
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+    }
+
+    fn wire(batch: &Batch<String>) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        batch.into_bytes(&mut bytes);
+        assert_eq!(bytes.len(), batch.length_in_bytes(), "timely sizes its buffer with length_in_bytes");
+        bytes
+    }
+
+    fn same(a: &Batch<String>, b: &Batch<String>) -> bool {
+        format!("{:?}", a.msgs) == format!("{:?}", b.msgs) && a.corrupt.is_none() && b.corrupt.is_none()
+    }
+
+    /// The example of `FORMAT.md`, byte for byte, and the committed golden file.
+    #[test]
+    fn the_wire_layout_is_the_documented_one() {
+        let bytes = wire(&example());
+        let documented = "20 00 00 00 00 00 00 00 03 00 00 00 00 02 61 62 01 05 00 00 00 00 00 00 00 01 63 02 02 00 01 00 04 00 00 00 00 00 00 00";
+        assert_eq!(hex(&bytes), documented);
+        let format = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/FORMAT.md")).expect("FORMAT.md");
+        assert!(format.contains(documented), "FORMAT.md shows the example's bytes");
+        let golden = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../compat-tests/fixtures/v1/runtime/batch_string.bin")).expect("golden batch");
+        assert!(same(&Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(golden).freeze()), &example()), "v1 bytes still read");
+    }
+
+    #[test]
+    fn batches_round_trip_and_corrupt_bytes_become_an_error_not_a_panic() {
+        let bytes = wire(&example());
+        let back = Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bytes.clone()).freeze());
+        assert!(same(&back, &example()));
+        for cut in 0..bytes.len() - 8 {
+            let mut truncated = bytes.clone();
+            truncated.truncate(cut);
+            // A length word that claims more than arrived, or a body cut short.
+            let batch = Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(truncated).freeze());
+            assert!(batch.corrupt.is_some(), "cut at {cut}");
+        }
+        let mut bad_tag = bytes.clone();
+        bad_tag[12] = 9;
+        let batch = Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bad_tag).freeze());
+        let (msg, count) = batch.corrupt.expect("unknown tag");
+        assert!(msg.contains("unknown tag 9"), "{msg}");
+        assert_eq!(count, 3, "the record count stays what the sender counted");
+    }
+}
