@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use typeinfo::SerializerConfig;
 use typeinfo_state::{default_max_parallelism, RocksDbOptions};
 
+use crate::checkpoint::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
 use crate::graph::{self, StreamGraph, Transformation};
 
@@ -98,6 +99,24 @@ pub struct ExecutionConfig {
     pub auto_watermark_interval: Duration,
     /// The processes of a multi-process job; one process when `None`.
     pub cluster: Option<Cluster>,
+    /// Periodic checkpoints; none when `None`.
+    pub checkpointing: Option<CheckpointConfig>,
+    /// The checkpoint or savepoint to start from.
+    pub restore: Option<RestoreSettings>,
+    /// Stop with a savepoint once every source subtask has emitted this many records.
+    pub stop_with_savepoint: Option<StopWithSavepoint>,
+}
+
+/// Stops a job with a savepoint: each source subtask stops after `after_records` records,
+/// the first checkpoint in which every source has stopped is copied to `dir`, and the job
+/// ends without firing what is pending (no final watermark), to be continued by a job that
+/// restores from `dir`.
+#[derive(Debug, Clone)]
+pub struct StopWithSavepoint {
+    /// Records per source subtask before it stops.
+    pub after_records: u64,
+    /// The savepoint directory.
+    pub dir: PathBuf,
 }
 
 impl Default for ExecutionConfig {
@@ -109,6 +128,9 @@ impl Default for ExecutionConfig {
             serializer_config: SerializerConfig::default(),
             auto_watermark_interval: Duration::ZERO,
             cluster: None,
+            checkpointing: None,
+            restore: None,
+            stop_with_savepoint: None,
         }
     }
 }
@@ -129,6 +151,11 @@ impl ExecutionConfig {
         }
         if self.parallelism > max {
             return Err(Error::Config(format!("parallelism {} exceeds the max parallelism {max}", self.parallelism)));
+        }
+        if let Some(stop) = &self.stop_with_savepoint {
+            if self.checkpointing.is_none() {
+                return Err(Error::Config(format!("stop with savepoint into {} needs checkpointing (the savepoint is a checkpoint)", stop.dir.display())));
+            }
         }
         if let Some(c) = &self.cluster {
             if c.hosts.is_empty() || c.process >= c.hosts.len() {
@@ -153,6 +180,8 @@ pub struct JobResult {
     pub elapsed: Duration,
     /// Counters of this process's operators, such as `<operator>.numLateRecordsDropped`.
     pub metrics: BTreeMap<String, u64>,
+    /// What the restore migrated: `operator: state (part)` per migrated state and subtask.
+    pub migrations: Vec<String>,
 }
 
 impl JobResult {
@@ -233,6 +262,24 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Checkpoints the job periodically.
+    pub fn enable_checkpointing(&self, config: CheckpointConfig) -> &Self {
+        self.state.borrow_mut().config.checkpointing = Some(config);
+        self
+    }
+
+    /// Starts the job from a checkpoint or savepoint.
+    pub fn restore_from(&self, settings: RestoreSettings) -> &Self {
+        self.state.borrow_mut().config.restore = Some(settings);
+        self
+    }
+
+    /// Stops the job with a savepoint after each source subtask emitted `after_records`.
+    pub fn stop_with_savepoint(&self, stop: StopWithSavepoint) -> &Self {
+        self.state.borrow_mut().config.stop_with_savepoint = Some(stop);
+        self
+    }
+
     /// Runs the job as one process of a cluster (see [`Cluster`]).
     pub fn set_cluster(&self, cluster: Option<Cluster>) -> &Self {
         self.state.borrow_mut().config.cluster = cluster;
@@ -286,7 +333,7 @@ impl StreamExecutionEnvironment {
         let graph = Arc::new(self.stream_graph()?);
         let config = self.config();
         let started = Instant::now();
-        let metrics = crate::exec::run(job_name, graph, config)?;
-        Ok(JobResult { elapsed: started.elapsed(), metrics })
+        let (metrics, migrations) = crate::exec::run(job_name, graph, config)?;
+        Ok(JobResult { elapsed: started.elapsed(), metrics, migrations })
     }
 }

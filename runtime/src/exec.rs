@@ -10,17 +10,20 @@
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::Capability;
+use typeinfo::{DataInputView, DataOutputView};
 use timely::dataflow::{Scope, Stream};
 use timely::progress::frontier::MutableAntichain;
 use timely::{CommunicationConfig, WorkerConfig};
 
 use crate::channel::{register_wire_serializer, sender_id, Batch, EdgeDistributor, EdgePact, Epoch, Msg, Route, RouterFactory};
+use crate::checkpoint::{self, checkpoint_dir, kstate_path, operator_key, ostate_path, Metadata, OperatorPart, Restore};
 use crate::env::{ExecutionConfig, StateBackend};
 use crate::error::{Error, Result};
 use crate::graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
@@ -32,11 +35,34 @@ pub(crate) struct JobShared {
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
     metrics: Mutex<BTreeMap<String, u64>>,
+    /// The directories of file sinks (published by the checkpoint coordinator).
+    pub(crate) sink_dirs: Mutex<Vec<PathBuf>>,
+    /// What restores migrated (state names with the part), per operator.
+    pub(crate) migrations: Mutex<Vec<String>>,
 }
 
 impl JobShared {
     fn new() -> Self {
-        JobShared { failed: AtomicBool::new(false), error: Mutex::new(None), metrics: Mutex::new(BTreeMap::new()) }
+        JobShared {
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            metrics: Mutex::new(BTreeMap::new()),
+            sink_dirs: Mutex::new(Vec::new()),
+            migrations: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Records a file sink's directory (once).
+    pub(crate) fn add_sink_dir(&self, dir: &Path) {
+        let mut dirs = self.sink_dirs.lock().unwrap_or_else(|p| p.into_inner());
+        if !dirs.iter().any(|d| d == dir) {
+            dirs.push(dir.to_owned());
+        }
+    }
+
+    /// Records what a restore migrated.
+    pub(crate) fn migrated(&self, what: String) {
+        self.migrations.lock().unwrap_or_else(|p| p.into_inner()).push(what);
     }
 
     /// Records the job's first error; every operator stops at its next activation.
@@ -102,6 +128,11 @@ pub(crate) struct BuildCtx<'s> {
     job: Arc<JobShared>,
     graph: Arc<StreamGraph>,
     streams: HashMap<(usize, usize), ErasedStream<'s>>,
+    /// Every operator's progress output, for the checkpoint coordinator.
+    progress: Vec<Stream<'s, Epoch, Batch<()>>>,
+    /// The first epoch of this run (the restored checkpoint's plus one).
+    start_epoch: Epoch,
+    restore: Option<Arc<Restore>>,
 }
 
 impl<'s> BuildCtx<'s> {
@@ -120,6 +151,8 @@ impl<'s> BuildCtx<'s> {
             state_dir: self.state_root.join(dir),
             auto_watermark_interval_ms: self.config.auto_watermark_interval.as_millis() as i64,
             job: Arc::clone(&self.job),
+            restore: self.restore.clone(),
+            key: operator_key(node.uid.as_deref(), node.id),
         }
     }
 
@@ -175,7 +208,7 @@ impl<'s> BuildCtx<'s> {
 pub(crate) struct WatermarkTracker {
     slots: HashMap<u32, usize>,
     marks: Vec<i64>,
-    current: i64,
+    pub(crate) current: i64,
 }
 
 impl WatermarkTracker {
@@ -185,6 +218,12 @@ impl WatermarkTracker {
             marks: vec![i64::MIN; senders.len()],
             current: i64::MIN,
         }
+    }
+
+    /// Starts from a restored watermark (for every input subtask).
+    pub(crate) fn restore(&mut self, watermark: i64) {
+        self.marks.iter_mut().for_each(|m| *m = watermark);
+        self.current = watermark;
     }
 
     /// Records a watermark of `from`; returns the operator's new watermark if it advanced.
@@ -228,8 +267,18 @@ fn guarded(job: &JobShared, operator: &str, body: impl FnOnce() -> Result<()>) -
     }
 }
 
+/// The lowest epoch any input may still deliver (`None` once every input is exhausted).
+fn frontier_min(frontiers: &[MutableAntichain<Epoch>]) -> Option<Epoch> {
+    frontiers.iter().filter_map(|f| f.frontier().iter().copied().min()).min()
+}
+
 /// Builds a node with a one-input operator: main output of `O` (port 0), late-data side
-/// output of `I` (port 1).
+/// output of `I` (port 1), and a progress output (no data; its capability tells the
+/// checkpoint coordinator which epochs the operator has finished).
+///
+/// Input is processed one epoch at a time: batches of a later epoch wait in `stash` until
+/// every input has passed the earlier ones (aligned checkpoints). When the input frontier
+/// moves past epoch `e`, the operator writes its part of checkpoint `e`.
 pub(crate) fn build_operator<'s, I: Data, O: Data>(
     ctx: &mut BuildCtx<'s>,
     node: &StreamNode,
@@ -245,8 +294,10 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
     }
     let (mut main_out, main_stream) = builder.new_output::<Batch<O>>();
     let (mut side_out, side_stream) = builder.new_output::<Batch<I>>();
+    let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     ctx.register_output(node, 0, main_stream);
     ctx.register_output(node, 1, side_stream);
+    ctx.progress.push(progress_stream);
 
     let setup = ctx.setup(node);
     let job = Arc::clone(&ctx.job);
@@ -255,11 +306,22 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
     let mut tracker = WatermarkTracker::new(&ctx.senders(inputs));
     let activator = ctx.scope.activator_for(info.address.clone());
     let from = sender_id(node.id, ctx.worker);
+    let checkpoints = ctx.config.checkpointing.as_ref().map(|c| c.dir.clone());
+    let stopping = ctx.config.stop_with_savepoint.is_some();
+    let start = ctx.start_epoch;
     let mut op: Option<Box<dyn Operator<I, O>>> = None;
-    if active {
+    if active && !job.failed() {
         let mut made = None;
         if guarded(&job, &name, || {
-            made = Some(make(&setup)?);
+            let mut operator = make(&setup)?;
+            if let Some(restore) = &setup.restore {
+                let parts = restore.parts(&setup.key)?;
+                if let Some(w) = parts.iter().map(|p| p.watermark).min() {
+                    tracker.restore(w);
+                }
+                operator.restore(&restore.keyed_files(&setup.key), &parts)?;
+            }
+            made = Some(operator);
             Ok(())
         }) {
             op = made;
@@ -267,61 +329,64 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
     }
 
     builder.build(move |caps| {
-        let mut caps = if op.is_some() { Some(caps) } else { None };
+        let mut caps = op.is_some().then(|| {
+            let mut caps = caps;
+            caps.iter_mut().for_each(|c| c.downgrade(&start));
+            caps
+        });
+        let mut current = start;
+        let mut stash: BTreeMap<Epoch, Vec<Batch<I>>> = BTreeMap::new();
         let mut outputs: Outputs<O, I> = Outputs { main: Output::new(from), side: Output::new(from) };
         move |frontiers: &[MutableAntichain<Epoch>]| {
             if job.failed() {
                 op = None;
                 caps = None;
             }
-            let (Some(operator), Some(cap)) = (op.as_mut(), caps.as_ref()) else {
+            let (Some(operator), Some(cap)) = (op.as_mut(), caps.as_mut()) else {
                 for handle in &mut handles {
                     handle.for_each(|_, batch| batch.msgs.clear());
                 }
                 return;
             };
-            let (main_cap, side_cap) = (&cap[0], &cap[1]);
+            for handle in &mut handles {
+                handle.for_each(|time, batch| {
+                    // Our messages carry one epoch each (the least of their stamp).
+                    let epoch = time.least().copied().unwrap_or(current);
+                    stash.entry(epoch).or_default().push(std::mem::take(batch));
+                });
+            }
+            let frontier = frontier_min(frontiers);
             let mut main = main_out.activate();
             let mut side = side_out.activate();
             let mut finished = false;
             let ok = guarded(&job, &name, || {
-                let mut ship = |outputs: &mut Outputs<O, I>| {
-                    if !outputs.main.msgs.is_empty() {
-                        let mut b = Batch { msgs: std::mem::take(&mut outputs.main.msgs), corrupt: None };
-                        main.give(main_cap, &mut b);
+                // Every batch of a finished epoch, and of the current one, in epoch order.
+                while let Some((&t, _)) = stash.first_key_value() {
+                    if frontier.is_some_and(|f| t > f) {
+                        break;
                     }
-                    if !outputs.side.msgs.is_empty() {
-                        let mut b = Batch { msgs: std::mem::take(&mut outputs.side.msgs), corrupt: None };
-                        side.give(side_cap, &mut b);
-                    }
-                };
-                for handle in &mut handles {
-                    let mut result = Ok(());
-                    handle.for_each(|_, batch| {
-                        if result.is_err() {
-                            batch.msgs.clear();
-                            return;
+                    let batches = stash.remove(&t).expect("just seen");
+                    let (main_cap, side_cap) = (cap[0].delayed(&t), cap[1].delayed(&t));
+                    operator.begin_epoch(t);
+                    for mut batch in batches {
+                        if let Some((msg, _)) = batch.corrupt.take() {
+                            return Err(Error::Corrupt(msg));
                         }
-                        result = (|| {
-                            if let Some((msg, _)) = batch.corrupt.take() {
-                                return Err(Error::Corrupt(msg));
-                            }
-                            for msg in batch.msgs.drain(..) {
-                                match msg {
-                                    Msg::Record { ts, value } => operator.process(ts, value, &mut outputs)?,
-                                    Msg::Watermark { from, watermark } => {
-                                        if let Some(w) = tracker.update(from, watermark)? {
-                                            operator.watermark(w, &mut outputs)?;
-                                        }
+                        for msg in batch.msgs.drain(..) {
+                            match msg {
+                                Msg::Record { ts, value } => operator.process(ts, value, &mut outputs)?,
+                                Msg::Watermark { from, watermark } => {
+                                    if let Some(w) = tracker.update(from, watermark)? {
+                                        operator.watermark(w, &mut outputs)?;
                                     }
                                 }
                             }
-                            Ok(())
-                        })();
-                        ship(&mut outputs);
-                    });
-                    result?;
+                        }
+                        ship(&mut outputs, &mut main, &main_cap, &mut side, &side_cap);
+                    }
                 }
+                let now_cap = (cap[0].delayed(&current), cap[1].delayed(&current));
+                operator.begin_epoch(current);
                 if let Some(due) = operator.next_processing_time() {
                     let now = now_ms();
                     if due <= now {
@@ -332,11 +397,27 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
                     }
                 }
                 operator.end_of_activation(&mut outputs)?;
-                if frontiers.iter().all(|f| f.is_empty()) {
-                    operator.finish(&mut outputs)?;
-                    finished = true;
+                match frontier {
+                    Some(f) if f > current => {
+                        ship(&mut outputs, &mut main, &now_cap.0, &mut side, &now_cap.1);
+                        if let Some(root) = &checkpoints {
+                            snapshot(operator.as_mut(), root, &setup, f - 1, tracker.current)?;
+                        }
+                        current = f;
+                        cap.iter_mut().for_each(|c| c.downgrade(&f));
+                    }
+                    Some(_) => ship(&mut outputs, &mut main, &now_cap.0, &mut side, &now_cap.1),
+                    None => {
+                        // Every input is exhausted: the end of the job, or a stop with a
+                        // savepoint (whose state was written with the last checkpoint, and
+                        // after which nothing fires).
+                        if !stopping {
+                            operator.finish(&mut outputs)?;
+                        }
+                        ship(&mut outputs, &mut main, &now_cap.0, &mut side, &now_cap.1);
+                        finished = true;
+                    }
                 }
-                ship(&mut outputs);
                 Ok(())
             });
             drop(main);
@@ -350,8 +431,42 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
     Ok(())
 }
 
+type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::ProgressSession<
+    'a,
+    Epoch,
+    Batch<T>,
+    timely::dataflow::channels::pushers::Counter<Epoch, timely::dataflow::channels::pushers::Tee<Epoch, Batch<T>>>,
+>;
+
+/// Ships what an operator emitted, at the epoch of `main_cap` / `side_cap`.
+fn ship<O: Data, I: Data>(
+    outputs: &mut Outputs<O, I>,
+    main: &mut OutputSession<'_, O>,
+    main_cap: &Capability<Epoch>,
+    side: &mut OutputSession<'_, I>,
+    side_cap: &Capability<Epoch>,
+) {
+    if !outputs.main.msgs.is_empty() {
+        main.give(main_cap, &mut Batch { msgs: std::mem::take(&mut outputs.main.msgs), corrupt: None });
+    }
+    if !outputs.side.msgs.is_empty() {
+        side.give(side_cap, &mut Batch { msgs: std::mem::take(&mut outputs.side.msgs), corrupt: None });
+    }
+}
+
+/// Writes one operator subtask's part of checkpoint `epoch`.
+fn snapshot<I: 'static, O: 'static>(operator: &mut dyn Operator<I, O>, root: &Path, setup: &OperatorSetup, epoch: Epoch, watermark: i64) -> Result<()> {
+    let dir = checkpoint_dir(root, epoch).join(&setup.key);
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+    let data = operator.snapshot(epoch, &kstate_path(&dir, setup.subtask))?;
+    OperatorPart { watermark, data }.write(&dir, setup.subtask)
+}
+
 /// Builds a source node: its subtasks run `make`'s function until it is exhausted, then send
-/// the maximal watermark.
+/// the maximal watermark. With checkpoints, every `interval` the source records its
+/// position and moves to the next epoch; with a stop-with-savepoint bound, it stops emitting
+/// after that many records, keeps moving through (empty) epochs until a checkpoint in which
+/// every source has stopped is the savepoint, and then ends without a final watermark.
 pub(crate) fn build_source<'s, O: Data>(
     ctx: &mut BuildCtx<'s>,
     node: &StreamNode,
@@ -360,16 +475,31 @@ pub(crate) fn build_source<'s, O: Data>(
     let mut builder = OperatorBuilder::new(node.name.clone(), ctx.scope.clone());
     let info = builder.operator_info();
     let (mut out, stream) = builder.new_output::<Batch<O>>();
+    let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     ctx.register_output(node, 0, stream);
+    ctx.progress.push(progress_stream);
     let setup = ctx.setup(node);
     let job = Arc::clone(&ctx.job);
     let name = node.name.clone();
     let activator = ctx.scope.activator_for(info.address.clone());
+    let checkpoints = ctx.config.checkpointing.clone();
+    let stop = ctx.config.stop_with_savepoint.clone();
+    let start = ctx.start_epoch;
     let mut source: Option<Box<dyn SourceFunction<O>>> = None;
-    if ctx.worker < node.parallelism as usize {
+    let mut emitted: u64 = 0;
+    if ctx.worker < node.parallelism as usize && !job.failed() {
         let mut made = None;
         if guarded(&job, &name, || {
-            made = Some(make(&setup)?);
+            let mut function = make(&setup)?;
+            if let Some(restore) = &setup.restore {
+                let parts = restore.parts(&setup.key)?;
+                if let Some(part) = parts.get(setup.subtask) {
+                    let (count, position) = decode_source_part(&part.data)?;
+                    emitted = count;
+                    function.seek(position)?;
+                }
+            }
+            made = Some(function);
             Ok(())
         }) {
             source = made;
@@ -377,36 +507,73 @@ pub(crate) fn build_source<'s, O: Data>(
     }
     let mut output = Output::new(sender_id(node.id, ctx.worker));
     builder.build(move |caps| {
-        let mut cap = if source.is_some() { caps.into_iter().next() } else { None };
-        // Schedule the first run.
+        let mut cap = if source.is_some() {
+            let mut caps = caps;
+            caps.iter_mut().for_each(|c| c.downgrade(&start));
+            Some(caps)
+        } else {
+            None
+        };
+        let mut next_checkpoint = Instant::now() + checkpoints.as_ref().map_or(Duration::MAX / 4, |c| c.interval);
+        let mut stopped_at: Option<Epoch> = None;
         activator.activate();
         move |_frontiers: &[MutableAntichain<Epoch>]| {
             if job.failed() {
                 source = None;
                 cap = None;
             }
-            let (Some(function), Some(c)) = (source.as_mut(), cap.as_ref()) else { return };
-            let mut session = out.activate();
+            let (Some(function), Some(c)) = (source.as_mut(), cap.as_mut()) else { return };
+            let epoch = *c[0].time();
+            let stopped = stop.as_ref().is_some_and(|s| emitted >= s.after_records);
             let mut more = true;
-            let mut ok = true;
-            // A bounded slice of work per activation, shipped in batches as it is made.
-            for _ in 0..8 {
-                ok = guarded(&job, &name, || {
-                    more = function.run(&mut output, 1024)?;
-                    if !more {
-                        output.watermark(i64::MAX);
+            let ok = guarded(&job, &name, || {
+                if !stopped {
+                    let mut session = out.activate();
+                    // A bounded slice of work per activation, shipped in batches as it is made.
+                    for _ in 0..8 {
+                        let budget = stop.as_ref().map_or(1024, |s| (s.after_records - emitted).min(1024) as usize);
+                        let before = output.msgs.len();
+                        more = function.run(&mut output, budget)?;
+                        emitted += (output.msgs.len() - before) as u64;
+                        if !more {
+                            output.watermark(i64::MAX);
+                        }
+                        session.give(&c[0], &mut Batch { msgs: std::mem::take(&mut output.msgs), corrupt: None });
+                        if !more || stop.as_ref().is_some_and(|s| emitted >= s.after_records) {
+                            break;
+                        }
                     }
-                    Ok(())
-                });
-                let mut b = Batch { msgs: std::mem::take(&mut output.msgs), corrupt: None };
-                session.give(c, &mut b);
-                if !more || !ok {
-                    break;
                 }
-            }
-            drop(session);
+                let stopped = stop.as_ref().is_some_and(|s| emitted >= s.after_records);
+                if let Some(checkpoints) = &checkpoints {
+                    if more && (Instant::now() >= next_checkpoint || (stopped && stopped_at.is_none())) {
+                        // The position after this epoch's records, then the next epoch.
+                        let dir = checkpoint_dir(&checkpoints.dir, epoch).join(&setup.key);
+                        let data = encode_source_part(emitted, &function.position(), stopped);
+                        OperatorPart { watermark: i64::MIN, data }.write(&dir, setup.subtask)?;
+                        c.iter_mut().for_each(|c| c.downgrade(&(epoch + 1)));
+                        next_checkpoint = Instant::now() + checkpoints.interval;
+                        if stopped && stopped_at.is_none() {
+                            stopped_at = Some(epoch);
+                        }
+                    }
+                    if stopped {
+                        if let Some(s) = &stop {
+                            if s.dir.join("_metadata").is_file() {
+                                // The savepoint is complete: end without a final watermark.
+                                more = false;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            });
             if more && ok {
-                activator.activate();
+                if stopped {
+                    activator.activate_after(Duration::from_millis(10));
+                } else {
+                    activator.activate();
+                }
             } else {
                 source = None;
                 cap = None;
@@ -416,14 +583,176 @@ pub(crate) fn build_source<'s, O: Data>(
     Ok(())
 }
 
-/// Runs `graph` on timely with `config`; returns this process's metrics.
-pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig) -> Result<BTreeMap<String, u64>> {
+fn encode_source_part(emitted: u64, position: &[u8], stopped: bool) -> Vec<u8> {
+    let mut out = DataOutputView::new();
+    out.write_bool(stopped);
+    out.write_u64(emitted);
+    out.write_len_prefixed(position);
+    out.into_inner()
+}
+
+/// The record count and position of a source part.
+fn decode_source_part(data: &[u8]) -> Result<(u64, &[u8])> {
+    let mut input = DataInputView::new(data);
+    let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
+    let _stopped = input.read_bool().map_err(corrupt)?;
+    let emitted = input.read_u64().map_err(corrupt)?;
+    let position = input.read_len_prefixed().map_err(corrupt)?;
+    Ok((emitted, position))
+}
+
+/// Whether a source part says the source had stopped for a savepoint.
+pub(crate) fn source_part_stopped(data: &[u8]) -> bool {
+    data.first() == Some(&1)
+}
+
+/// Watches every operator's progress on worker 0: completes checkpoints (writes their
+/// `_metadata` once every part is on disk), publishes file sinks' output up to each completed
+/// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
+/// of a stop-with-savepoint, and deletes old checkpoints.
+fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
+    let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), ctx.scope.clone());
+    let mut handles = Vec::new();
+    for stream in std::mem::take(&mut ctx.progress) {
+        let pact = EdgePact::Exchange(Box::new(move |peers| EdgeDistributor::new(Route::Rebalance { next: 0 }, 0, 1, peers)));
+        handles.push(builder.new_input(stream, pact));
+    }
+    let active = ctx.worker == 0;
+    let graph = Arc::clone(&ctx.graph);
+    let job = Arc::clone(&ctx.job);
+    let checkpoints = ctx.config.checkpointing.clone();
+    let stop = ctx.config.stop_with_savepoint.clone();
+    let mut last_completed: Option<Epoch> = ctx.start_epoch.checked_sub(1);
+    let mut done = false;
+    builder.build(move |_caps| {
+        move |frontiers: &[MutableAntichain<Epoch>]| {
+            for handle in &mut handles {
+                handle.for_each(|_, batch| batch.msgs.clear());
+            }
+            if !active || done || job.failed() {
+                return;
+            }
+            let frontier = frontier_min(frontiers);
+            let result = (|| -> Result<()> {
+                if let (Some(checkpoints), Some(f)) = (&checkpoints, frontier) {
+                    if let Some(epoch) = f.checked_sub(1).filter(|e| last_completed.is_none_or(|l| *e > l)) {
+                        if complete_checkpoint(&graph, &checkpoints.dir, epoch, checkpoints.retained)? {
+                            last_completed = Some(epoch);
+                            publish_sinks(&job, Some(epoch))?;
+                            if let Some(stop) = &stop {
+                                save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
+                            }
+                        }
+                    }
+                }
+                if frontier.is_none() {
+                    done = true;
+                    if stop.is_none() {
+                        publish_sinks(&job, None)?;
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = result {
+                job.fail(e.in_operator("Checkpoint coordinator"));
+            }
+        }
+    });
+}
+
+/// Writes `_metadata` of checkpoint `epoch` if every part of every subtask is on disk;
+/// deletes older checkpoints beyond `retained`, and incomplete older ones.
+fn complete_checkpoint(graph: &StreamGraph, root: &Path, epoch: Epoch, retained: usize) -> Result<bool> {
+    let chk = checkpoint_dir(root, epoch);
+    for n in graph.nodes() {
+        let dir = chk.join(operator_key(n.uid(), n.id()));
+        if (0..n.parallelism() as usize).any(|s| !ostate_path(&dir, s).is_file()) {
+            return Ok(false);
+        }
+    }
+    Metadata::of(graph, epoch).write(&chk)?;
+    let completed = checkpoint::completed(root);
+    let keep_from = completed.len().saturating_sub(retained.max(1));
+    for (e, path) in completed.iter().take(keep_from) {
+        if *e < epoch {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(e) = name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()) {
+                if e < epoch && !entry.path().join("_metadata").is_file() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// After completing `epoch`: if every source stopped in it, copies it to the savepoint.
+fn save_if_stopped(graph: &StreamGraph, root: &Path, epoch: Epoch, savepoint: &Path) -> Result<()> {
+    let chk = checkpoint_dir(root, epoch);
+    for n in graph.nodes().iter().filter(|n| graph.inputs(n.id()).is_empty()) {
+        let dir = chk.join(operator_key(n.uid(), n.id()));
+        for s in 0..n.parallelism() as usize {
+            if !source_part_stopped(&OperatorPart::read(&ostate_path(&dir, s))?.data) {
+                return Ok(());
+            }
+        }
+    }
+    if !savepoint.join("_metadata").is_file() {
+        checkpoint::copy_checkpoint(&chk, savepoint)?;
+    }
+    Ok(())
+}
+
+/// Publishes the pending output files of every file sink up to `epoch` (all with `None`).
+fn publish_sinks(job: &JobShared, epoch: Option<Epoch>) -> Result<()> {
+    let dirs = job.sink_dirs.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for dir in dirs {
+        crate::sink::publish(&dir, epoch)?;
+    }
+    Ok(())
+}
+
+/// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
+pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
     let workers = graph.workers() as usize;
     let communication = match &config.cluster {
         None if workers == 1 => Some(CommunicationConfig::Thread),
         None => Some(CommunicationConfig::Process(workers)),
         Some(_) => None,
     };
+    let sources: Vec<usize> = graph.nodes().iter().filter(|n| graph.inputs(n.id()).is_empty()).map(|n| n.id()).collect();
+    let restore = match &config.restore {
+        Some(settings) => Some(Arc::new(Restore::check(settings, &graph, &sources)?)),
+        None => None,
+    };
+    let start_epoch = restore.as_ref().map_or(0, |r| r.metadata.epoch + 1);
+    if let Some(r) = &restore {
+        for node in graph.nodes() {
+            if let Some(dir) = node.factory.output_dir() {
+                crate::sink::recover(dir, r.metadata.epoch)?;
+            }
+        }
+    }
+    if let Some(c) = &config.checkpointing {
+        std::fs::create_dir_all(&c.dir).map_err(|source| Error::Io { path: c.dir.clone(), source })?;
+        // Parts of checkpoints that never completed (a crash while writing them) and any
+        // checkpoint past the one restored from are not part of this run's history.
+        for (epoch, path) in std::fs::read_dir(&c.dir).map_err(|source| Error::Io { path: c.dir.clone(), source })?.flatten().filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()).map(|n| (n, e.path()))
+        }) {
+            if epoch >= start_epoch || !path.join("_metadata").is_file() {
+                if restore.as_ref().is_none_or(|r| r.dir != path) {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+            }
+        }
+    }
     // RocksDB instances live under the configured directory, or a temporary one removed at
     // the end of the job.
     let (state_root, _temp) = match &config.state_backend {
@@ -451,6 +780,7 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         let job = Arc::clone(&shared);
         let config = config.clone();
         let state_root = state_root.clone();
+        let restore = restore.clone();
         worker.dataflow::<Epoch, _, _>(move |scope| {
             let mut ctx = BuildCtx {
                 scope,
@@ -462,6 +792,9 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
                 job: Arc::clone(&job),
                 graph: Arc::clone(&graph),
                 streams: HashMap::new(),
+                progress: Vec::new(),
+                start_epoch,
+                restore: restore.clone(),
             };
             for node in &graph.nodes {
                 let inputs = graph.inputs(node.id);
@@ -469,6 +802,7 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
                     job.fail(e);
                 }
             }
+            build_coordinator(&mut ctx);
             let _ = ctx.peers;
         });
     })
@@ -486,7 +820,8 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         return Err(Error::Function { operator: "worker".into(), message });
     }
     let metrics = std::mem::take(&mut *job.metrics.lock().unwrap_or_else(|p| p.into_inner()));
-    Ok(metrics)
+    let migrations = std::mem::take(&mut *job.migrations.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok((metrics, migrations))
 }
 
 fn sanitize(name: &str) -> String {

@@ -22,6 +22,10 @@ use crate::Data;
 pub(crate) trait NodeFactory: Send + Sync {
     /// What the operator does, for [`StreamGraph::explain`].
     fn describe(&self) -> String;
+    /// The directory a file sink writes to.
+    fn output_dir(&self) -> Option<&std::path::Path> {
+        None
+    }
     /// Checks the operator's settings (window sizes, ...) when the graph is built.
     fn validate(&self) -> Result<()> {
         Ok(())
@@ -466,6 +470,7 @@ pub(crate) fn translate(transformations: &[Transformation], config: &ExecutionCo
 /// The factory of every node: a description and a build function.
 pub(crate) struct OperatorFactory {
     pub(crate) description: String,
+    pub(crate) output_dir: Option<std::path::PathBuf>,
     pub(crate) validate: Option<Box<dyn Fn() -> Result<()> + Send + Sync>>,
     #[allow(clippy::type_complexity)]
     pub(crate) build: Box<dyn for<'s> Fn(&mut BuildCtx<'s>, &StreamNode, &[&StreamEdge]) -> Result<()> + Send + Sync>,
@@ -477,6 +482,9 @@ impl NodeFactory for OperatorFactory {
     }
     fn validate(&self) -> Result<()> {
         self.validate.as_ref().map_or(Ok(()), |v| v())
+    }
+    fn output_dir(&self) -> Option<&std::path::Path> {
+        self.output_dir.as_deref()
     }
     fn build<'s>(&self, ctx: &mut BuildCtx<'s>, node: &StreamNode, inputs: &[&StreamEdge]) -> Result<()> {
         (self.build)(ctx, node, inputs)

@@ -75,6 +75,7 @@
 
 mod backend;
 mod channel;
+pub mod checkpoint;
 mod cluster;
 mod env;
 mod error;
@@ -91,7 +92,8 @@ pub mod watermark;
 pub mod window;
 
 pub use backend::KeyedBackend;
-pub use env::{Cluster, ExecutionConfig, JobResult, StateBackend, StreamExecutionEnvironment};
+pub use checkpoint::{CheckpointConfig, RestoreSettings};
+pub use env::{Cluster, ExecutionConfig, JobResult, StateBackend, StopWithSavepoint, StreamExecutionEnvironment};
 pub use error::{Error, Result};
 pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};

@@ -1,7 +1,7 @@
 //! The operator interface the drivers run: what an operator does with a record, a watermark,
 //! the passing of processing time, and the end of its input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use typeinfo::SerializerConfig;
@@ -9,6 +9,7 @@ use typeinfo_state::BackendOptions;
 
 use crate::backend::KeyedBackend;
 use crate::channel::{Msg, NO_TIMESTAMP};
+use crate::checkpoint::{OperatorPart, Restore};
 use crate::env::StateBackend;
 use crate::error::{Error, Result};
 use crate::exec::JobShared;
@@ -58,6 +59,9 @@ impl<O, I> Outputs<O, I> {
 
 /// An operator with one input (possibly fed by several edges) and its outputs.
 pub(crate) trait Operator<I, O>: 'static {
+    /// The records that follow belong to checkpoint epoch `epoch`.
+    fn begin_epoch(&mut self, _epoch: u64) {}
+
     /// Processes one record.
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()>;
 
@@ -87,12 +91,30 @@ pub(crate) trait Operator<I, O>: 'static {
     fn finish(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
         Ok(())
     }
+
+    /// Writes the operator's part of checkpoint `epoch`: keyed state to `kstate` (if it has
+    /// any); returns its operator-local bytes.
+    fn snapshot(&mut self, _epoch: u64, _kstate: &Path) -> Result<Vec<u8>> {
+        Ok(Vec::new())
+    }
+
+    /// Restores from the keyed state files and operator-local parts of every subtask of
+    /// the snapshot (any parallelism); called once, before the first record.
+    fn restore(&mut self, _keyed: &[PathBuf], _parts: &[OperatorPart]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A source: emits records until it is exhausted.
 pub(crate) trait SourceFunction<O>: 'static {
     /// Emits at most `budget` records; returns `false` once exhausted.
     fn run(&mut self, out: &mut Output<O>, budget: usize) -> Result<bool>;
+
+    /// The position to resume from (written into checkpoints).
+    fn position(&self) -> Vec<u8>;
+
+    /// Resumes from a position written by [`position`](Self::position).
+    fn seek(&mut self, position: &[u8]) -> Result<()>;
 }
 
 /// What an operator's subtask knows about its place in the job.
@@ -107,6 +129,10 @@ pub(crate) struct OperatorSetup {
     pub(crate) state_dir: PathBuf,
     pub(crate) auto_watermark_interval_ms: i64,
     pub(crate) job: Arc<JobShared>,
+    /// The snapshot this run restores from.
+    pub(crate) restore: Option<Arc<Restore>>,
+    /// The operator's directory name in checkpoints.
+    pub(crate) key: String,
 }
 
 impl OperatorSetup {

@@ -8,7 +8,9 @@ use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
-use crate::timer::TimerQueue;
+use crate::checkpoint::OperatorPart;
+use crate::timer::{load_timers, store_timers, TimerQueue, TimerState};
+use crate::window::restore_keyed;
 use crate::{Data, Key};
 
 /// Which clock a timer follows.
@@ -121,22 +123,27 @@ pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
     backend: KeyedBackend<K>,
     event_timers: TimerQueue<K, ()>,
     processing_timers: TimerQueue<K, ()>,
+    timer_state: TimerState<()>,
     watermark: i64,
     out: Vec<(i64, O)>,
+    setup: OperatorSetup,
 }
 
 impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K, I, O, F> {
     pub(crate) fn new(setup: &OperatorSetup, mut function: F, key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
         function.open(&mut backend)?;
+        let timer_state = backend.value_state(&typeinfo_state::ValueStateDescriptor::new("process-timers"))?;
         Ok(KeyedProcessOperator {
             function,
             key_selector,
             backend,
             event_timers: TimerQueue::new(),
             processing_timers: TimerQueue::new(),
+            timer_state,
             watermark: i64::MIN,
             out: Vec::new(),
+            setup: setup.clone(),
         })
     }
 
@@ -206,5 +213,17 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> 
             self.fire(time, key, TimeDomain::ProcessingTime, out)?;
         }
         Ok(())
+    }
+
+    fn snapshot(&mut self, _epoch: u64, kstate: &std::path::Path) -> Result<Vec<u8>> {
+        store_timers(&mut self.backend, &self.timer_state, &self.event_timers, &self.processing_timers)?;
+        self.backend.snapshot(kstate)?;
+        Ok(Vec::new())
+    }
+
+    fn restore(&mut self, keyed: &[std::path::PathBuf], parts: &[OperatorPart]) -> Result<()> {
+        restore_keyed(&mut self.backend, keyed, &self.setup)?;
+        self.watermark = parts.iter().map(|p| p.watermark).min().unwrap_or(i64::MIN);
+        load_timers(&mut self.backend, &self.timer_state, &mut self.event_timers, &mut self.processing_timers)
     }
 }

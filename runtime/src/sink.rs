@@ -3,7 +3,7 @@
 use std::fmt::Display;
 use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
@@ -81,27 +81,102 @@ impl<T: Display + 'static> Operator<T, ()> for PrintSink {
     }
 }
 
-/// Writes `Display` lines to `dir/part-<subtask>`: to a hidden in-progress file first, synced
-/// and renamed when the input ends, so a file named `part-*` is always complete.
+/// Writes `Display` lines to files in `dir`, one file per subtask and epoch, committed with
+/// the checkpoints (two-phase, as Flink's file sink):
+///
+/// - records of epoch `e` go to `.part-<subtask>-<e>.inprogress`;
+/// - when the subtask writes its part of checkpoint `e`, the files of epochs up to `e` are
+///   synced and renamed to `.part-<subtask>-<e>.pending`;
+/// - when checkpoint `e` completes, the coordinator renames them to `part-<subtask>-<e>`
+///   (published). A job that runs to its end publishes everything at the end.
+///
+/// After a crash, the restore publishes what the restored checkpoint covered and deletes the
+/// rest, which the restored job writes again: every published line is written exactly once.
+/// Without checkpoints everything is epoch 0 and published at the end.
 pub(crate) struct TextFileSink {
     pub(crate) dir: PathBuf,
     pub(crate) subtask: usize,
-    pub(crate) file: Option<(PathBuf, std::io::BufWriter<File>)>,
+    pub(crate) epoch: u64,
+    pub(crate) open: std::collections::BTreeMap<u64, (PathBuf, std::io::BufWriter<File>)>,
 }
 
 impl TextFileSink {
+    pub(crate) fn new(dir: PathBuf, subtask: usize, job: &crate::exec::JobShared) -> Result<Self> {
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        job.add_sink_dir(&dir);
+        Ok(TextFileSink { dir, subtask, epoch: 0, open: Default::default() })
+    }
+
     fn writer(&mut self) -> Result<&mut std::io::BufWriter<File>> {
-        if self.file.is_none() {
-            std::fs::create_dir_all(&self.dir).map_err(|source| Error::Io { path: self.dir.clone(), source })?;
-            let path = self.dir.join(format!(".part-{}.inprogress", self.subtask));
+        if !self.open.contains_key(&self.epoch) {
+            let path = self.dir.join(format!(".part-{}-{}.inprogress", self.subtask, self.epoch));
             let file = File::create(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-            self.file = Some((path, std::io::BufWriter::new(file)));
+            self.open.insert(self.epoch, (path, std::io::BufWriter::new(file)));
         }
-        Ok(&mut self.file.as_mut().expect("just created").1)
+        Ok(&mut self.open.get_mut(&self.epoch).expect("just opened").1)
+    }
+
+    /// Syncs and renames the files of epochs up to `epoch` to pending.
+    fn prepare(&mut self, epoch: u64) -> Result<()> {
+        let done: Vec<u64> = self.open.range(..=epoch).map(|(e, _)| *e).collect();
+        for e in done {
+            let (path, writer) = self.open.remove(&e).expect("listed");
+            let file = writer.into_inner().map_err(|err| Error::Io { path: path.clone(), source: err.into_error() })?;
+            file.sync_all().map_err(|source| Error::Io { path: path.clone(), source })?;
+            let pending = self.dir.join(format!(".part-{}-{e}.pending", self.subtask));
+            std::fs::rename(&path, &pending).map_err(|source| Error::Io { path: pending, source })?;
+        }
+        Ok(())
     }
 }
 
+/// The epoch of a sink file name (`part-<subtask>-<epoch>`, with a prefix or suffix).
+fn file_epoch(name: &str) -> Option<u64> {
+    let core = name.trim_start_matches('.').trim_end_matches(".pending").trim_end_matches(".inprogress");
+    core.strip_prefix("part-")?.rsplit('-').next()?.parse().ok()
+}
+
+/// Publishes the pending files of `dir` up to `epoch` (all of them with `None`).
+pub(crate) fn publish(dir: &Path, epoch: Option<u64>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    let mut renamed = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".pending") {
+            continue;
+        }
+        if let Some(e) = file_epoch(&name).filter(|e| epoch.is_none_or(|limit| *e <= limit)) {
+            let published = dir.join(name.trim_start_matches('.').trim_end_matches(".pending"));
+            let _ = e;
+            std::fs::rename(entry.path(), &published).map_err(|source| Error::Io { path: published, source })?;
+            renamed = true;
+        }
+    }
+    if renamed {
+        File::open(dir).and_then(|d| d.sync_all()).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    }
+    Ok(())
+}
+
+/// Before a restored run: publishes what checkpoint `epoch` covered, deletes what it did not.
+pub(crate) fn recover(dir: &Path, epoch: u64) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    publish(dir, Some(epoch))?;
+    for entry in std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".part-") && (name.ends_with(".inprogress") || name.ends_with(".pending")) {
+            std::fs::remove_file(entry.path()).map_err(|source| Error::Io { path: entry.path(), source })?;
+        }
+    }
+    Ok(())
+}
+
 impl<T: Display + 'static> Operator<T, ()> for TextFileSink {
+    fn begin_epoch(&mut self, epoch: u64) {
+        self.epoch = epoch;
+    }
     fn process(&mut self, _ts: i64, value: T, _out: &mut Outputs<(), T>) -> Result<()> {
         let dir = self.dir.clone();
         writeln!(self.writer()?, "{value}").map_err(|source| Error::Io { path: dir, source })
@@ -109,13 +184,23 @@ impl<T: Display + 'static> Operator<T, ()> for TextFileSink {
     fn watermark(&mut self, _watermark: i64, _out: &mut Outputs<(), T>) -> Result<()> {
         Ok(())
     }
+    fn snapshot(&mut self, epoch: u64, _kstate: &Path) -> Result<Vec<u8>> {
+        self.prepare(epoch)?;
+        Ok(Vec::new())
+    }
     fn finish(&mut self, _out: &mut Outputs<(), T>) -> Result<()> {
-        self.writer()?;
-        let (path, writer) = self.file.take().expect("opened above");
-        let file = writer.into_inner().map_err(|e| Error::Io { path: path.clone(), source: e.into_error() })?;
-        file.sync_all().map_err(|source| Error::Io { path: path.clone(), source })?;
-        let target = self.dir.join(format!("part-{}", self.subtask));
-        std::fs::rename(&path, &target).map_err(|source| Error::Io { path: target, source })
+        self.prepare(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_names_carry_their_epoch() {
+        assert_eq!(super::file_epoch(".part-1-42.pending"), Some(42));
+        assert_eq!(super::file_epoch(".part-0-7.inprogress"), Some(7));
+        assert_eq!(super::file_epoch("part-3-0"), Some(0));
+        assert_eq!(super::file_epoch("other"), None);
     }
 }
 

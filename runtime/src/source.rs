@@ -14,18 +14,50 @@ use crate::operator::{Output, SourceFunction};
 /// Emits an iterator's items.
 pub(crate) struct IteratorSource<T> {
     pub(crate) iter: Box<dyn Iterator<Item = T>>,
+    pub(crate) consumed: u64,
+}
+
+impl<T> IteratorSource<T> {
+    pub(crate) fn new(iter: Box<dyn Iterator<Item = T>>) -> Self {
+        IteratorSource { iter, consumed: 0 }
+    }
 }
 
 impl<T: 'static> SourceFunction<T> for IteratorSource<T> {
     fn run(&mut self, out: &mut Output<T>, budget: usize) -> Result<bool> {
         for _ in 0..budget {
             match self.iter.next() {
-                Some(v) => out.collect_untimed(v),
+                Some(v) => {
+                    self.consumed += 1;
+                    out.collect_untimed(v);
+                }
                 None => return Ok(false),
             }
         }
         Ok(true)
     }
+
+    fn position(&self) -> Vec<u8> {
+        self.consumed.to_le_bytes().to_vec()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<()> {
+        let n = read_u64(position)?;
+        for i in 0..n {
+            if self.iter.next().is_none() {
+                return Err(Error::Corrupt(format!("the source's position {n} is past its end ({i} items)")));
+            }
+        }
+        self.consumed = n;
+        Ok(())
+    }
+}
+
+fn read_u64(position: &[u8]) -> Result<u64> {
+    position
+        .try_into()
+        .map(u64::from_le_bytes)
+        .map_err(|_| Error::Corrupt(format!("a source position of {} bytes, expected 8", position.len())))
 }
 
 /// Subtask `index` of `parallelism` takes `[from + n*index/p, from + n*(index+1)/p)` of a sequence.
@@ -66,6 +98,15 @@ impl<T: 'static, F: Fn(u64) -> T + Send + Sync + 'static> SourceFunction<T> for 
         }
         Ok(self.next < self.count)
     }
+
+    fn position(&self) -> Vec<u8> {
+        self.next.to_le_bytes().to_vec()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<()> {
+        self.next = read_u64(position)?;
+        Ok(())
+    }
 }
 
 /// Emits the lines of a text file (without line endings).
@@ -73,12 +114,14 @@ pub(crate) struct FileSource {
     pub(crate) path: PathBuf,
     pub(crate) reader: BufReader<File>,
     pub(crate) line: String,
+    /// Bytes consumed (the position).
+    pub(crate) offset: u64,
 }
 
 impl FileSource {
     pub(crate) fn open(path: PathBuf) -> Result<Self> {
         let file = File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        Ok(FileSource { path, reader: BufReader::with_capacity(1 << 16, file), line: String::new() })
+        Ok(FileSource { path, reader: BufReader::with_capacity(1 << 16, file), line: String::new(), offset: 0 })
     }
 }
 
@@ -90,11 +133,24 @@ impl SourceFunction<String> for FileSource {
             if n == 0 {
                 return Ok(false);
             }
+            self.offset += n as u64;
             let line = self.line.strip_suffix('\n').unwrap_or(&self.line);
             let line = line.strip_suffix('\r').unwrap_or(line);
             out.collect_untimed(line.to_owned());
         }
         Ok(true)
+    }
+
+    fn position(&self) -> Vec<u8> {
+        self.offset.to_le_bytes().to_vec()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<()> {
+        use std::io::Seek;
+        let offset = read_u64(position)?;
+        self.reader.seek(std::io::SeekFrom::Start(offset)).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        self.offset = offset;
+        Ok(())
     }
 }
 

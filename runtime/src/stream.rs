@@ -35,6 +35,7 @@ fn one_input<I: Data, O: Data>(
 ) -> Arc<dyn NodeFactory> {
     Arc::new(OperatorFactory {
         description,
+        output_dir: None,
         validate: None,
         build: Box::new(move |ctx, node, inputs| build_operator::<I, O>(ctx, node, inputs, &make)),
     })
@@ -44,7 +45,7 @@ fn source<O: Data>(
     description: String,
     make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
 ) -> Arc<dyn NodeFactory> {
-    Arc::new(OperatorFactory { description, validate: None, build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)) })
+    Arc::new(OperatorFactory { description, output_dir: None, validate: None, build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)) })
 }
 
 impl StreamExecutionEnvironment {
@@ -61,7 +62,7 @@ impl StreamExecutionEnvironment {
         let elements = Arc::new(elements);
         let factory = source::<T>("Source: collection".into(), move |_| {
             let elements = Arc::clone(&elements);
-            Ok(Box::new(IteratorSource { iter: Box::new((0..elements.len()).map(move |i| elements[i].clone())) }))
+            Ok(Box::new(IteratorSource::new(Box::new((0..elements.len()).map(move |i| elements[i].clone())))))
         });
         self.add_source("Collection Source", Some(1), factory)
     }
@@ -73,14 +74,14 @@ impl StreamExecutionEnvironment {
         I::IntoIter: 'static,
         I::Item: Data,
     {
-        let factory = source::<I::Item>("Source: iterator".into(), move |_| Ok(Box::new(IteratorSource { iter: Box::new(iter.clone().into_iter()) })));
+        let factory = source::<I::Item>("Source: iterator".into(), move |_| Ok(Box::new(IteratorSource::new(Box::new(iter.clone().into_iter())))));
         self.add_source("Iterator Source", Some(1), factory)
     }
 
     /// The numbers `from..=to`, split into contiguous ranges over the source's subtasks.
     pub fn from_sequence(&self, from: i64, to: i64) -> DataStream<i64> {
         let factory = source::<i64>(format!("Source: sequence {from}..={to}"), move |setup| {
-            Ok(Box::new(IteratorSource { iter: Box::new(sequence_range(from, to, setup.subtask, setup.parallelism)) }))
+            Ok(Box::new(IteratorSource::new(Box::new(sequence_range(from, to, setup.subtask, setup.parallelism)))))
         });
         self.add_source("Sequence Source", None, factory)
     }
@@ -321,17 +322,23 @@ impl<T: Data> DataStream<T> {
         self.sink("Print to Std. Out", one_input::<T, ()>("Sink: print".into(), move |_| Ok(Box::new(PrintSink { prefix: None, buffer: Vec::new() }))))
     }
 
-    /// Writes every record as a line to `dir/part-<subtask>` (published complete when the
-    /// input ends: written under a hidden name, synced, renamed).
+    /// Writes every record as a line to files `dir/part-<subtask>-<epoch>`, published
+    /// exactly once: per completed checkpoint with checkpointing, else at the end of the job
+    /// (written under a hidden name, synced, renamed; see the crate's `sink` docs).
     pub fn write_as_text(&self, dir: impl Into<PathBuf>) -> DataStreamSink
     where
         T: Display,
     {
         let dir = dir.into();
+        let factory_dir = dir.clone();
+        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, ()>>> { Ok(Box::new(TextFileSink::new(dir.clone(), setup.subtask, &setup.job)?)) };
         self.sink(
             "Text File Sink",
-            one_input::<T, ()>(format!("Sink: text files in {}", dir.display()), move |setup| {
-                Ok(Box::new(TextFileSink { dir: dir.clone(), subtask: setup.subtask, file: None }))
+            Arc::new(OperatorFactory {
+                description: format!("Sink: text files in {}", factory_dir.display()),
+                output_dir: Some(factory_dir),
+                validate: None,
+                build: Box::new(move |ctx, node, inputs| build_operator::<T, ()>(ctx, node, inputs, &make)),
             }),
         )
     }
@@ -470,6 +477,7 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         );
         let factory = Arc::new(OperatorFactory {
             description,
+            output_dir: None,
             validate: Some(Box::new(move || assigner.validate())),
             build: Box::new(move |ctx, node, inputs| {
                 build_operator::<T, O>(ctx, node, inputs, |setup| {

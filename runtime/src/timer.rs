@@ -76,8 +76,74 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
         Some((due, key, namespace))
     }
 
+    /// Every key with its timers (namespace, time).
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&K, &[(N, i64)])> {
+        self.by_key.iter().map(|(k, v)| (k, v.as_slice()))
+    }
+
     /// The earliest time in the index (possibly of a deleted timer: a bound for wake-ups).
     pub(crate) fn earliest(&self) -> Option<i64> {
         self.by_time.keys().next().copied()
     }
+}
+
+/// The timers of a keyed operator as keyed state: per key (namespace `()`), every timer's
+/// namespace, time and domain (`true` for event time). Written into the state backend at each
+/// checkpoint so that they move with their key groups when a job is rescaled.
+pub(crate) type TimerState<N> = typeinfo_state::ValueState<(), Vec<(N, i64, bool)>>;
+
+/// Writes `event` and `processing` timers into `state`, replacing an earlier snapshot's.
+pub(crate) fn store_timers<K, N>(
+    backend: &mut crate::KeyedBackend<K>,
+    state: &TimerState<N>,
+    event: &TimerQueue<K, N>,
+    processing: &TimerQueue<K, N>,
+) -> crate::Result<()>
+where
+    K: crate::Key,
+    N: crate::Data + Eq,
+    Vec<(N, i64, bool)>: typeinfo_state::StateValue,
+{
+    use typeinfo_state::KeyedStateBackend;
+    for key in backend.keys::<()>(state.id(), &())? {
+        backend.set_current_key(&key)?;
+        state.clear(backend, &())?;
+    }
+    let mut all: HashMap<K, Vec<(N, i64, bool)>, Hasher> = HashMap::default();
+    for (queue, is_event) in [(event, true), (processing, false)] {
+        for (k, timers) in queue.entries() {
+            all.entry(k.clone()).or_default().extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
+        }
+    }
+    for (k, timers) in all {
+        backend.set_current_key(&k)?;
+        state.update(backend, &(), timers)?;
+    }
+    Ok(())
+}
+
+/// Registers the timers a restored backend holds in `state`.
+pub(crate) fn load_timers<K, N>(
+    backend: &mut crate::KeyedBackend<K>,
+    state: &TimerState<N>,
+    event: &mut TimerQueue<K, N>,
+    processing: &mut TimerQueue<K, N>,
+) -> crate::Result<()>
+where
+    K: crate::Key,
+    N: crate::Data + Eq,
+    Vec<(N, i64, bool)>: typeinfo_state::StateValue,
+{
+    use typeinfo_state::KeyedStateBackend;
+    for key in backend.keys::<()>(state.id(), &())? {
+        backend.set_current_key(&key)?;
+        for (n, t, is_event) in state.value(backend, &())?.unwrap_or_default() {
+            if is_event {
+                event.register(&key, &n, t);
+            } else {
+                processing.register(&key, &n, t);
+            }
+        }
+    }
+    Ok(())
 }

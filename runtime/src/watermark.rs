@@ -181,4 +181,29 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
         self.emit(out);
         Ok(())
     }
+
+    fn snapshot(&mut self, _epoch: u64, _kstate: &std::path::Path) -> Result<Vec<u8>> {
+        let mut data = self.max_timestamp.to_le_bytes().to_vec();
+        data.extend_from_slice(&self.emitted.to_le_bytes());
+        Ok(data)
+    }
+
+    /// Continues from the highest timestamp and the watermark of the snapshot (the lowest of
+    /// its subtasks when the parallelism changed), so that records replayed after a restore
+    /// meet the watermark they met before.
+    fn restore(&mut self, _keyed: &[std::path::PathBuf], parts: &[crate::checkpoint::OperatorPart]) -> Result<()> {
+        let mut restored = None::<(i64, i64)>;
+        for part in parts {
+            let (Some(a), Some(b)) = (part.data.get(..8), part.data.get(8..16)) else {
+                return Err(crate::Error::Corrupt("timestamps/watermarks state of the wrong length".into()));
+            };
+            let (max, emitted) = (i64::from_le_bytes(a.try_into().expect("8")), i64::from_le_bytes(b.try_into().expect("8")));
+            restored = Some(restored.map_or((max, emitted), |(m, e)| (m.min(max), e.min(emitted))));
+        }
+        if let Some((max, emitted)) = restored {
+            self.max_timestamp = max;
+            self.emitted = emitted;
+        }
+        Ok(())
+    }
 }

@@ -16,6 +16,7 @@
 //! again with the updated contents. Processing-time windows assign and fire by the wall clock.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,7 +30,8 @@ use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
-use crate::timer::TimerQueue;
+use crate::checkpoint::OperatorPart;
+use crate::timer::{load_timers, store_timers, TimerQueue, TimerState};
 use crate::{Data, Key};
 
 /// A window of time `[start, end)`.
@@ -450,6 +452,7 @@ pub(crate) struct WindowOperator<K: Key, I, O> {
     backend: KeyedBackend<K>,
     contents: Box<dyn WindowContents<K, I, O>>,
     merging: Option<ValueState<(), Vec<(TimeWindow, TimeWindow)>>>,
+    timer_state: TimerState<TimeWindow>,
     event_timers: TimerQueue<K, TimeWindow>,
     processing_timers: TimerQueue<K, TimeWindow>,
     watermark: i64,
@@ -471,6 +474,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         let mut backend = setup.keyed_backend::<K>()?;
         contents.open(&mut backend)?;
         let merging = if assigner.is_merging() { Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?) } else { None };
+        let timer_state = backend.value_state(&ValueStateDescriptor::new("window-timers"))?;
         Ok(WindowOperator {
             name: setup.name.clone(),
             key_selector,
@@ -480,6 +484,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
             backend,
             contents,
             merging,
+            timer_state,
             event_timers: TimerQueue::new(),
             processing_timers: TimerQueue::new(),
             watermark: i64::MIN,
@@ -690,5 +695,34 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
         }
         Ok(())
     }
+
+    fn snapshot(&mut self, _epoch: u64, kstate: &Path) -> Result<Vec<u8>> {
+        store_timers(&mut self.backend, &self.timer_state, &self.event_timers, &self.processing_timers)?;
+        self.backend.snapshot(kstate)?;
+        Ok(self.late_dropped.to_le_bytes().to_vec())
+    }
+
+    fn restore(&mut self, keyed: &[PathBuf], parts: &[OperatorPart]) -> Result<()> {
+        restore_keyed(&mut self.backend, keyed, &self.setup)?;
+        self.watermark = parts.iter().map(|p| p.watermark).min().unwrap_or(i64::MIN);
+        load_timers(&mut self.backend, &self.timer_state, &mut self.event_timers, &mut self.processing_timers)
+    }
+}
+
+/// Restores keyed state from the snapshot's files (any parallelism, either backend) and
+/// reports what was migrated (on stderr, and in the job's result).
+pub(crate) fn restore_keyed<K: Key>(backend: &mut KeyedBackend<K>, keyed: &[PathBuf], setup: &OperatorSetup) -> Result<()> {
+    if keyed.is_empty() {
+        return Ok(());
+    }
+    let files: Vec<&Path> = keyed.iter().map(PathBuf::as_path).collect();
+    let report = backend.restore(&files).map_err(|source| Error::State { operator: setup.name.clone(), source })?;
+    if setup.subtask == 0 {
+        for m in &report.migrated {
+            eprintln!("restore: operator `{}` ({}): migrated {m}", setup.name, setup.key);
+            setup.job.migrated(format!("{}: {m}", setup.name));
+        }
+    }
+    Ok(())
 }
 

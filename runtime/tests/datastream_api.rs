@@ -296,7 +296,7 @@ fn text_files_are_published_complete_per_subtask() -> typeinfo_runtime::Result<(
     env.execute("files")?;
     let mut files: Vec<String> = std::fs::read_dir(dir.path()).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
     files.sort();
-    assert_eq!(files, ["part-0", "part-1"], "no in-progress file is left");
+    assert_eq!(files, ["part-0-0", "part-1-0"], "no in-progress or pending file is left");
     let mut lines: Vec<i64> = files
         .iter()
         .flat_map(|f| std::fs::read_to_string(dir.path().join(f)).expect("read").lines().map(|l| l.parse().expect("number")).collect::<Vec<_>>())

@@ -1,0 +1,348 @@
+//! Checkpoints, savepoints and restore.
+//!
+//! A job's timely timestamps are checkpoint epochs. Every `interval`, each source subtask
+//! records its position and moves on to the next epoch. Operators process their input one
+//! epoch at a time (records of a later epoch that arrive early wait, which is the alignment
+//! of Flink's aligned checkpoints); when an operator's input frontier passes epoch `e`, it
+//! has seen everything before the cut and writes its part of checkpoint `e`: keyed state
+//! through the state crate's savepoint format (one file per subtask, for either backend),
+//! and a small file of operator-local state (watermark, source position, the operator's
+//! own bytes). Each part is written under a temporary name, synced and renamed. A
+//! coordinator on worker 0 watches every operator's progress; once every subtask has moved
+//! past `e` and every part of `e` is on disk, it writes the checkpoint's `_metadata` (the
+//! completion marker), publishes the file sinks' output up to `e`, and deletes checkpoints
+//! older than the last `retained` ones.
+//!
+//! A savepoint is a completed checkpoint copied to a directory of the user's choosing, never
+//! deleted by the job. Both are in one format, independent of the state backend, so a job
+//! restores from either into either backend, at another parallelism (keyed state moves by
+//! key group; operator-local state takes the minimum watermark of the old subtasks), and
+//! with evolved types (migrated on restore; the job result lists what was migrated).
+//!
+//! Layout of a checkpoint directory (`<dir>/chk-<epoch>/`):
+//!
+//! ```text
+//! _metadata                       completion marker (text; see `Metadata`)
+//! <operator>/subtask-<i>.ostate   operator-local state of subtask i
+//! <operator>/subtask-<i>.kstate   keyed state of subtask i (state/FORMAT.md)
+//! ```
+//!
+//! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
+//! on stateful operators of jobs that will change).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use typeinfo::{DataInputView, DataOutputView};
+use typeinfo_state::savepoint::write_atomically;
+
+use crate::error::{Error, Result};
+use crate::graph::StreamGraph;
+
+/// Periodic checkpoints of a job.
+#[derive(Debug, Clone)]
+pub struct CheckpointConfig {
+    /// Where checkpoints are written (shared by every process of a job).
+    pub dir: PathBuf,
+    /// Time between checkpoints.
+    pub interval: Duration,
+    /// How many completed checkpoints to keep.
+    pub retained: usize,
+}
+
+impl CheckpointConfig {
+    /// Checkpoints in `dir` every `interval`, keeping the last 3.
+    pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
+        CheckpointConfig { dir: dir.into(), interval, retained: 3 }
+    }
+}
+
+/// Where a job starts from.
+#[derive(Debug, Clone)]
+pub struct RestoreSettings {
+    /// A checkpoint directory (its latest completed checkpoint is used), one checkpoint
+    /// (`chk-<epoch>`), or a savepoint.
+    pub path: PathBuf,
+    /// Start even if the snapshot holds state of operators the job no longer has (that
+    /// state is dropped).
+    pub allow_non_restored_state: bool,
+}
+
+const OSTATE_MAGIC: &[u8; 4] = b"TIOP";
+const OSTATE_VERSION: u8 = 1;
+const METADATA_HEADER: &str = "typeinfo checkpoint v1";
+
+/// The directory name of an operator's state.
+pub(crate) fn operator_key(uid: Option<&str>, node: usize) -> String {
+    match uid {
+        Some(uid) => format!("uid-{uid}"),
+        None => format!("node-{node}"),
+    }
+}
+
+pub(crate) fn checkpoint_dir(root: &Path, epoch: u64) -> PathBuf {
+    root.join(format!("chk-{epoch}"))
+}
+
+/// The operator-local state of one subtask.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct OperatorPart {
+    /// The operator's input watermark (`i64::MIN` for sources).
+    pub(crate) watermark: i64,
+    /// The operator's own bytes (a source's position, a generator's state, ...).
+    pub(crate) data: Vec<u8>,
+}
+
+impl OperatorPart {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = DataOutputView::new();
+        out.write_bytes(OSTATE_MAGIC);
+        out.write_u8(OSTATE_VERSION);
+        out.write_i64(self.watermark);
+        out.write_len_prefixed(&self.data);
+        let crc = crc32fast::hash(out.as_slice());
+        out.write_u32(crc);
+        out.into_inner()
+    }
+
+    fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
+        let corrupt = |detail: String| Error::Corrupt(format!("{}: {detail}", path.display()));
+        if bytes.len() < 4 + 1 + 8 + 1 + 4 || &bytes[..4] != OSTATE_MAGIC {
+            return Err(corrupt("not an operator state file".into()));
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("four bytes")) {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        let mut input = DataInputView::new(&body[4..]);
+        let version = input.read_u8().map_err(|e| corrupt(e.to_string()))?;
+        if version != OSTATE_VERSION {
+            return Err(corrupt(format!("version {version}, this build reads {OSTATE_VERSION}")));
+        }
+        let watermark = input.read_i64().map_err(|e| corrupt(e.to_string()))?;
+        let data = input.read_len_prefixed().map_err(|e| corrupt(e.to_string()))?.to_vec();
+        if !input.is_empty() {
+            return Err(corrupt("bytes after the state".into()));
+        }
+        Ok(OperatorPart { watermark, data })
+    }
+
+    pub(crate) fn write(&self, dir: &Path, subtask: usize) -> Result<()> {
+        fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| Error::State { operator: String::new(), source })
+    }
+
+    pub(crate) fn read(path: &Path) -> Result<Self> {
+        let bytes = fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Self::decode(path, &bytes)
+    }
+}
+
+pub(crate) fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
+    dir.join(format!("subtask-{subtask}.ostate"))
+}
+
+pub(crate) fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
+    dir.join(format!("subtask-{subtask}.kstate"))
+}
+
+/// The completion marker of a checkpoint: which operators it holds, at what parallelism.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Metadata {
+    pub(crate) epoch: u64,
+    pub(crate) max_parallelism: u32,
+    /// Operator key -> (parallelism, name).
+    pub(crate) operators: BTreeMap<String, (u32, String)>,
+}
+
+impl Metadata {
+    pub(crate) fn of(graph: &StreamGraph, epoch: u64) -> Self {
+        let operators = graph
+            .nodes()
+            .iter()
+            .map(|n| (operator_key(n.uid(), n.id()), (n.parallelism(), n.name().to_owned())))
+            .collect();
+        Metadata { epoch, max_parallelism: graph.max_parallelism(), operators }
+    }
+
+    fn encode(&self) -> String {
+        let mut s = format!("{METADATA_HEADER}\nepoch {}\nmax_parallelism {}\n", self.epoch, self.max_parallelism);
+        for (key, (p, name)) in &self.operators {
+            s.push_str(&format!("operator {key} {p} {name}\n"));
+        }
+        s
+    }
+
+    pub(crate) fn write(&self, chk: &Path) -> Result<()> {
+        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| Error::State { operator: String::new(), source })
+    }
+
+    pub(crate) fn read(chk: &Path) -> Result<Self> {
+        let path = chk.join("_metadata");
+        let text = fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        let corrupt = |what: &str| Error::Corrupt(format!("{}: {what}", path.display()));
+        let mut lines = text.lines();
+        if lines.next() != Some(METADATA_HEADER) {
+            return Err(corrupt("not a typeinfo checkpoint"));
+        }
+        let mut field = |name: &str| -> Result<u64> {
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or_else(|| corrupt(&format!("missing `{name}`")))
+        };
+        let epoch = field("epoch")?;
+        let max_parallelism = field("max_parallelism")? as u32;
+        let mut operators = BTreeMap::new();
+        for line in lines {
+            let mut parts = line.splitn(4, ' ');
+            match (parts.next(), parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
+                (Some("operator"), Some(key), Some(p), Some(name)) => {
+                    operators.insert(key.to_owned(), (p, name.to_owned()));
+                }
+                _ => return Err(corrupt(&format!("bad line `{line}`"))),
+            }
+        }
+        Ok(Metadata { epoch, max_parallelism, operators })
+    }
+}
+
+/// The completed checkpoints under `root`, oldest first.
+pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
+    let mut out = Vec::new();
+    if let Ok(entries) = fs::read_dir(root) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(epoch) = name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()) {
+                if e.path().join("_metadata").is_file() {
+                    out.push((epoch, e.path()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Finds the snapshot `path` names: itself when it holds `_metadata`, else the latest
+/// completed checkpoint under it.
+pub(crate) fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
+    if !path.exists() {
+        return Err(Error::Io { path: path.to_owned(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such checkpoint or savepoint") });
+    }
+    let chk = if path.join("_metadata").is_file() {
+        path.to_owned()
+    } else {
+        completed(path)
+            .pop()
+            .map(|(_, p)| p)
+            .ok_or_else(|| Error::Corrupt(format!("{}: no completed checkpoint (no chk-*/_metadata)", path.display())))?
+    };
+    let metadata = Metadata::read(&chk)?;
+    Ok((chk, metadata))
+}
+
+/// What a job restores from, checked against its graph.
+#[derive(Debug, Clone)]
+pub(crate) struct Restore {
+    pub(crate) dir: PathBuf,
+    pub(crate) metadata: Metadata,
+}
+
+impl Restore {
+    /// Checks `metadata` against the graph: the same max parallelism, sources at their old
+    /// parallelism, and no operator state without an operator (unless allowed).
+    pub(crate) fn check(settings: &RestoreSettings, graph: &StreamGraph, sources: &[usize]) -> Result<Self> {
+        let (dir, metadata) = locate(&settings.path)?;
+        if metadata.max_parallelism != graph.max_parallelism() {
+            return Err(Error::Config(format!(
+                "{} was written with max parallelism {}, the job has {}: key groups would not match (set the job's max parallelism to {})",
+                dir.display(),
+                metadata.max_parallelism,
+                graph.max_parallelism(),
+                metadata.max_parallelism
+            )));
+        }
+        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph.nodes().iter().map(|n| (operator_key(n.uid(), n.id()), n)).collect();
+        for (key, (p, name)) in &metadata.operators {
+            let has_state = dir.join(key).is_dir();
+            match keys.get(key) {
+                None if has_state && !settings.allow_non_restored_state => {
+                    return Err(Error::Config(format!(
+                        "{} holds state of operator `{name}` ({key}), which this job does not have; \
+                         give the operator its old uid, or allow non-restored state to drop it",
+                        dir.display()
+                    )));
+                }
+                Some(node) if sources.contains(&node.id()) && node.parallelism() != *p => {
+                    return Err(Error::Config(format!(
+                        "source `{}` ran at parallelism {p} in {}; sources restore at their old parallelism",
+                        node.name(),
+                        dir.display()
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(Restore { dir, metadata })
+    }
+
+    /// The operator-local parts of every old subtask of `key` (empty for a new operator).
+    pub(crate) fn parts(&self, key: &str) -> Result<Vec<OperatorPart>> {
+        let Some((p, _)) = self.metadata.operators.get(key) else { return Ok(Vec::new()) };
+        let dir = self.dir.join(key);
+        (0..*p as usize).map(|s| ostate_path(&dir, s)).filter(|p| p.exists()).map(|p| OperatorPart::read(&p)).collect()
+    }
+
+    /// The keyed state files of every old subtask of `key`.
+    pub(crate) fn keyed_files(&self, key: &str) -> Vec<PathBuf> {
+        let Some((p, _)) = self.metadata.operators.get(key) else { return Vec::new() };
+        let dir = self.dir.join(key);
+        (0..*p as usize).map(|s| kstate_path(&dir, s)).filter(|p| p.exists()).collect()
+    }
+}
+
+/// Copies a completed checkpoint to `target` (a savepoint): files first, `_metadata` last.
+pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
+    let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
+    fs::create_dir_all(target).map_err(|e| io(target, e))?;
+    for entry in fs::read_dir(chk).map_err(|e| io(chk, e))? {
+        let entry = entry.map_err(|e| io(chk, e))?;
+        let path = entry.path();
+        if path.is_dir() {
+            let sub = target.join(entry.file_name());
+            fs::create_dir_all(&sub).map_err(|e| io(&sub, e))?;
+            for f in fs::read_dir(&path).map_err(|e| io(&path, e))? {
+                let f = f.map_err(|e| io(&path, e))?.path();
+                let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
+                let to = sub.join(f.file_name().expect("a file name"));
+                write_atomically(&to, &bytes).map_err(|source| Error::State { operator: String::new(), source })?;
+            }
+        }
+    }
+    let bytes = fs::read(chk.join("_metadata")).map_err(|e| io(chk, e))?;
+    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State { operator: String::new(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_parts_round_trip_and_refuse_damage() {
+        let part = OperatorPart { watermark: -5, data: vec![1, 2, 3] };
+        let bytes = part.encode();
+        assert_eq!(OperatorPart::decode(Path::new("p"), &bytes).unwrap(), part);
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x40;
+            assert!(OperatorPart::decode(Path::new("p"), &bad).is_err(), "flipped byte {i}");
+        }
+        for n in 0..bytes.len() {
+            assert!(OperatorPart::decode(Path::new("p"), &bytes[..n]).is_err(), "truncated to {n}");
+        }
+    }
+}
