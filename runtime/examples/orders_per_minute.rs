@@ -1,0 +1,348 @@
+//! Orders per user per minute: a stateful job that survives a code upgrade.
+//!
+//! ```text
+//! cargo run --release -p typeinfo-runtime --example orders_per_minute            # the demo
+//! cargo run --release -p typeinfo-runtime --example orders_per_minute -- run --version 1|2 \
+//!   --orders N --output DIR [--parallelism P] [--state heap|rocksdb] \
+//!   [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
+//!   [--stop-after N --savepoint DIR] [--orders-per-second R] [--hosts H1,H2 --process I]
+//! ```
+//!
+//! The demo: version 1 counts and sums generated orders per user per minute (event-time
+//! tumbling windows, RocksDB state, checkpoints) and is stopped with a savepoint half-way.
+//! Version 2 has an evolved `Order` (the user renamed to customer, the amount widened from
+//! `i32` to `i64`, a coupon added) and an evolved accumulator (the count widened, the total
+//! renamed, a coupon count added); it restores the savepoint at another parallelism, reports
+//! what it migrated, and finishes. The demo prints the per-minute results and checks them
+//! against an uninterrupted run of version 2 over the same orders.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use typeinfo_runtime::{
+    AggregateFunction, CheckpointConfig, Cluster, RestoreSettings, StateBackend, StopWithSavepoint, StreamExecutionEnvironment,
+    TumblingEventTimeWindows, WatermarkStrategy,
+};
+
+const USERS: [&str; 5] = ["ada", "bob", "cy", "dee", "eve"];
+const MINUTE_MS: i64 = 60_000;
+
+/// Order `i`: a user, an amount, 250 ms after the previous order.
+fn order_fields(i: u64) -> (&'static str, i32, i64) {
+    (USERS[(i.wrapping_mul(7919) % USERS.len() as u64) as usize], (i.wrapping_mul(37) % 10_000) as i32 + 1, i as i64 * 250)
+}
+
+/// Version 1 of the job's types.
+mod v1 {
+    use typeinfo::TypeInfo;
+
+    #[derive(TypeInfo, Clone, Debug)]
+    #[typeinfo(name = "demo.Order")]
+    pub struct Order {
+        pub user: String,
+        pub amount_cents: i32,
+        pub ts: i64,
+    }
+
+    #[derive(TypeInfo, Clone, Debug, Default)]
+    #[typeinfo(name = "demo.MinuteTotal")]
+    pub struct MinuteTotal {
+        pub orders: u32,
+        pub total_cents: i64,
+        pub largest: Option<Order>,
+    }
+}
+
+/// Version 2: fields renamed, widened and added.
+mod v2 {
+    use typeinfo::TypeInfo;
+
+    #[derive(TypeInfo, Clone, Debug)]
+    #[typeinfo(name = "demo.Order")]
+    pub struct Order {
+        #[typeinfo(alias = "user")]
+        pub customer: String,
+        pub amount_cents: i64,
+        pub ts: i64,
+        #[typeinfo(default)]
+        pub coupon: Option<String>,
+    }
+
+    #[derive(TypeInfo, Clone, Debug, Default)]
+    #[typeinfo(name = "demo.MinuteTotal")]
+    pub struct MinuteTotal {
+        pub orders: u64,
+        #[typeinfo(alias = "total_cents")]
+        pub revenue_cents: i64,
+        pub largest: Option<Order>,
+        #[typeinfo(default)]
+        pub coupons: u32,
+    }
+}
+
+struct V1Totals;
+impl AggregateFunction<v1::Order, v1::MinuteTotal, v1::MinuteTotal> for V1Totals {
+    fn create_accumulator(&self) -> v1::MinuteTotal {
+        v1::MinuteTotal::default()
+    }
+    fn add(&self, o: &v1::Order, acc: &mut v1::MinuteTotal) {
+        acc.orders += 1;
+        acc.total_cents += i64::from(o.amount_cents);
+        if acc.largest.as_ref().is_none_or(|l| o.amount_cents > l.amount_cents) {
+            acc.largest = Some(o.clone());
+        }
+    }
+    fn get_result(&self, acc: &v1::MinuteTotal) -> v1::MinuteTotal {
+        acc.clone()
+    }
+    fn merge(&self, mut a: v1::MinuteTotal, b: v1::MinuteTotal) -> v1::MinuteTotal {
+        a.orders += b.orders;
+        a.total_cents += b.total_cents;
+        if b.largest.as_ref().map(|o| o.amount_cents) > a.largest.as_ref().map(|o| o.amount_cents) {
+            a.largest = b.largest;
+        }
+        a
+    }
+}
+
+struct V2Totals;
+impl AggregateFunction<v2::Order, v2::MinuteTotal, v2::MinuteTotal> for V2Totals {
+    fn create_accumulator(&self) -> v2::MinuteTotal {
+        v2::MinuteTotal::default()
+    }
+    fn add(&self, o: &v2::Order, acc: &mut v2::MinuteTotal) {
+        acc.orders += 1;
+        acc.revenue_cents += o.amount_cents;
+        acc.coupons += u32::from(o.coupon.is_some());
+        if acc.largest.as_ref().is_none_or(|l| o.amount_cents > l.amount_cents) {
+            acc.largest = Some(o.clone());
+        }
+    }
+    fn get_result(&self, acc: &v2::MinuteTotal) -> v2::MinuteTotal {
+        acc.clone()
+    }
+    fn merge(&self, mut a: v2::MinuteTotal, b: v2::MinuteTotal) -> v2::MinuteTotal {
+        a.orders += b.orders;
+        a.revenue_cents += b.revenue_cents;
+        a.coupons += b.coupons;
+        if b.largest.as_ref().map(|o| o.amount_cents) > a.largest.as_ref().map(|o| o.amount_cents) {
+            a.largest = b.largest;
+        }
+        a
+    }
+}
+
+/// How one run is set up.
+#[derive(Debug, Clone)]
+struct Run {
+    version: u32,
+    orders: u64,
+    output: PathBuf,
+    parallelism: u32,
+    state: StateBackend,
+    checkpoints: Option<CheckpointConfig>,
+    restore: Option<PathBuf>,
+    stop: Option<StopWithSavepoint>,
+    orders_per_second: Option<u64>,
+    cluster: Option<Cluster>,
+}
+
+/// Sleeps now and then so that the generator emits about `rate` orders per second.
+fn throttle(i: u64, rate: Option<u64>) {
+    if let Some(rate) = rate.filter(|r| *r > 0) {
+        if i % 100 == 0 {
+            std::thread::sleep(Duration::from_micros(100_000_000 / rate));
+        }
+    }
+}
+
+fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(r.parallelism).set_max_parallelism(128).set_state_backend(r.state.clone()).set_cluster(r.cluster.clone());
+    if let Some(c) = &r.checkpoints {
+        env.enable_checkpointing(c.clone());
+    }
+    if let Some(path) = &r.restore {
+        env.restore_from(RestoreSettings { path: path.clone(), allow_non_restored_state: false });
+    }
+    if let Some(stop) = &r.stop {
+        env.stop_with_savepoint(stop.clone());
+    }
+    let rate = r.orders_per_second;
+    let window = TumblingEventTimeWindows::of_millis(MINUTE_MS);
+    let line = |user: &str, start: i64, orders: u64, revenue: i64, largest: i64| format!("{},{user},{orders},{revenue},{largest}", start / MINUTE_MS);
+    match r.version {
+        1 => {
+            env.from_generator(r.orders, move |i| {
+                throttle(i, rate);
+                let (user, amount_cents, ts) = order_fields(i);
+                v1::Order { user: user.into(), amount_cents, ts }
+            })
+            .uid("orders")
+            .set_parallelism(1)
+            .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|o: &v1::Order, _| o.ts))
+            .uid("timestamps")
+            .set_parallelism(1)
+            .key_by(|o: &v1::Order| o.user.clone())
+            .window(window)
+            .aggregate_with(V1Totals, move |user: &String, w, t: v1::MinuteTotal| {
+                line(user, w.start, u64::from(t.orders), t.total_cents, t.largest.map_or(0, |o| i64::from(o.amount_cents)))
+            })
+            .uid("minute-totals")
+            .write_as_text(&r.output)
+            .uid("output");
+        }
+        _ => {
+            env.from_generator(r.orders, move |i| {
+                throttle(i, rate);
+                let (user, amount_cents, ts) = order_fields(i);
+                v2::Order { customer: user.into(), amount_cents: i64::from(amount_cents), ts, coupon: None }
+            })
+            .uid("orders")
+            .set_parallelism(1)
+            .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|o: &v2::Order, _| o.ts))
+            .uid("timestamps")
+            .set_parallelism(1)
+            .key_by(|o: &v2::Order| o.customer.clone())
+            .window(window)
+            .aggregate_with(V2Totals, move |user: &String, w, t: v2::MinuteTotal| {
+                line(user, w.start, t.orders, t.revenue_cents, t.largest.map_or(0, |o| o.amount_cents))
+            })
+            .uid("minute-totals")
+            .write_as_text(&r.output)
+            .uid("output");
+        }
+    }
+    env.execute(&format!("orders per minute v{}", r.version))
+}
+
+/// Every published line of an output directory, sorted.
+fn published(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with("part-") {
+            lines.extend(std::fs::read_to_string(entry.path())?.lines().map(str::to_owned));
+        }
+    }
+    lines.sort();
+    Ok(lines)
+}
+
+fn demo() -> Result<(), String> {
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (upgraded, reference, savepoint) = (work.path().join("upgraded"), work.path().join("reference"), work.path().join("savepoint"));
+    let orders = 20_000;
+    let base = Run {
+        version: 1,
+        orders,
+        output: upgraded.clone(),
+        parallelism: 2,
+        state: StateBackend::rocksdb(),
+        checkpoints: Some(CheckpointConfig::new(work.path().join("checkpoints-v1"), Duration::from_millis(100))),
+        restore: None,
+        stop: Some(StopWithSavepoint { after_records: orders / 2, dir: savepoint.clone() }),
+        orders_per_second: None,
+        cluster: None,
+    };
+    println!("== version 1: {orders} generated orders, RocksDB state, parallelism 2, checkpoints every 100 ms");
+    let v1 = run(&base).map_err(|e| e.to_string())?;
+    println!("   stopped after {} orders with a savepoint ({:.2} s)", orders / 2, v1.elapsed.as_secs_f64());
+    println!("   published so far: {} per-minute lines", published(&upgraded).map_err(|e| e.to_string())?.len());
+
+    println!("== version 2: Order.user -> customer, Order.amount_cents i32 -> i64, Order.coupon added;");
+    println!("   MinuteTotal.orders u32 -> u64, total_cents -> revenue_cents, coupons added; parallelism 3");
+    let v2 = run(&Run {
+        version: 2,
+        parallelism: 3,
+        checkpoints: Some(CheckpointConfig::new(work.path().join("checkpoints-v2"), Duration::from_millis(100))),
+        restore: Some(savepoint.clone()),
+        stop: None,
+        ..base.clone()
+    })
+    .map_err(|e| e.to_string())?;
+    for m in &v2.migrations {
+        println!("   migrated: {m}");
+    }
+    let after_upgrade = published(&upgraded).map_err(|e| e.to_string())?;
+
+    println!("== version 2 again, uninterrupted, over the same orders");
+    run(&Run { version: 2, parallelism: 3, output: reference.clone(), checkpoints: None, stop: None, ..base.clone() }).map_err(|e| e.to_string())?;
+    let uninterrupted = published(&reference).map_err(|e| e.to_string())?;
+
+    println!("== per-minute results (all users): minute, orders, revenue in cents");
+    let mut per_minute: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
+    for line in &after_upgrade {
+        let f: Vec<&str> = line.split(',').collect();
+        if let (Some(m), Some(n), Some(r)) = (f.first(), f.get(2), f.get(3)) {
+            let e = per_minute.entry(m.parse().unwrap_or(0)).or_default();
+            e.0 += n.parse::<u64>().unwrap_or(0);
+            e.1 += r.parse::<i64>().unwrap_or(0);
+        }
+    }
+    for (minute, (n, revenue)) in &per_minute {
+        println!("   {minute:>3}  {n:>4}  {revenue:>9}");
+    }
+    let matches = after_upgrade == uninterrupted;
+    println!(
+        "== {} per-user lines after the upgrade, {} in the uninterrupted run: {}",
+        after_upgrade.len(),
+        uninterrupted.len(),
+        if matches { "they match" } else { "THEY DIFFER" }
+    );
+    if matches {
+        Ok(())
+    } else {
+        Err("the upgraded run's results differ from the uninterrupted run's".into())
+    }
+}
+
+fn parse_run(args: &[String]) -> Result<Run, String> {
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let num = |flag: &str| -> Result<Option<u64>, String> { value(flag).map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}"))).transpose() };
+    let checkpoints = match value("--checkpoint-dir") {
+        Some(dir) => Some(CheckpointConfig::new(dir, Duration::from_millis(num("--checkpoint-interval-ms")?.unwrap_or(1000)))),
+        None => None,
+    };
+    let stop = match (num("--stop-after")?, value("--savepoint")) {
+        (Some(after_records), Some(dir)) => Some(StopWithSavepoint { after_records, dir: dir.into() }),
+        (None, None) => None,
+        _ => return Err("--stop-after and --savepoint go together".into()),
+    };
+    Ok(Run {
+        version: num("--version")?.unwrap_or(1) as u32,
+        orders: num("--orders")?.ok_or("missing --orders")?,
+        output: value("--output").ok_or("missing --output")?.into(),
+        parallelism: num("--parallelism")?.unwrap_or(1) as u32,
+        state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into())).map_err(|e| e.to_string())?,
+        checkpoints,
+        restore: value("--restore").map(PathBuf::from),
+        stop,
+        orders_per_second: num("--orders-per-second")?,
+        cluster: Cluster::from_args(args).map_err(|e| e.to_string())?,
+    })
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        None | Some("demo") => demo(),
+        Some("run") => parse_run(&args[1..]).and_then(|r| {
+            let result = run(&r).map_err(|e| e.to_string())?;
+            for m in &result.migrations {
+                eprintln!("migrated: {m}");
+            }
+            Ok(())
+        }),
+        Some(other) => Err(format!("unknown command `{other}`: expected `demo` or `run`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("orders_per_minute: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
