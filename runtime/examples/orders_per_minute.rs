@@ -149,11 +149,13 @@ struct Run {
     cluster: Option<Cluster>,
 }
 
-/// Sleeps now and then so that the generator emits about `rate` orders per second.
+/// Sleeps now and then so that the generator emits about `rate` orders per second (1 ms
+/// per `rate / 1000` orders).
 fn throttle(i: u64, rate: Option<u64>) {
     if let Some(rate) = rate.filter(|r| *r > 0) {
-        if i % 100 == 0 {
-            std::thread::sleep(Duration::from_micros(100_000_000 / rate));
+        let every = (rate / 1000).max(1);
+        if i % every == 0 {
+            std::thread::sleep(Duration::from_micros(every * 1_000_000 / rate));
         }
     }
 }
@@ -333,6 +335,9 @@ fn main() -> ExitCode {
             let result = run(&r).map_err(|e| e.to_string())?;
             for m in &result.migrations {
                 eprintln!("migrated: {m}");
+            }
+            for (name, value) in &result.metrics {
+                eprintln!("{name}: {value}");
             }
             Ok(())
         }),

@@ -1,0 +1,160 @@
+//! Recovery from checkpoints with real crashes: the `orders_per_minute` job is killed with
+//! SIGKILL at seeded random moments and restarted from its checkpoint directory, again and
+//! again, on both state backends, in one process and in two; the committed output must equal
+//! the failure-free run's, line for line (no line lost, none twice).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn example() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let path = exe.parent().and_then(Path::parent).expect("target dir").join("examples").join("orders_per_minute");
+    assert!(path.exists(), "{} is missing: build it with `cargo build -p typeinfo-runtime --example orders_per_minute`", path.display());
+    path
+}
+
+/// Every published line of an output directory, sorted; fails on unpublished leftovers.
+fn published(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("output dir") {
+        let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.'), "left unpublished in {}: {name}", dir.display());
+        lines.extend(std::fs::read_to_string(dir.join(&name)).expect("read").lines().map(str::to_owned));
+    }
+    lines.sort();
+    lines
+}
+
+/// A small seeded generator (SplitMix64), so a failing run can be repeated.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo)
+    }
+}
+
+const ORDERS: &str = "40000";
+const RATE: &str = "5000";
+
+fn reference(state: &str) -> Vec<String> {
+    let out = tempfile::tempdir().expect("temp dir");
+    let status = Command::new(example())
+        .args(["run", "--version", "1", "--orders", ORDERS, "--parallelism", "2", "--state", state, "--output"])
+        .arg(out.path())
+        .status()
+        .expect("run");
+    assert!(status.success());
+    published(out.path())
+}
+
+fn incomplete_checkpoints(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("chk-") && !e.path().join("_metadata").exists()).count())
+        .unwrap_or(0)
+}
+
+fn has_completed_checkpoint(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|entries| entries.flatten().any(|e| e.path().join("_metadata").exists())).unwrap_or(false)
+}
+
+/// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.
+fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_checkpoints: bool) -> Vec<Child> {
+    let hosts = (processes > 1).then(|| {
+        (0..processes)
+            .map(|_| format!("127.0.0.1:{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    (0..processes)
+        .map(|p| {
+            let mut cmd = Command::new(example());
+            cmd.args(["run", "--version", "1", "--orders", ORDERS, "--orders-per-second", RATE, "--parallelism", "2", "--state", state])
+                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+                .arg(checkpoints)
+                .arg("--output")
+                .arg(output)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if slow_checkpoints {
+                // Half the runs write checkpoints slowly, so that kills land inside them.
+                cmd.env("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS", "15");
+            }
+            if has_completed_checkpoint(checkpoints) {
+                cmd.arg("--restore").arg(checkpoints);
+            }
+            if let Some(hosts) = &hosts {
+                cmd.args(["--hosts", hosts, "--process", &p.to_string()]);
+            }
+            cmd.spawn().expect("spawn the job")
+        })
+        .collect()
+}
+
+fn crash_and_recover(processes: usize, state: &str, seed: u64) {
+    let expected = reference(state);
+    let work = tempfile::tempdir().expect("temp dir");
+    let (checkpoints, output) = (work.path().join("checkpoints"), work.path().join("output"));
+    let mut rng = Rng(seed);
+    let (mut kills, mut during_checkpoint, mut restarts) = (0, 0, 0);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        assert!(Instant::now() < deadline, "no progress after {restarts} restarts");
+        if incomplete_checkpoints(&checkpoints) > 0 {
+            during_checkpoint += 1;
+        }
+        let mut children = start(processes, state, &checkpoints, &output, rng.next() % 2 == 0);
+        restarts += 1;
+        let kill_at = Instant::now() + Duration::from_millis(rng.between(150, 450));
+        let mut finished = false;
+        while Instant::now() < kill_at || kills >= 20 {
+            let done: Vec<bool> = children.iter_mut().map(|c| c.try_wait().expect("wait").is_some()).collect();
+            if done.iter().all(|d| *d) {
+                finished = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if finished {
+            for mut c in children {
+                assert!(c.wait().expect("wait").success(), "the job failed after {kills} kills");
+            }
+            break;
+        }
+        for c in &mut children {
+            let _ = c.kill(); // SIGKILL
+        }
+        for mut c in children {
+            let _ = c.wait();
+        }
+        kills += 1;
+    }
+    assert!(kills >= 20, "only {kills} kills before the job finished");
+    assert!(during_checkpoint > 0, "no kill landed while a checkpoint was being written ({kills} kills)");
+    let got = published(&output);
+    assert_eq!(got.len(), expected.len(), "{kills} kills, {during_checkpoint} during a checkpoint: line counts differ");
+    assert_eq!(got, expected, "{kills} kills: the committed output differs from the failure-free run's");
+}
+
+#[test]
+fn twenty_sigkills_lose_and_duplicate_nothing_on_the_heap() {
+    crash_and_recover(1, "heap", 0x5EED_0001);
+}
+
+#[test]
+fn twenty_sigkills_lose_and_duplicate_nothing_in_rocksdb() {
+    crash_and_recover(1, "rocksdb", 0x5EED_0002);
+}
+
+#[test]
+fn a_two_process_job_killed_and_restarted_in_two_processes() {
+    crash_and_recover(2, "rocksdb", 0x5EED_0003);
+}
