@@ -665,6 +665,7 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
     let stop = ctx.config.stop_with_savepoint.clone();
     let mut last_completed: Option<Epoch> = ctx.start_epoch.checked_sub(1);
     let mut done = false;
+    let mut saved = false;
     builder.build(move |_caps| {
         move |frontiers: &[MutableAntichain<Epoch>]| {
             for handle in &mut handles {
@@ -679,9 +680,13 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
                     if let Some(epoch) = f.checked_sub(1).filter(|e| last_completed.is_none_or(|l| *e > l)) {
                         if complete_checkpoint(&graph, &checkpoints.dir, epoch, checkpoints.retained)? {
                             last_completed = Some(epoch);
-                            publish_sinks(&job, Some(epoch))?;
+                            // After the savepoint of a stop, nothing more is published: the job
+                            // that restores the savepoint writes the rest.
+                            if !saved {
+                                publish_sinks(&job, Some(epoch))?;
+                            }
                             if let Some(stop) = &stop {
-                                save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
+                                saved = saved || save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
                             }
                         }
                     }
@@ -732,21 +737,22 @@ fn complete_checkpoint(graph: &StreamGraph, root: &Path, epoch: Epoch, retained:
     Ok(true)
 }
 
-/// After completing `epoch`: if every source stopped in it, copies it to the savepoint.
-fn save_if_stopped(graph: &StreamGraph, root: &Path, epoch: Epoch, savepoint: &Path) -> Result<()> {
+/// After completing `epoch`: if every source stopped in it, copies it to the savepoint and
+/// returns `true`.
+fn save_if_stopped(graph: &StreamGraph, root: &Path, epoch: Epoch, savepoint: &Path) -> Result<bool> {
     let chk = checkpoint_dir(root, epoch);
     for n in graph.nodes().iter().filter(|n| graph.inputs(n.id()).is_empty()) {
         let dir = chk.join(operator_key(n.uid(), n.id()));
         for s in 0..n.parallelism() as usize {
             if !source_part_stopped(&OperatorPart::read(&ostate_path(&dir, s))?.data) {
-                return Ok(());
+                return Ok(false);
             }
         }
     }
     if !savepoint.join("_metadata").is_file() {
         checkpoint::copy_checkpoint(&chk, savepoint)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Publishes the pending output files of every file sink up to `epoch` (all with `None`).
