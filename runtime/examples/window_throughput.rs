@@ -8,14 +8,16 @@
 //! Event `i` (for `i` in `0..N`) has key `(i * 2654435761) % K`, timestamp `i / E` ms and
 //! amount `(i % 1000) / 10.0`. Watermarks are monotonous (periodic, Flink's default); each key
 //! is counted and summed in tumbling windows of `W` ms; the results are counted and dropped.
-//! The last line printed is `events_per_s=<number>`.
+//! The last line printed is `events_per_s=<number>`. With `--checkpoint-interval-ms MS`
+//! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
+//! checkpoint every `MS` milliseconds, to measure what checkpointing costs.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use typeinfo::TypeInfo;
-use typeinfo_runtime::{AggregateFunction, StateBackend, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+use typeinfo_runtime::{AggregateFunction, CheckpointConfig, StateBackend, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
 
 #[derive(TypeInfo, Clone, Debug)]
 struct Event {
@@ -55,9 +57,15 @@ fn run() -> Result<(), String> {
     let window_ms = num("--window-ms", "1000")?;
     let parallelism = num("--parallelism", "1")? as u32;
     let state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
+    let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;
+    let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let checkpoint_dir = args.iter().position(|a| a == "--checkpoint-dir").and_then(|i| args.get(i + 1)).map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
 
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(parallelism).set_state_backend(state);
+    if checkpoint_ms > 0 {
+        env.enable_checkpointing(CheckpointConfig::new(checkpoint_dir, std::time::Duration::from_millis(checkpoint_ms)));
+    }
     let results = Arc::new(AtomicU64::new(0));
     let counted = Arc::clone(&results);
     env.from_generator(events, move |i| Event {
@@ -74,7 +82,10 @@ fn run() -> Result<(), String> {
     });
     let result = env.execute("window_throughput").map_err(|e| e.to_string())?;
     let secs = result.elapsed.as_secs_f64();
-    println!("events={events} keys={keys} parallelism={parallelism} window_results={} seconds={secs:.3}", results.load(Ordering::Relaxed));
+    println!(
+        "events={events} keys={keys} parallelism={parallelism} checkpoint_interval_ms={checkpoint_ms} window_results={} seconds={secs:.3}",
+        results.load(Ordering::Relaxed)
+    );
     println!("events_per_s={:.0}", events as f64 / secs);
     Ok(())
 }
