@@ -333,7 +333,97 @@ impl StreamExecutionEnvironment {
         let graph = Arc::new(self.stream_graph()?);
         let config = self.config();
         let started = Instant::now();
-        let (metrics, migrations) = crate::exec::run(job_name, graph, config)?;
+        let (metrics, migrations) = crate::exec::run(job_name, graph, config, Arc::new(crate::exec::JobShared::new()))?;
         Ok(JobResult { elapsed: started.elapsed(), metrics, migrations })
+    }
+
+    /// Starts the job in the background and returns a client to take savepoints while it
+    /// runs and to wait for its end.
+    ///
+    /// # Errors
+    ///
+    /// A graph error (before anything runs).
+    pub fn execute_async(&self, job_name: &str) -> Result<JobClient> {
+        let graph = Arc::new(self.stream_graph()?);
+        let config = self.config();
+        let job = Arc::new(crate::exec::JobShared::new());
+        let shared = Arc::clone(&job);
+        let name = job_name.to_owned();
+        let checkpointing = config.checkpointing.is_some();
+        let thread = std::thread::Builder::new()
+            .name(format!("job {job_name}"))
+            .spawn(move || {
+                let started = Instant::now();
+                let (metrics, migrations) = crate::exec::run(&name, graph, config, shared)?;
+                Ok(JobResult { elapsed: started.elapsed(), metrics, migrations })
+            })
+            .map_err(|e| Error::Config(format!("cannot start the job's thread: {e}")))?;
+        Ok(JobClient { thread, job, checkpointing })
+    }
+}
+
+/// A job running in the background (see [`StreamExecutionEnvironment::execute_async`]).
+#[derive(Debug)]
+pub struct JobClient {
+    thread: std::thread::JoinHandle<Result<JobResult>>,
+    job: Arc<crate::exec::JobShared>,
+    checkpointing: bool,
+}
+
+impl std::fmt::Debug for crate::exec::JobShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobShared").field("failed", &self.failed()).finish_non_exhaustive()
+    }
+}
+
+impl JobClient {
+    /// Takes a savepoint of the running job into `dir`: the sources close their current
+    /// epoch at once, and the first checkpoint that completes after that is copied to
+    /// `dir` (same format; restore from it with [`RestoreSettings`](crate::RestoreSettings)).
+    /// Waits at most `timeout`. Within one process (the client sees this process's sources).
+    ///
+    /// # Errors
+    ///
+    /// Checkpointing is off; the job ended or failed before the savepoint completed; the
+    /// timeout passed; the copy failed.
+    pub fn trigger_savepoint(&self, dir: impl Into<PathBuf>, timeout: Duration) -> Result<PathBuf> {
+        if !self.checkpointing {
+            return Err(Error::Config("a savepoint is a checkpoint: enable checkpointing to take one".into()));
+        }
+        {
+            let mut request = self.job.request();
+            request.id += 1;
+            request.dir = Some(dir.into());
+            request.after_epoch = None;
+            request.result = None;
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(result) = self.job.request().result.take() {
+                return result.map_err(Error::Corrupt);
+            }
+            if self.thread.is_finished() {
+                return Err(Error::Config("the job ended before the savepoint completed".into()));
+            }
+            if Instant::now() >= deadline {
+                self.job.request().dir = None;
+                return Err(Error::Config(format!("no savepoint within {timeout:?}")));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Whether the job has ended.
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits for the job to end.
+    ///
+    /// # Errors
+    ///
+    /// The job's error.
+    pub fn wait(self) -> Result<JobResult> {
+        self.thread.join().unwrap_or_else(|_| Err(Error::Function { operator: "job".into(), message: "the job's thread panicked".into() }))
     }
 }

@@ -39,16 +39,33 @@ pub(crate) struct JobShared {
     pub(crate) sink_dirs: Mutex<Vec<PathBuf>>,
     /// What restores migrated (state names with the part), per operator.
     pub(crate) migrations: Mutex<Vec<String>>,
+    /// A savepoint asked for while the job runs.
+    pub(crate) savepoint: Mutex<SavepointRequest>,
+}
+
+/// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::JobClient::trigger_savepoint).
+#[derive(Debug, Default)]
+pub(crate) struct SavepointRequest {
+    /// Increases with every request; sources remember the last one they acted on.
+    pub(crate) id: u64,
+    /// Where the savepoint goes (`None` once answered).
+    pub(crate) dir: Option<PathBuf>,
+    /// The highest epoch a source closed for the request: any completed checkpoint at or
+    /// after it holds everything before the request.
+    pub(crate) after_epoch: Option<Epoch>,
+    /// The answer.
+    pub(crate) result: Option<std::result::Result<PathBuf, String>>,
 }
 
 impl JobShared {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         JobShared {
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             metrics: Mutex::new(BTreeMap::new()),
             sink_dirs: Mutex::new(Vec::new()),
             migrations: Mutex::new(Vec::new()),
+            savepoint: Mutex::new(SavepointRequest::default()),
         }
     }
 
@@ -76,6 +93,10 @@ impl JobShared {
 
     pub(crate) fn failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn request(&self) -> std::sync::MutexGuard<'_, SavepointRequest> {
+        self.savepoint.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Adds `value` to the counter `name`.
@@ -546,6 +567,7 @@ pub(crate) fn build_source<'s, O: Data>(
         };
         let mut next_checkpoint = Instant::now() + checkpoints.as_ref().map_or(Duration::MAX / 4, |c| c.interval);
         let mut stopped_at: Option<Epoch> = None;
+        let mut seen_request = 0;
         activator.activate();
         move |_frontiers: &[MutableAntichain<Epoch>]| {
             if job.failed() {
@@ -587,7 +609,18 @@ pub(crate) fn build_source<'s, O: Data>(
                 }
                 let stopped = stop.as_ref().is_some_and(|s| emitted >= s.after_records);
                 if let Some(checkpoints) = &checkpoints {
-                    if more && (Instant::now() >= next_checkpoint || (stopped && stopped_at.is_none())) {
+                    // A savepoint asked for: close this epoch now.
+                    let asked = {
+                        let mut request = job.request();
+                        if request.dir.is_some() && request.id > seen_request {
+                            seen_request = request.id;
+                            request.after_epoch = Some(request.after_epoch.map_or(epoch, |e| e.max(epoch)));
+                            true
+                        } else {
+                            false
+                        }
+                    };
+                    if more && (asked || Instant::now() >= next_checkpoint || (stopped && stopped_at.is_none())) {
                         // The position after this epoch's records, then the next epoch.
                         let dir = checkpoint_dir(&checkpoints.dir, epoch).join(&setup.key);
                         let data = encode_source_part(emitted, &function.position(), stopped);
@@ -688,6 +721,15 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
                             if let Some(stop) = &stop {
                                 saved = saved || save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
                             }
+                            let mut request = job.request();
+                            if let (Some(dir), Some(after)) = (request.dir.clone(), request.after_epoch) {
+                                if epoch >= after {
+                                    let copied = checkpoint::copy_checkpoint(&checkpoint_dir(&checkpoints.dir, epoch), &dir);
+                                    request.result = Some(copied.map(|()| dir).map_err(|e| e.to_string()));
+                                    request.dir = None;
+                                    request.after_epoch = None;
+                                }
+                            }
                         }
                     }
                 }
@@ -765,7 +807,7 @@ fn publish_sinks(job: &JobShared, epoch: Option<Epoch>) -> Result<()> {
 }
 
 /// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
-pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
+pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig, job: Arc<JobShared>) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
     let workers = graph.workers() as usize;
     let communication = match &config.cluster {
         None if workers == 1 => Some(CommunicationConfig::Thread),
@@ -813,7 +855,6 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         }
         StateBackend::Heap => (PathBuf::new(), None),
     };
-    let job = Arc::new(JobShared::new());
     let shared = Arc::clone(&job);
     let max_parallelism = graph.max_parallelism;
     let (builders, others) = match (communication, &config.cluster) {

@@ -93,7 +93,7 @@ pub mod window;
 
 pub use backend::KeyedBackend;
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
-pub use env::{Cluster, ExecutionConfig, JobResult, StateBackend, StopWithSavepoint, StreamExecutionEnvironment};
+pub use env::{Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint, StreamExecutionEnvironment};
 pub use error::{Error, Result};
 pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};

@@ -161,8 +161,16 @@ fn line(user: &str, start: i64, orders: u64, revenue: i64, largest: i64) -> Stri
 }
 
 fn job_v1(s: &Setup<'_>) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
+    build_v1(s, false).execute("v1")
+}
+
+/// Version 1; `slow` generates about 10,000 orders a second (to act while it runs).
+fn build_v1(s: &Setup<'_>, slow: bool) -> StreamExecutionEnvironment {
     let env = env(s);
-    env.from_generator(ORDERS, |i| {
+    env.from_generator(ORDERS, move |i| {
+        if slow && i % 10 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let (user, amount, ts) = fields(i);
         v1::Order { user: user.into(), amount, ts, note: format!("order {i}") }
     })
@@ -177,7 +185,7 @@ fn job_v1(s: &Setup<'_>) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult
     .uid("totals")
     .write_as_text(s.output)
     .uid("output");
-    env.execute("v1")
+    env
 }
 
 fn job_v2(s: &Setup<'_>) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
@@ -378,3 +386,35 @@ fn state_of_a_removed_operator_is_refused_unless_dropping_is_allowed() -> typein
     Ok(())
 }
 
+
+#[test]
+fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runtime::Result<()> {
+    for state in [StateBackend::Heap, StateBackend::rocksdb()] {
+        let d = Dirs::new();
+        let (first, second, sp) = (d.p("first"), d.p("second"), d.p("sp"));
+        let running = build_v1(
+            &Setup { parallelism: 2, state: state.clone(), checkpoints: &d.p("ck1"), output: &first, restore: None, stop: None, allow_dropping: false },
+            true,
+        )
+        .execute_async("slow v1")?;
+        std::thread::sleep(Duration::from_millis(200));
+        let saved = running.trigger_savepoint(&sp, Duration::from_secs(30))?;
+        assert_eq!(saved, sp);
+        running.wait()?;
+        let metadata = std::fs::read_to_string(sp.join("_metadata")).unwrap();
+        let epoch: u64 = metadata.lines().find_map(|l| l.strip_prefix("epoch ")).unwrap().parse().unwrap();
+        job_v1(&Setup { parallelism: 1, state, checkpoints: &d.p("ck2"), output: &second, restore: Some(&sp), stop: None, allow_dropping: false })?;
+        // The first run's output up to the savepoint, then the second run's, is the whole output.
+        let mut lines: Vec<String> = std::fs::read_dir(&first)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().rsplit('-').next().and_then(|n| n.parse::<u64>().ok()).is_some_and(|e| e <= epoch))
+            .flat_map(|e| std::fs::read_to_string(e.path()).unwrap().lines().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
+        lines.extend(published(&second));
+        lines.sort();
+        assert_eq!(lines, uninterrupted_v1(&d));
+        assert!(!published(&second).is_empty() && published(&second).len() < lines.len(), "the savepoint was taken part-way");
+    }
+    Ok(())
+}
