@@ -178,16 +178,7 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
         namespace: &N,
         update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
     ) -> Result<()> {
-        match self.value_get::<N, V>(state, namespace)? {
-            Some(mut v) => {
-                update(Some(&mut v));
-                self.value_put(state, namespace, v)
-            }
-            None => match update(None) {
-                Some(v) => self.value_put(state, namespace, v),
-                None => Ok(()),
-            },
-        }
+        update_by_get_and_put(self, state, namespace, update)
     }
     /// A copy of `value` made with the state's serializer.
     #[doc(hidden)]
@@ -248,4 +239,23 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
     /// A corrupt or foreign file, an incompatible or unregistered state: the backend is
     /// then left empty.
     fn restore(&mut self, files: &[&Path]) -> Result<RestoreReport>;
+}
+
+/// [`KeyedStateBackend::value_update`] as a read, a change and a write.
+pub(crate) fn update_by_get_and_put<K: StateKey, B: KeyedStateBackend<K> + ?Sized, N: StateNamespace, V: StateValue>(
+    backend: &mut B,
+    state: StateId,
+    namespace: &N,
+    update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
+) -> Result<()> {
+    match backend.value_get::<N, V>(state, namespace)? {
+        Some(mut v) => {
+            update(Some(&mut v));
+            backend.value_put(state, namespace, v)
+        }
+        None => match update(None) {
+            Some(v) => backend.value_put(state, namespace, v),
+            None => Ok(()),
+        },
+    }
 }

@@ -552,16 +552,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             return Ok(());
         }
         let _ = now;
-        match self.value_get::<N, V>(state, namespace)? {
-            Some(mut v) => {
-                update(Some(&mut v));
-                self.value_put(state, namespace, v)
-            }
-            None => match update(None) {
-                Some(v) => self.value_put(state, namespace, v),
-                None => Ok(()),
-            },
-        }
+        crate::backend::update_by_get_and_put(self, state, namespace, update)
     }
 
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {

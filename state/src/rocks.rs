@@ -620,16 +620,7 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         let s = self.typed::<ValueCodec<N, V>>(state)?;
         if s.ttl.is_some() {
             // TTL reads may refresh or expire the entry: take the general path.
-            return match self.value_get::<N, V>(state, namespace)? {
-                Some(mut v) => {
-                    update(Some(&mut v));
-                    self.value_put(state, namespace, v)
-                }
-                None => match update(None) {
-                    Some(v) => self.value_put(state, namespace, v),
-                    None => Ok(()),
-                },
-            };
+            return crate::backend::update_by_get_and_put(self, state, namespace, update);
         }
         // One key build, one column-family lookup, one read and one write.
         let (ns_ser, v_ser, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.cf.clone());
