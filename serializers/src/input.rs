@@ -25,8 +25,11 @@ pub const MAX_ZERO_SIZED_LEN: usize = 1 << 24;
 /// ```
 #[derive(Debug, Clone)]
 pub struct DataInputView<'a> {
+    /// All the bytes, for positions and [`consumed_since`](Self::consumed_since).
     data: &'a [u8],
-    pos: usize,
+    /// The unread bytes: a suffix of `data`. Reads split their bytes off its front, so no
+    /// read needs a separate check that a position lies within the data.
+    rest: &'a [u8],
 }
 
 macro_rules! read_le {
@@ -43,31 +46,31 @@ impl<'a> DataInputView<'a> {
     /// A cursor at the start of `data`.
     #[inline]
     pub fn new(data: &'a [u8]) -> Self {
-        Self { data, pos: 0 }
+        Self { data, rest: data }
     }
 
     /// Bytes consumed so far.
     #[inline]
     pub fn position(&self) -> usize {
-        self.pos
+        self.data.len() - self.rest.len()
     }
 
     /// Bytes left to read.
     #[inline]
     pub fn remaining(&self) -> usize {
-        self.data.len() - self.pos
+        self.rest.len()
     }
 
     /// Whether all bytes were read.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pos == self.data.len()
+        self.rest.is_empty()
     }
 
     /// The unread bytes.
     #[inline]
     pub fn rest(&self) -> &'a [u8] {
-        &self.data[self.pos..]
+        self.rest
     }
 
     /// The bytes between `start` (an earlier [`position`](Self::position)) and the cursor.
@@ -77,18 +80,19 @@ impl<'a> DataInputView<'a> {
     /// Panics if `start` is after the cursor.
     #[inline]
     pub fn consumed_since(&self, start: usize) -> &'a [u8] {
-        &self.data[start..self.pos]
+        &self.data[start..self.position()]
     }
 
     /// Reads `n` bytes.
     #[inline(always)]
     pub fn read_bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        if n > self.remaining() {
-            return Err(Error::eof(n, self.remaining()));
+        match self.rest.split_at_checked(n) {
+            Some((bytes, rest)) => {
+                self.rest = rest;
+                Ok(bytes)
+            }
+            None => Err(Error::eof(n, self.remaining())),
         }
-        let bytes = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(bytes)
     }
 
     /// Skips `n` bytes.
@@ -100,12 +104,10 @@ impl<'a> DataInputView<'a> {
     /// Reads exactly `N` bytes into an array.
     #[inline(always)]
     pub fn read_array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        match self.data.get(self.pos..self.pos + N) {
-            Some(bytes) => {
-                self.pos += N;
-                let mut out = [0u8; N];
-                out.copy_from_slice(bytes);
-                Ok(out)
+        match self.rest.split_first_chunk::<N>() {
+            Some((bytes, rest)) => {
+                self.rest = rest;
+                Ok(*bytes)
             }
             None => Err(Error::eof(N, self.remaining())),
         }
@@ -114,9 +116,9 @@ impl<'a> DataInputView<'a> {
     /// Reads one byte.
     #[inline(always)]
     pub fn read_u8(&mut self) -> Result<u8> {
-        match self.data.get(self.pos) {
-            Some(&b) => {
-                self.pos += 1;
+        match self.rest.split_first() {
+            Some((&b, rest)) => {
+                self.rest = rest;
                 Ok(b)
             }
             None => Err(Error::eof(1, 0)),
@@ -148,20 +150,24 @@ impl<'a> DataInputView<'a> {
     /// Reads an unsigned LEB128 varint of at most 10 bytes.
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        // Fast paths: one byte (below 128), two bytes (below 16384).
-        let rest = &self.data[self.pos..];
-        match rest {
-            [b0, ..] if *b0 < 0x80 => {
-                self.pos += 1;
+        // Fast paths: one byte (below 128), two bytes (below 16384), three bytes (below 2^21).
+        match self.rest {
+            [b0, rest @ ..] if *b0 < 0x80 => {
+                self.rest = rest;
                 Ok(u64::from(*b0))
             }
-            [b0, b1, ..] if *b1 < 0x80 => {
-                self.pos += 2;
+            [b0, b1, rest @ ..] if *b1 < 0x80 => {
+                self.rest = rest;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
             }
-            _ => {
-                let (v, n) = read_varint_slow(rest)?;
-                self.pos += n;
+            [b0, b1, b2, rest @ ..] if *b2 < 0x80 => {
+                self.rest = rest;
+                Ok(u64::from(b0 & 0x7f) | (u64::from(b1 & 0x7f) << 7) | (u64::from(*b2) << 14))
+            }
+            bytes => {
+                let (v, n) = read_varint_slow(bytes)?;
+                // `n` is at most the length of `bytes` (the varint lies within it).
+                self.rest = bytes.get(n..).unwrap_or_default();
                 Ok(v)
             }
         }

@@ -63,7 +63,7 @@ pub use comparator::{Descending, TypeComparator};
 pub use compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict};
 pub use error::{Error, Result};
 pub use input::{DataInputView, MAX_ZERO_SIZED_LEN};
-pub use output::DataOutputView;
+pub use output::{DataOutputView, ReservedWriter};
 pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};
 pub use restored::{parse_enum_payload, parse_struct_payload, LayoutSerializer};
 pub use serializer::{from_bytes, to_bytes, TypeSerializer};

@@ -457,6 +457,22 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
             };
             ::core::result::Result::Ok(#deserialize)
         }
+        #[inline]
+        fn deserialize_append(&self, __len: usize, __input: &mut #krate::DataInputView<'_>, __out: &mut ::std::vec::Vec<#self_ty>) -> #krate::Result<()> {
+            // Each value is built straight into the vector's next slot (no temporary copied
+            // in), through a cursor that can stay in registers.
+            #krate::__private::append_each(__len, __input, __out, |__input, __slot| {
+                let mut __whole;
+                let __input = match #krate::TypeSerializer::<#self_ty>::fixed_length(self) {
+                    ::core::option::Option::Some(__n) => {
+                        __whole = #krate::DataInputView::new(__input.read_bytes(__n)?);
+                        &mut __whole
+                    }
+                    ::core::option::Option::None => __input,
+                };
+                ::core::result::Result::Ok(__slot.write(#deserialize))
+            })
+        }
         fn deserialize_into(&self, __reuse: &mut #self_ty, __input: &mut #krate::DataInputView<'_>) -> #krate::Result<()> {
             #[allow(unused_variables)]
             let #ref_pattern = __reuse;
@@ -578,7 +594,7 @@ fn enum_body(
         fn deserialize(&self, __input: &mut #krate::DataInputView<'_>) -> #krate::Result<#self_ty> {
             match __input.read_varint()? {
                 #(#deserialize_arms,)*
-                __tag => ::core::result::Result::Err(#krate::Error::InvalidTag { what: ::std::string::String::from(#name), tag: __tag }),
+                __tag => ::core::result::Result::Err(#krate::__private::invalid_tag(#name, __tag)),
             }
         }
         #[inline]
@@ -595,7 +611,7 @@ fn enum_body(
                 for _ in 0..__len {
                     match __input.read_varint()? {
                         #(#append_arms,)*
-                        __tag => return ::core::result::Result::Err(#krate::Error::InvalidTag { what: ::std::string::String::from(#name), tag: __tag }),
+                        __tag => return ::core::result::Result::Err(#krate::__private::invalid_tag(#name, __tag)),
                     }
                 }
                 ::core::result::Result::Ok(())
@@ -610,7 +626,7 @@ fn enum_body(
         fn skip(&self, __input: &mut #krate::DataInputView<'_>) -> #krate::Result<()> {
             match __input.read_varint()? {
                 #(#skip_arms)*
-                __tag => return ::core::result::Result::Err(#krate::Error::InvalidTag { what: ::std::string::String::from(#name), tag: __tag }),
+                __tag => return ::core::result::Result::Err(#krate::__private::invalid_tag(#name, __tag)),
             }
             ::core::result::Result::Ok(())
         }

@@ -93,14 +93,18 @@ fn skip_fields(version: u8, input: &mut DataInputView<'_>) -> Result<()> {
 impl TypeSerializer<MoneyEvent> for MoneyEventSerializer {
     #[inline(always)]
     fn serialize(&self, value: &MoneyEvent, out: &mut DataOutputView) -> Result<()> {
-        out.reserve(1 + 1 + value.symbol.len() + 1 + 1 + 16 + 16);
-        out.write_u8(self.version);
-        out.write_len_prefixed(value.symbol.as_bytes());
-        RustDecimalSerializer.serialize(&value.price, out)?;
-        out.write_i64(value.timestamp_ms);
+        let symbol = value.symbol.as_bytes();
+        // One reservation for the whole event (version, symbol with its length, price of at
+        // most 18 bytes, timestamp, volume), then writes through a cursor over that room.
+        let mut w = out.reserved_writer(1 + 10 + symbol.len() + 18 + 8 + 8);
+        w.put_u8(self.version)?;
+        w.put_len_prefixed(symbol)?;
+        RustDecimalSerializer.put(&value.price, &mut w)?;
+        w.put_i64(value.timestamp_ms)?;
         if self.version >= 2 {
-            out.write_u64(value.volume.unwrap_or(0));
+            w.put_u64(value.volume.unwrap_or(0))?;
         }
+        w.finish();
         Ok(())
     }
 

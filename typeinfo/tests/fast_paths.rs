@@ -249,3 +249,235 @@ proptest! {
         truncations_fail(&ser, &bytes);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The reserved writer (`DataOutputView::reserved_writer`), the in-place append of derived
+// structs (`__private::append_each`), the three-byte varint read.
+// ---------------------------------------------------------------------------------------
+
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+struct Player {
+    #[typeinfo(with = "typeinfo::VarU32Serializer")]
+    id: u32,
+    pos: [f32; 3],
+    #[typeinfo(with = "typeinfo::OptionSerializer<typeinfo::VarU16Serializer>")]
+    health: Option<u16>,
+    inventory: Vec<Inner>,
+    name: String,
+}
+
+fn players(seed: u64) -> Vec<Player> {
+    (0..seed % 6)
+        .map(|i| Player {
+            id: (seed * 7919 + i * 131) as u32,
+            pos: [seed as f32, -(i as f32), 0.5],
+            health: if (seed + i) % 3 == 0 { None } else { Some((seed * 97 + i) as u16) },
+            inventory: (0..(seed + i) % 4).map(|k| Inner { a: (k * 300) as u16, flag: k % 2 == 1 }).collect(),
+            name: "p".repeat(((seed + i) % 20) as usize),
+        })
+        .collect()
+}
+
+#[test]
+fn vectors_of_structs_round_trip_and_refuse_truncation() {
+    let ser = typeinfo::serializer::<Vec<Player>>().unwrap();
+    let fixed_ser = typeinfo::serializer::<Vec<Fixed>>().unwrap();
+    for seed in 0..40 {
+        let value = players(seed);
+        let bytes = typeinfo::to_bytes(&ser, &value).unwrap();
+        assert_eq!(typeinfo::from_bytes(&ser, &bytes).unwrap(), value);
+        truncations_fail(&ser, &bytes);
+        // Into a reused vector with other contents; the cursor ends after the value.
+        let mut reuse = players(seed + 1);
+        let mut doubled = bytes.clone();
+        doubled.extend_from_slice(&bytes);
+        let mut input = DataInputView::new(&doubled);
+        ser.deserialize_into(&mut reuse, &mut input).unwrap();
+        assert_eq!(reuse, value);
+        assert_eq!(input.position(), bytes.len());
+
+        // Fixed-length elements: each element's bytes taken at once.
+        let fixed_values: Vec<Fixed> = (0..seed % 5).map(fixed).collect();
+        let bytes = typeinfo::to_bytes(&fixed_ser, &fixed_values).unwrap();
+        assert_eq!(typeinfo::from_bytes(&fixed_ser, &bytes).unwrap(), fixed_values);
+        truncations_fail(&fixed_ser, &bytes);
+    }
+    // A corrupt element (an `Option` tag of 2) in the middle of the list is an error.
+    let value = vec![
+        Player { id: 1, pos: [0.0; 3], health: None, inventory: vec![], name: String::new() },
+        Player { id: 2, pos: [0.0; 3], health: None, inventory: vec![], name: String::new() },
+    ];
+    let mut bytes = typeinfo::to_bytes(&ser, &value).unwrap();
+    let tag_of_second = bytes.len() - 3;
+    assert_eq!(bytes[tag_of_second], 0);
+    bytes[tag_of_second] = 2;
+    assert!(typeinfo::from_bytes(&ser, &bytes).is_err());
+    Conformance::new(ser, (0..6).map(players).collect()).run().unwrap();
+}
+
+#[test]
+fn arrays_round_trip_and_refuse_truncation() {
+    let ser = typeinfo::serializer::<[f32; 3]>().unwrap();
+    let bytes = typeinfo::to_bytes(&ser, &[1.0, -2.5, 3.25]).unwrap();
+    assert_eq!(bytes.len(), 12);
+    let mut padded = bytes.clone();
+    padded.push(0xAB);
+    let mut input = DataInputView::new(&padded);
+    assert_eq!(ser.deserialize(&mut input).unwrap(), [1.0, -2.5, 3.25]);
+    assert_eq!(input.position(), 12);
+    truncations_fail(&ser, &bytes);
+    // Elements of no fixed length.
+    let strings = typeinfo::serializer::<[String; 2]>().unwrap();
+    let value = ["ab".to_owned(), String::new()];
+    let bytes = typeinfo::to_bytes(&strings, &value).unwrap();
+    assert_eq!(typeinfo::from_bytes(&strings, &bytes).unwrap(), value);
+    truncations_fail(&strings, &bytes);
+}
+
+#[test]
+fn three_byte_varints_read_inline_and_refuse_truncation() {
+    for v in [16_384u64, 16_385, 1_000_000, (1 << 21) - 1, 1 << 21] {
+        let mut out = DataOutputView::new();
+        out.write_varint(v);
+        let bytes = out.into_inner();
+        for pad in [0usize, 1, 8] {
+            let mut padded = bytes.clone();
+            padded.extend(std::iter::repeat(0x80).take(pad));
+            let mut input = DataInputView::new(&padded);
+            assert_eq!(input.read_varint().unwrap(), v);
+            assert_eq!(input.position(), bytes.len());
+            assert_eq!(input.remaining(), pad);
+        }
+        for cut in 0..bytes.len() {
+            assert!(DataInputView::new(&bytes[..cut]).read_varint().is_err());
+        }
+    }
+}
+
+/// The bytes of every `put_*` of the reserved writer, written with the plain writers.
+fn reserved_by_hand(prefix: &[u8], s: &str, v: u64, d: &Decimal) -> Vec<u8> {
+    let mut out = DataOutputView::new();
+    out.write_bytes(prefix);
+    out.write_u8(0xA5);
+    out.write_u16(0x1234);
+    out.write_u32(0xDEAD_BEEF);
+    out.write_u64(v);
+    out.write_i64(-(v as i64));
+    out.write_f32(1.5);
+    out.write_f64(-2.25);
+    out.write_varint(v);
+    out.write_varint_signed(-(v as i64));
+    out.write_len_prefixed(s.as_bytes());
+    out.write_bytes(s.as_bytes());
+    typeinfo::RustDecimalSerializer.serialize(d, &mut out).unwrap();
+    out.into_inner()
+}
+
+fn put_all(w: &mut typeinfo::ReservedWriter<'_>, s: &str, v: u64, d: &Decimal) -> typeinfo::Result<()> {
+    w.put_u8(0xA5)?;
+    w.put_u16(0x1234)?;
+    w.put_u32(0xDEAD_BEEF)?;
+    w.put_u64(v)?;
+    w.put_i64(-(v as i64))?;
+    w.put_f32(1.5)?;
+    w.put_f64(-2.25)?;
+    w.put_varint(v)?;
+    w.put_varint_signed(-(v as i64))?;
+    w.put_len_prefixed(s.as_bytes())?;
+    w.put_bytes(s.as_bytes())?;
+    typeinfo::RustDecimalSerializer.put(d, w)
+}
+
+#[test]
+fn reserved_writer_writes_the_plain_layout() {
+    let decimals = [Decimal::ZERO, Decimal::NEGATIVE_ONE, Decimal::MAX, Decimal::MIN, Decimal::new(-129, 3), Decimal::new(65_535, 28)];
+    let mut at = 0;
+    for len in 0..=40 {
+        let s: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        for v in [0u64, 127, 128, 1 << 20, u64::MAX] {
+            let d = &decimals[at % decimals.len()];
+            at += 1;
+            // Appended after other bytes, into a buffer that must grow, and into a large one.
+            for capacity in [0, 3, 512] {
+                let mut out = DataOutputView::with_capacity(capacity);
+                out.write_bytes(b"xyz");
+                let max = 1 + 2 + 4 + 8 + 8 + 4 + 8 + 10 + 10 + 10 + 2 * s.len() + 18;
+                let mut w = out.reserved_writer(max);
+                put_all(&mut w, &s, v, d).unwrap();
+                w.finish();
+                assert_eq!(out.as_slice(), reserved_by_hand(b"xyz", &s, v, d).as_slice(), "{len} {v} {d}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reserved_writer_refuses_writes_past_its_room() {
+    let s = "symbol";
+    for d in [Decimal::ZERO, Decimal::MAX, Decimal::new(-129, 3)] {
+        for v in [0u64, 300, u64::MAX] {
+            let full = reserved_by_hand(b"", s, v, &d);
+            // Every room short of the whole: an error, never a panic, and nothing appended
+            // without `finish`; what fitted is appended with it, a prefix of the layout.
+            for room in 0..full.len() {
+                let mut out = DataOutputView::with_capacity(4096);
+                out.write_u8(9);
+                let mut w = out.reserved_writer(room);
+                assert!(put_all(&mut w, s, v, &d).is_err(), "room {room}");
+                assert!(w.remaining() <= room);
+                drop(w);
+                assert_eq!(out.as_slice(), &[9]);
+
+                let mut w = out.reserved_writer(room);
+                let _ = put_all(&mut w, s, v, &d);
+                w.finish();
+                assert_eq!(out.as_slice()[0], 9);
+                let written = &out.as_slice()[1..];
+                assert!(written.len() <= room);
+                assert_eq!(written, &full[..written.len()]);
+            }
+            let mut out = DataOutputView::new();
+            let mut w = out.reserved_writer(full.len());
+            put_all(&mut w, s, v, &d).unwrap();
+            assert_eq!(w.remaining(), 0);
+            w.finish();
+            assert_eq!(out.as_slice(), full.as_slice());
+        }
+    }
+    // The decimal's word with less than 16 bytes of room, but enough for its bytes.
+    for d in [Decimal::ONE, Decimal::MAX, Decimal::MIN] {
+        let mut expected = DataOutputView::new();
+        typeinfo::RustDecimalSerializer.serialize(&d, &mut expected).unwrap();
+        let mut out = DataOutputView::new();
+        let mut w = out.reserved_writer(expected.len());
+        typeinfo::RustDecimalSerializer.put(&d, &mut w).unwrap();
+        w.finish();
+        assert_eq!(out.as_slice(), expected.as_slice(), "{d}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_reserved_writes_match_the_plain_layout(s in ".{0,40}", v in any::<u64>(), m in any::<i64>(), scale in 0u32..=28, room in 0usize..200) {
+        let d = Decimal::new(m, scale);
+        let full = reserved_by_hand(b"", &s, v, &d);
+        let mut out = DataOutputView::new();
+        let mut w = out.reserved_writer(room);
+        let result = put_all(&mut w, &s, v, &d);
+        prop_assert_eq!(result.is_ok(), room >= full.len());
+        w.finish();
+        prop_assert_eq!(out.as_slice(), &full[..out.len()]);
+    }
+
+    #[test]
+    fn arbitrary_player_lists_round_trip(seed in 0u64..1000, cut in any::<prop::sample::Index>()) {
+        let ser = typeinfo::serializer::<Vec<Player>>().unwrap();
+        let value = players(seed);
+        let bytes = typeinfo::to_bytes(&ser, &value).unwrap();
+        prop_assert_eq!(typeinfo::from_bytes(&ser, &bytes).unwrap(), value);
+        let cut = cut.index(bytes.len().max(1));
+        prop_assert!(typeinfo::from_bytes(&ser, &bytes[..cut.min(bytes.len().saturating_sub(1))]).is_err() || bytes.is_empty());
+    }
+}

@@ -69,21 +69,49 @@ fn decimal_snapshot() -> SerializerSnapshot {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct RustDecimalSerializer;
 
+/// The bytes of a `rust_decimal::Decimal`: the head (zigzag scale, unscaled length), then
+/// the first `n` big-endian bytes of the word (the unscaled value's significant bytes at
+/// its front).
+#[cfg(feature = "rust_decimal")]
+#[inline(always)]
+fn rust_decimal_parts(value: &rust_decimal::Decimal) -> ([u8; 2], u128, usize) {
+    // A scale is at most 28, so its zigzag varint is one byte; the unscaled value is at
+    // most 13 bytes (96 bits and a sign), so its length is one byte too.
+    let scale = value.scale() as i64;
+    let mantissa = value.mantissa();
+    let start = twos_complement_start(&mantissa.to_be_bytes());
+    let n = 16 - start;
+    // The significant bytes moved to the front of a 16-byte word: one fixed-size store
+    // instead of a variable-length copy; the bytes past `n` are not kept.
+    let front = (mantissa as u128) << (8 * start as u32);
+    debug_assert!(scale < 64 && n <= 16);
+    ([((scale << 1) ^ (scale >> 63)) as u8, n as u8], front, n)
+}
+
+#[cfg(feature = "rust_decimal")]
+impl RustDecimalSerializer {
+    /// Writes `value`, the bytes [`serialize`](TypeSerializer::serialize) appends (at most
+    /// 18), through a writer into reserved room
+    /// ([`DataOutputView::reserved_writer`](crate::DataOutputView::reserved_writer)): for
+    /// hand-written serializers of records that hold a decimal.
+    ///
+    /// # Errors
+    ///
+    /// Less room left than the value's bytes.
+    #[inline(always)]
+    pub fn put(&self, value: &rust_decimal::Decimal, w: &mut crate::ReservedWriter<'_>) -> Result<()> {
+        let (head, front, n) = rust_decimal_parts(value);
+        w.put_array(head)?;
+        w.put_be_prefix(front, n)
+    }
+}
+
 #[cfg(feature = "rust_decimal")]
 impl TypeSerializer<rust_decimal::Decimal> for RustDecimalSerializer {
     #[inline(always)]
     fn serialize(&self, value: &rust_decimal::Decimal, out: &mut DataOutputView) -> Result<()> {
-        // A scale is at most 28, so its zigzag varint is one byte; the unscaled value is at
-        // most 13 bytes (96 bits and a sign), so its length is one byte too.
-        let scale = value.scale() as i64;
-        let mantissa = value.mantissa();
-        let start = twos_complement_start(&mantissa.to_be_bytes());
-        let n = 16 - start;
-        // The significant bytes moved to the front of a 16-byte word: one fixed-size store
-        // instead of a variable-length copy; the bytes past `n` are not kept.
-        let front = ((mantissa as u128) << (8 * start as u32)).to_be_bytes();
-        debug_assert!(scale < 64 && n <= 16);
-        out.write_fixed_prefix(&[((scale << 1) ^ (scale >> 63)) as u8, n as u8], &front, n);
+        let (head, front, n) = rust_decimal_parts(value);
+        out.write_fixed_prefix(&head, front, n);
         Ok(())
     }
     #[inline]

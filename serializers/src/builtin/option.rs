@@ -31,8 +31,14 @@ fn read_tag(input: &mut DataInputView<'_>) -> Result<bool> {
     match input.read_u8()? {
         0 => Ok(false),
         1 => Ok(true),
-        tag => Err(Error::InvalidTag { what: "Option".to_owned(), tag: tag as u64 }),
+        tag => Err(invalid_tag(tag)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_tag(tag: u8) -> Error {
+    Error::InvalidTag { what: "Option".to_owned(), tag: u64::from(tag) }
 }
 
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Option<T>> for OptionSerializer<S> {

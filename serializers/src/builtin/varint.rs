@@ -31,6 +31,8 @@ pub mod varint_kinds {
     pub const I64: &str = "varint_i64";
 }
 
+#[cold]
+#[inline(never)]
 fn out_of_range(what: &str, v: impl std::fmt::Display) -> Error {
     Error::OutOfRange { what: what.to_owned(), detail: format!("{v} does not fit") }
 }

@@ -64,3 +64,41 @@ pub fn append_built<T>(
     unsafe { out.set_len(len + 1) };
     Ok(())
 }
+
+/// Reads `len` values with `build`, each written straight into the vector's next slot
+/// (see [`append_built`]), through a copy of the cursor that can stay in registers: a
+/// derived struct's `deserialize_append`.
+///
+/// # Errors
+///
+/// The first error of `build`; the values read before it stay in `out`, and `input` is
+/// left where the failing value started or later.
+#[inline(always)]
+pub fn append_each<'a, T>(
+    len: usize,
+    input: &mut crate::DataInputView<'a>,
+    out: &mut Vec<T>,
+    mut build: impl for<'s> FnMut(&mut crate::DataInputView<'a>, &'s mut std::mem::MaybeUninit<T>) -> crate::Result<&'s mut T>,
+) -> crate::Result<()> {
+    // `read_len` bounded `len` by the remaining bytes; the cap keeps a corrupt length from
+    // reserving much when elements may be zero-sized.
+    out.reserve(len.min(input.remaining().max(16)));
+    let mut local = input.clone();
+    let mut result = Ok(());
+    for _ in 0..len {
+        if let Err(e) = append_built(out, |slot| build(&mut local, slot)) {
+            result = Err(e);
+            break;
+        }
+    }
+    *input = local;
+    result
+}
+
+/// The error of an enum tag no variant has, built out of line (the hot path of generated
+/// `deserialize` stays small).
+#[cold]
+#[inline(never)]
+pub fn invalid_tag(what: &str, tag: u64) -> crate::Error {
+    crate::Error::InvalidTag { what: what.to_owned(), tag }
+}
