@@ -130,12 +130,20 @@ def main():
     # Requirement checks. "clear" means the confidence intervals do not overlap.
     print("\nRequirements:\n")
     failures = 0
+    stricter_misses = 0
 
     def check(ok, text, clear=True):
         nonlocal failures
         failures += not ok
         note = "" if clear or not ok else " (confidence intervals overlap)"
         print(f"- {'PASS' if ok else 'FAIL'}: {text}{note}")
+
+    def stricter(ok, text):
+        # Beyond the criterion (wincode writing into the same kind of buffer as
+        # ours): wincode writing into a slice it sized beforehand. Reported, not required.
+        nonlocal stricter_misses
+        stricter_misses += not ok
+        print(f"- {'PASS' if ok else 'MISS'} (stricter, not required): {text}")
 
     for case in CASES:
         for op in OPERATIONS:
@@ -155,7 +163,7 @@ def main():
                 if w is None:
                     continue
                 ratio = t[0] / w[0]
-                check(ratio <= WINCODE_LIMIT, f"{case}/{op} typeinfo/{fn} = {ratio:.2f}x (limit {WINCODE_LIMIT}x)")
+                (check if fn == "wincode" else stricter)(ratio <= WINCODE_LIMIT, f"{case}/{op} typeinfo/{fn} = {ratio:.2f}x (limit {WINCODE_LIMIT}x)")
         s = sizes.get(case, {})
         if "typeinfo" in s and "bincode" in s:
             t, b = s["typeinfo"]["mean"], s["bincode"]["mean"]
@@ -166,7 +174,7 @@ def main():
     r = point("money_event", "roundtrip", "typeinfo")
     if r is not None:
         check(r < ROUNDTRIP_LIMIT_NS, f"money_event round trip (measured) {fmt_ns(r)} ns < {ROUNDTRIP_LIMIT_NS:.0f} ns")
-    print(f"\n{failures} requirement(s) missed.")
+    print(f"\n{failures} requirement(s) missed; {stricter_misses} stricter check(s) missed.")
     return 1 if failures else 0
 
 
