@@ -418,3 +418,25 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
     }
     Ok(())
 }
+
+#[test]
+fn file_and_sequence_sources_resume_at_their_position() -> typeinfo_runtime::Result<()> {
+    let d = Dirs::new();
+    let input = d.p("input.txt");
+    std::fs::write(&input, (0..3_000).map(|i| format!("line {i}\n")).collect::<String>()).unwrap();
+    let build = |out: &Path, ck: &Path, restore: Option<&Path>, stop: Option<(u64, &Path)>| {
+        let env = env(&Setup { parallelism: 2, state: StateBackend::Heap, checkpoints: ck, output: out, restore, stop, allow_dropping: false });
+        let lines = env.read_text_file(&input).uid("file");
+        let numbers = env.from_sequence(1, 3_000).uid("sequence").set_parallelism(1).map(|n| format!("n {n}"));
+        lines.union(&[numbers]).map(|l| l.to_uppercase()).write_as_text(out).uid("output");
+        env
+    };
+    let sp = d.p("sp");
+    build(&d.p("out"), &d.p("ck1"), None, Some((1_000, &sp))).execute("first half")?;
+    let first = published(&d.p("out")).len();
+    build(&d.p("out"), &d.p("ck2"), Some(&sp), None).execute("second half")?;
+    build(&d.p("ref"), &d.p("ck3"), None, None).execute("reference")?;
+    assert_eq!(first, 2_000, "each source stopped after 1,000 lines");
+    assert_eq!(published(&d.p("out")), published(&d.p("ref")), "resumed by byte offset and by count");
+    Ok(())
+}
