@@ -114,3 +114,8 @@ impl<T: typeinfo::TypeInfo + Clone + Sync> Data for T {}
 /// A type that can key a stream: deterministic bytes, equality and hashing.
 pub trait Key: typeinfo_state::StateKey + Data {}
 impl<K: typeinfo_state::StateKey + Data> Key for K {}
+
+/// The README's examples, compiled and run as doc tests so that the front door never drifts.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
