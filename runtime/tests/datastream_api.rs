@@ -305,3 +305,65 @@ fn text_files_are_published_complete_per_subtask() -> typeinfo_runtime::Result<(
     assert_eq!(lines, (1..=10).collect::<Vec<_>>());
     Ok(())
 }
+
+/// Counts readings per sensor and reports the count from a processing-time timer.
+#[derive(Clone)]
+struct CountLater {
+    count: Option<ValueState<(), u64>>,
+}
+
+impl KeyedProcessFunction<String, Reading, String> for CountLater {
+    fn open(&mut self, state: &mut KeyedBackend<String>) -> typeinfo_runtime::Result<()> {
+        use typeinfo_state::KeyedStateBackend;
+        self.count = Some(state.value_state(&ValueStateDescriptor::new("count"))?);
+        Ok(())
+    }
+
+    fn process_element(&mut self, _r: Reading, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+        let count = self.count.as_ref().expect("opened");
+        let n = count.value(ctx.state(), &())?.unwrap_or(0);
+        count.update(ctx.state(), &(), n + 1)?;
+        let at = ctx.current_processing_time() + 20;
+        ctx.register_processing_time_timer(at);
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _ts: i64, domain: TimeDomain, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+        let count = self.count.as_ref().expect("opened");
+        if let Some(n) = count.value(ctx.state(), &())? {
+            count.clear(ctx.state(), &())?;
+            let line = format!("{} {n} {domain:?} timestamp={:?}", ctx.key(), ctx.timestamp());
+            ctx.collect(line);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn processing_time_timers_fire_by_the_clock_or_at_the_end() -> typeinfo_runtime::Result<()> {
+    for backend in backends() {
+        let env = StreamExecutionEnvironment::new();
+        env.set_state_backend(backend);
+        let out = env
+            .from_generator(300, |i| {
+                // Slow enough (about 300 ms) for timers to fire while records still arrive.
+                std::thread::sleep(Duration::from_millis(1));
+                reading(["a", "b", "c"][(i % 3) as usize], i as i64, 1)
+            })
+            .key_by(|r: &Reading| r.sensor.clone())
+            .process(CountLater { count: None })
+            .collect();
+        env.execute("processing-time timers")?;
+        let lines = out.take();
+        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+        for line in &lines {
+            let mut f = line.split(' ');
+            let (key, n) = (f.next().unwrap().to_owned(), f.next().unwrap().parse::<u64>().unwrap());
+            assert!(line.ends_with("ProcessingTime timestamp=None"), "{line}");
+            *totals.entry(key).or_default() += n;
+        }
+        assert_eq!(totals, BTreeMap::from([("a".into(), 100), ("b".into(), 100), ("c".into(), 100)]), "every record counted once");
+        assert!(lines.len() > 3, "timers fired while the job ran, not only at the end: {lines:?}");
+    }
+    Ok(())
+}
