@@ -148,8 +148,12 @@ pub(crate) fn publish(dir: &Path, epoch: Option<u64>) -> Result<()> {
         if let Some(e) = file_epoch(&name).filter(|e| epoch.is_none_or(|limit| *e <= limit)) {
             let published = dir.join(name.trim_start_matches('.').trim_end_matches(".pending"));
             let _ = e;
-            std::fs::rename(entry.path(), &published).map_err(|source| Error::Io { path: published, source })?;
-            renamed = true;
+            match std::fs::rename(entry.path(), &published) {
+                Ok(()) => renamed = true,
+                // Published meanwhile by another process of the job (restores run in each).
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(Error::Io { path: published, source }),
+            }
         }
     }
     if renamed {
@@ -167,7 +171,10 @@ pub(crate) fn recover(dir: &Path, epoch: u64) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with(".part-") && (name.ends_with(".inprogress") || name.ends_with(".pending")) {
-            std::fs::remove_file(entry.path()).map_err(|source| Error::Io { path: entry.path(), source })?;
+            match std::fs::remove_file(entry.path()) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(Error::Io { path: entry.path(), source: err }),
+                _ => {}
+            }
         }
     }
     Ok(())

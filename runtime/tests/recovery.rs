@@ -67,7 +67,7 @@ fn has_completed_checkpoint(dir: &Path) -> bool {
 }
 
 /// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.
-fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_checkpoints: bool) -> Vec<Child> {
+fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_checkpoints: bool, logs: &Path) -> Vec<Child> {
     let hosts = (processes > 1).then(|| {
         (0..processes)
             .map(|_| format!("127.0.0.1:{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
@@ -83,7 +83,7 @@ fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_
                 .arg("--output")
                 .arg(output)
                 .stdout(Stdio::null())
-                .stderr(Stdio::null());
+                .stderr(std::fs::File::create(logs.join(format!("process-{p}.log"))).expect("log file"));
             if slow_checkpoints {
                 // Half the runs write checkpoints slowly, so that kills land inside them.
                 cmd.env("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS", "15");
@@ -111,7 +111,7 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
         if incomplete_checkpoints(&checkpoints) > 0 {
             during_checkpoint += 1;
         }
-        let mut children = start(processes, state, &checkpoints, &output, rng.next() % 2 == 0);
+        let mut children = start(processes, state, &checkpoints, &output, rng.next() % 2 == 0, work.path());
         restarts += 1;
         let kill_at = Instant::now() + Duration::from_millis(rng.between(150, 450));
         let mut finished = false;
@@ -124,8 +124,9 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
             std::thread::sleep(Duration::from_millis(5));
         }
         if finished {
-            for mut c in children {
-                assert!(c.wait().expect("wait").success(), "the job failed after {kills} kills");
+            for (p, mut c) in children.into_iter().enumerate() {
+                let log = || std::fs::read_to_string(work.path().join(format!("process-{p}.log"))).unwrap_or_default();
+                assert!(c.wait().expect("wait").success(), "the job failed after {kills} kills: process {p}: {}", log());
             }
             break;
         }
