@@ -71,7 +71,5 @@ pub mod __private {
     pub use crate::derived::*;
 }
 
-/// The README's examples, compiled and run as doc tests.
-#[doc = include_str!("../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;
+// The README's examples are compiled and run as doc tests of `typeinfo-runtime`, which
+// depends on every crate they use.
