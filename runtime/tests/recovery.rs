@@ -69,10 +69,9 @@ fn has_completed_checkpoint(dir: &Path) -> bool {
 /// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.
 fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_checkpoints: bool, logs: &Path) -> Vec<Child> {
     let hosts = (processes > 1).then(|| {
-        (0..processes)
-            .map(|_| format!("127.0.0.1:{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
-            .collect::<Vec<_>>()
-            .join(",")
+        // Hold every listener until all ports are chosen, so that no two are the same.
+        let listeners: Vec<TcpListener> = (0..processes).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+        listeners.iter().map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port())).collect::<Vec<_>>().join(",")
     });
     (0..processes)
         .map(|p| {

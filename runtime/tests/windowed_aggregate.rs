@@ -70,8 +70,10 @@ fn every_case_matches_the_reference_in_rocksdb() {
     run_all("rocksdb");
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+/// Two distinct free ports on loopback (both listeners are held until both are chosen).
+fn free_ports() -> (u16, u16) {
+    let (a, b) = (TcpListener::bind("127.0.0.1:0").expect("bind"), TcpListener::bind("127.0.0.1:0").expect("bind"));
+    (a.local_addr().expect("addr").port(), b.local_addr().expect("addr").port())
 }
 
 #[test]
@@ -80,7 +82,8 @@ fn two_processes_over_loopback_give_the_output_of_one() {
     for name in ["random_session", "tumbling_allowed_lateness", "sliding_lateness"] {
         let (_, args, expected) = cases().into_iter().find(|(n, _, _)| n == name).expect("case");
         for state in ["heap", "rocksdb"] {
-            let hosts = format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port());
+            let (p0, p1) = free_ports();
+            let hosts = format!("127.0.0.1:{p0},127.0.0.1:{p1}");
             let children: Vec<_> = (0..2)
                 .map(|process| {
                     Command::new(&example)
