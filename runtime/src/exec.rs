@@ -142,7 +142,6 @@ impl<'s> ErasedStream<'s> {
 pub(crate) struct BuildCtx<'s> {
     scope: Scope<'s, Epoch>,
     worker: usize,
-    peers: usize,
     config: ExecutionConfig,
     max_parallelism: u32,
     state_root: PathBuf,
@@ -863,7 +862,7 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         (None, None) => unreachable!("a communication config or a cluster"),
     };
     let guards = timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
-        let (index, peers) = (worker.index(), worker.peers());
+        let index = worker.index();
         let graph = Arc::clone(&graph);
         let job = Arc::clone(&shared);
         let config = config.clone();
@@ -873,7 +872,6 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
             let mut ctx = BuildCtx {
                 scope,
                 worker: index,
-                peers,
                 config,
                 max_parallelism,
                 state_root,
@@ -891,7 +889,6 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
                 }
             }
             build_coordinator(&mut ctx);
-            let _ = ctx.peers;
         });
     })
     .map_err(Error::Cluster)?;

@@ -9,8 +9,7 @@ use crate::channel::NO_TIMESTAMP;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
 use crate::checkpoint::OperatorPart;
-use crate::timer::{load_timers, store_timers, TimerQueue, TimerState};
-use crate::window::restore_keyed;
+use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 
 /// Which clock a timer follows.
@@ -59,8 +58,7 @@ pub struct KeyedContext<'a, K: Key, O> {
     timestamp: i64,
     watermark: i64,
     backend: &'a mut KeyedBackend<K>,
-    event_timers: &'a mut TimerQueue<K, ()>,
-    processing_timers: &'a mut TimerQueue<K, ()>,
+    timers: &'a mut KeyedTimers<K, ()>,
     out: &'a mut Vec<(i64, O)>,
 }
 
@@ -93,19 +91,19 @@ impl<K: Key, O> KeyedContext<'_, K, O> {
     }
     /// Registers an event-time timer of the current key (once per time).
     pub fn register_event_time_timer(&mut self, time: i64) {
-        self.event_timers.register(self.key, &(), time);
+        self.timers.event.register(self.key, &(), time);
     }
     /// Deletes an event-time timer of the current key.
     pub fn delete_event_time_timer(&mut self, time: i64) {
-        self.event_timers.delete(self.key, &(), time);
+        self.timers.event.delete(self.key, &(), time);
     }
     /// Registers a processing-time timer of the current key (once per time).
     pub fn register_processing_time_timer(&mut self, time: i64) {
-        self.processing_timers.register(self.key, &(), time);
+        self.timers.processing.register(self.key, &(), time);
     }
     /// Deletes a processing-time timer of the current key.
     pub fn delete_processing_time_timer(&mut self, time: i64) {
-        self.processing_timers.delete(self.key, &(), time);
+        self.timers.processing.delete(self.key, &(), time);
     }
     /// Emits a record with the current record's (or event-time timer's) timestamp.
     pub fn collect(&mut self, value: O) {
@@ -121,9 +119,7 @@ pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
     function: F,
     key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
     backend: KeyedBackend<K>,
-    event_timers: TimerQueue<K, ()>,
-    processing_timers: TimerQueue<K, ()>,
-    timer_state: TimerState<()>,
+    timers: KeyedTimers<K, ()>,
     watermark: i64,
     out: Vec<(i64, O)>,
     setup: OperatorSetup,
@@ -133,14 +129,12 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
     pub(crate) fn new(setup: &OperatorSetup, mut function: F, key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
         function.open(&mut backend)?;
-        let timer_state = backend.value_state(&typeinfo_state::ValueStateDescriptor::new("process-timers"))?;
+        let timers = KeyedTimers::new(&mut backend, "process-timers")?;
         Ok(KeyedProcessOperator {
             function,
             key_selector,
             backend,
-            event_timers: TimerQueue::new(),
-            processing_timers: TimerQueue::new(),
-            timer_state,
+            timers,
             watermark: i64::MIN,
             out: Vec::new(),
             setup: setup.clone(),
@@ -160,8 +154,7 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
             timestamp: if domain == TimeDomain::EventTime { time } else { NO_TIMESTAMP },
             watermark: self.watermark,
             backend: &mut self.backend,
-            event_timers: &mut self.event_timers,
-            processing_timers: &mut self.processing_timers,
+            timers: &mut self.timers,
             out: &mut self.out,
         };
         self.function.on_timer(time, domain, &mut ctx)?;
@@ -179,8 +172,7 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> 
             timestamp: ts,
             watermark: self.watermark,
             backend: &mut self.backend,
-            event_timers: &mut self.event_timers,
-            processing_timers: &mut self.processing_timers,
+            timers: &mut self.timers,
             out: &mut self.out,
         };
         self.function.process_element(value, &mut ctx)?;
@@ -190,7 +182,7 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> 
 
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = watermark;
-        while let Some((time, key, ())) = self.event_timers.pop_due(watermark) {
+        while let Some((time, key, ())) = self.timers.event.pop_due(watermark) {
             self.fire(time, key, TimeDomain::EventTime, out)?;
         }
         out.watermark(watermark);
@@ -198,32 +190,30 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> 
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.processing_timers.earliest()
+        self.timers.processing.earliest()
     }
 
     fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, ())) = self.processing_timers.pop_due(now) {
+        while let Some((time, key, ())) = self.timers.processing.pop_due(now) {
             self.fire(time, key, TimeDomain::ProcessingTime, out)?;
         }
         Ok(())
     }
 
     fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, ())) = self.processing_timers.pop_due(i64::MAX) {
+        while let Some((time, key, ())) = self.timers.processing.pop_due(i64::MAX) {
             self.fire(time, key, TimeDomain::ProcessingTime, out)?;
         }
         Ok(())
     }
 
     fn snapshot(&mut self, _epoch: u64, kstate: &std::path::Path) -> Result<Vec<u8>> {
-        store_timers(&mut self.backend, &self.timer_state, &self.event_timers, &self.processing_timers)?;
-        self.backend.snapshot(kstate)?;
+        self.timers.snapshot(&mut self.backend, kstate)?;
         Ok(Vec::new())
     }
 
     fn restore(&mut self, keyed: &[std::path::PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        restore_keyed(&mut self.backend, keyed, &self.setup)?;
-        self.watermark = parts.iter().map(|p| p.watermark).min().unwrap_or(i64::MIN);
-        load_timers(&mut self.backend, &self.timer_state, &mut self.event_timers, &mut self.processing_timers)
+        self.watermark = self.timers.restore(&mut self.backend, keyed, parts, &self.setup)?;
+        Ok(())
     }
 }

@@ -145,9 +145,8 @@ pub(crate) fn publish(dir: &Path, epoch: Option<u64>) -> Result<()> {
         if !name.ends_with(".pending") {
             continue;
         }
-        if let Some(e) = file_epoch(&name).filter(|e| epoch.is_none_or(|limit| *e <= limit)) {
+        if file_epoch(&name).is_some_and(|e| epoch.is_none_or(|limit| e <= limit)) {
             let published = dir.join(name.trim_start_matches('.').trim_end_matches(".pending"));
-            let _ = e;
             match std::fs::rename(entry.path(), &published) {
                 Ok(()) => renamed = true,
                 // Published meanwhile by another process of the job (restores run in each).

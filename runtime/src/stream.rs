@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
 use typeinfo_state::{
-    key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor,
+    KeyedStateBackend, key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor,
 };
 
 use crate::channel::{Router, RouterFactory};
@@ -24,7 +24,7 @@ use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
 use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
 use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
-use crate::window::{AggregateContents, ListContents, ReduceContents, TimeWindow, WindowAssigner, WindowContents, WindowOperator};
+use crate::window::{AggregateContents, ContentsFactory, ListContents, ReduceContents, TimeWindow, WindowAssigner, WindowFn, WindowOperator};
 use crate::{Data, Key};
 
 type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
@@ -33,12 +33,20 @@ fn one_input<I: Data, O: Data>(
     description: String,
     make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync + 'static,
 ) -> Arc<dyn NodeFactory> {
-    Arc::new(OperatorFactory {
+    Arc::new(one_input_factory(description, make))
+}
+
+/// The factory of a node with a one-input operator made by `make` on each subtask.
+fn one_input_factory<I: Data, O: Data>(
+    description: String,
+    make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync + 'static,
+) -> OperatorFactory {
+    OperatorFactory {
         description,
         output_dir: None,
         validate: None,
         build: Box::new(move |ctx, node, inputs| build_operator::<I, O>(ctx, node, inputs, &make)),
-    })
+    }
 }
 
 fn source<O: Data>(
@@ -329,18 +337,11 @@ impl<T: Data> DataStream<T> {
     where
         T: Display,
     {
-        let dir = dir.into();
-        let factory_dir = dir.clone();
+        let dir: PathBuf = dir.into();
+        let description = format!("Sink: text files in {}", dir.display());
+        let output_dir = Some(dir.clone());
         let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, ()>>> { Ok(Box::new(TextFileSink::new(dir.clone(), setup.subtask, &setup.job)?)) };
-        self.sink(
-            "Text File Sink",
-            Arc::new(OperatorFactory {
-                description: format!("Sink: text files in {}", factory_dir.display()),
-                output_dir: Some(factory_dir),
-                validate: None,
-                build: Box::new(move |ctx, node, inputs| build_operator::<T, ()>(ctx, node, inputs, &make)),
-            }),
-        )
+        self.sink("Text File Sink", Arc::new(OperatorFactory { output_dir, ..one_input_factory(description, make) }))
     }
 
     /// Calls `f` with every record.
@@ -469,22 +470,17 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         self
     }
 
-    fn build<O: Data>(&self, what: &str, contents: Arc<dyn Fn() -> Box<dyn WindowContents<K, T, O>> + Send + Sync>) -> DataStream<O> {
+    fn build<O: Data>(&self, what: &str, contents: ContentsFactory<K, T, O>) -> DataStream<O> {
         let (selector, assigner, lateness, late) = (Arc::clone(&self.keyed.selector), self.assigner, self.allowed_lateness, self.late.is_some());
         let description = format!(
             "Window({assigner}, allowed lateness {lateness} ms, {what}{})",
             if late { ", late data to side output" } else { "" }
         );
-        let factory = Arc::new(OperatorFactory {
-            description,
-            output_dir: None,
-            validate: Some(Box::new(move || assigner.validate())),
-            build: Box::new(move |ctx, node, inputs| {
-                build_operator::<T, O>(ctx, node, inputs, |setup| {
-                    Ok(Box::new(WindowOperator::new(setup, Arc::clone(&selector), assigner, lateness, late, contents())?))
-                })
-            }),
-        });
+        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
+            Ok(Box::new(WindowOperator::new(setup, Arc::clone(&selector), assigner, lateness, late, &contents)?))
+        };
+        let validate: Box<dyn Fn() -> Result<()> + Send + Sync> = Box::new(move || assigner.validate());
+        let factory = Arc::new(OperatorFactory { validate: Some(validate), ..one_input_factory(description, make) });
         let side = self.late.clone().map(|tag| (tag, OutputType::of::<T>()));
         let env = &self.keyed.stream.env;
         let id = env.add("Window", Kind::Operator { input: self.keyed.stream.id, factory, output: OutputType::of::<O>(), side });
@@ -493,17 +489,11 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
 
     /// Reduces each window's records with `f`; emits the reduced record when it fires.
     pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T> {
-        let f = Arc::new(f);
+        let descriptor = ReducingStateDescriptor::new("window-contents", f);
+        let finish: WindowFn<K, T, T> = Arc::new(|_, _, r, out| out.push(r));
         self.build(
             "reduce",
-            Arc::new(move || {
-                let f = Arc::clone(&f);
-                Box::new(ReduceContents::<K, T, T> {
-                    descriptor: ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| f(a, b)),
-                    state: None,
-                    finish: Arc::new(|_, _, r, out| out.push(r)),
-                })
-            }),
+            Arc::new(move |backend| Ok(Box::new(ReduceContents { state: backend.reducing_state(&descriptor)?, finish: Arc::clone(&finish) }))),
         )
     }
 
@@ -520,33 +510,20 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         f: impl Fn(&K, &TimeWindow, R) -> O + Send + Sync + 'static,
     ) -> DataStream<O> {
         let descriptor = AggregatingStateDescriptor::new("window-contents", function);
-        let f = Arc::new(f);
+        let finish: WindowFn<K, R, O> = Arc::new(move |k, w, r, out| out.push(f(k, w, r)));
         self.build(
             "aggregate",
-            Arc::new(move || {
-                let f = Arc::clone(&f);
-                Box::new(AggregateContents::<K, T, A, R, O> {
-                    descriptor: descriptor.clone(),
-                    state: None,
-                    finish: Arc::new(move |k, w, r, out| out.push(f(k, w, r))),
-                })
-            }),
+            Arc::new(move |backend| Ok(Box::new(AggregateContents { state: backend.aggregating_state(&descriptor)?, finish: Arc::clone(&finish) }))),
         )
     }
 
     /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires.
     pub fn process<O: Data>(&self, f: impl Fn(&K, &TimeWindow, Vec<T>, &mut Vec<O>) + Send + Sync + 'static) -> DataStream<O> {
-        let f = Arc::new(f);
+        let descriptor = ListStateDescriptor::new("window-contents");
+        let finish: WindowFn<K, Vec<T>, O> = Arc::new(f);
         self.build(
             "process",
-            Arc::new(move || {
-                let f = Arc::clone(&f);
-                Box::new(ListContents::<K, T, O> {
-                    descriptor: ListStateDescriptor::new("window-contents"),
-                    state: None,
-                    finish: Arc::new(move |k, w, values, out| f(k, w, values, out)),
-                })
-            }),
+            Arc::new(move |backend| Ok(Box::new(ListContents { state: backend.list_state(&descriptor)?, finish: Arc::clone(&finish) }))),
         )
     }
 }

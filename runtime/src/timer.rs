@@ -92,58 +92,77 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
 /// checkpoint so that they move with their key groups when a job is rescaled.
 pub(crate) type TimerState<N> = typeinfo_state::ValueState<(), Vec<(N, i64, bool)>>;
 
-/// Writes `event` and `processing` timers into `state`, replacing an earlier snapshot's.
-pub(crate) fn store_timers<K, N>(
-    backend: &mut crate::KeyedBackend<K>,
-    state: &TimerState<N>,
-    event: &TimerQueue<K, N>,
-    processing: &TimerQueue<K, N>,
-) -> crate::Result<()>
-where
-    K: crate::Key,
-    N: crate::Data + Eq,
-    Vec<(N, i64, bool)>: typeinfo_state::StateValue,
-{
-    use typeinfo_state::KeyedStateBackend;
-    for key in backend.keys::<()>(state.id(), &())? {
-        backend.set_current_key(&key)?;
-        state.clear(backend, &())?;
-    }
-    let mut all: HashMap<K, Vec<(N, i64, bool)>, Hasher> = HashMap::default();
-    for (queue, is_event) in [(event, true), (processing, false)] {
-        for (k, timers) in queue.entries() {
-            all.entry(k.clone()).or_default().extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
-        }
-    }
-    for (k, timers) in all {
-        backend.set_current_key(&k)?;
-        state.update(backend, &(), timers)?;
-    }
-    Ok(())
+/// A keyed operator's event- and processing-time timers, and the keyed state that holds them
+/// in checkpoints.
+pub(crate) struct KeyedTimers<K, N> {
+    pub(crate) event: TimerQueue<K, N>,
+    pub(crate) processing: TimerQueue<K, N>,
+    state: TimerState<N>,
 }
 
-/// Registers the timers a restored backend holds in `state`.
-pub(crate) fn load_timers<K, N>(
-    backend: &mut crate::KeyedBackend<K>,
-    state: &TimerState<N>,
-    event: &mut TimerQueue<K, N>,
-    processing: &mut TimerQueue<K, N>,
-) -> crate::Result<()>
+impl<K, N> KeyedTimers<K, N>
 where
     K: crate::Key,
     N: crate::Data + Eq,
     Vec<(N, i64, bool)>: typeinfo_state::StateValue,
 {
-    use typeinfo_state::KeyedStateBackend;
-    for key in backend.keys::<()>(state.id(), &())? {
-        backend.set_current_key(&key)?;
-        for (n, t, is_event) in state.value(backend, &())?.unwrap_or_default() {
-            if is_event {
-                event.register(&key, &n, t);
-            } else {
-                processing.register(&key, &n, t);
+    /// Registers the timer state `name` in `backend`.
+    pub(crate) fn new(backend: &mut crate::KeyedBackend<K>, name: &str) -> crate::Result<Self> {
+        use typeinfo_state::KeyedStateBackend;
+        let state = backend.value_state(&typeinfo_state::ValueStateDescriptor::new(name))?;
+        Ok(KeyedTimers { event: TimerQueue::new(), processing: TimerQueue::new(), state })
+    }
+
+    /// Writes the operator's keyed part of a checkpoint: the timers into their state
+    /// (replacing an earlier snapshot's), then the backend's snapshot file.
+    pub(crate) fn snapshot(&self, backend: &mut crate::KeyedBackend<K>, kstate: &std::path::Path) -> crate::Result<()> {
+        use typeinfo_state::KeyedStateBackend;
+        for key in backend.keys::<()>(self.state.id(), &())? {
+            backend.set_current_key(&key)?;
+            self.state.clear(backend, &())?;
+        }
+        let mut all: HashMap<K, Vec<(N, i64, bool)>, Hasher> = HashMap::default();
+        for (queue, is_event) in [(&self.event, true), (&self.processing, false)] {
+            for (k, timers) in queue.entries() {
+                all.entry(k.clone()).or_default().extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
             }
         }
+        for (k, timers) in all {
+            backend.set_current_key(&k)?;
+            self.state.update(backend, &(), timers)?;
+        }
+        backend.snapshot(kstate)?;
+        Ok(())
     }
-    Ok(())
+
+    /// Restores keyed state from the snapshot's files (any parallelism, either backend;
+    /// migrations reported on stderr and in the job's result), then the timers it holds;
+    /// returns the operator's watermark (the lowest of the old subtasks).
+    pub(crate) fn restore(
+        &mut self,
+        backend: &mut crate::KeyedBackend<K>,
+        keyed: &[std::path::PathBuf],
+        parts: &[crate::checkpoint::OperatorPart],
+        setup: &crate::operator::OperatorSetup,
+    ) -> crate::Result<i64> {
+        use typeinfo_state::KeyedStateBackend;
+        if !keyed.is_empty() {
+            let files: Vec<&std::path::Path> = keyed.iter().map(std::path::PathBuf::as_path).collect();
+            let report = backend.restore(&files).map_err(|source| crate::Error::State { operator: setup.name.clone(), source })?;
+            if setup.subtask == 0 {
+                for m in &report.migrated {
+                    eprintln!("restore: operator `{}` ({}): migrated {m}", setup.name, setup.key);
+                    setup.job.migrated(format!("{}: {m}", setup.name));
+                }
+            }
+        }
+        for key in backend.keys::<()>(self.state.id(), &())? {
+            backend.set_current_key(&key)?;
+            for (n, t, is_event) in self.state.value(backend, &())?.unwrap_or_default() {
+                let queue = if is_event { &mut self.event } else { &mut self.processing };
+                queue.register(&key, &n, t);
+            }
+        }
+        Ok(parts.iter().map(|p| p.watermark).min().unwrap_or(i64::MIN))
+    }
 }

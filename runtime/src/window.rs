@@ -21,17 +21,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use typeinfo::TypeInfo;
-use typeinfo_state::{
-    AggregatingState, AggregatingStateDescriptor, KeyedStateBackend, ListState, ListStateDescriptor, ReducingState,
-    ReducingStateDescriptor, ValueState, ValueStateDescriptor,
-};
+use typeinfo_state::{AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor};
 
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
 use crate::checkpoint::OperatorPart;
-use crate::timer::{load_timers, store_timers, TimerQueue, TimerState};
+use crate::timer::{KeyedTimers, TimerQueue};
 use crate::{Data, Key};
 
 /// A window of time `[start, end)`.
@@ -261,106 +258,112 @@ session_windows!(
     /// Session windows in processing time.
     ProcessingTimeSessionWindows, false);
 
+/// The state handle behind a window's contents: what clearing and merging need, the same
+/// for every kind of contents.
+pub(crate) trait WindowState<K: Key> {
+    fn clear(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()>;
+    fn merge(&self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()>;
+}
+
+macro_rules! window_state {
+    ($($handle:ident<$($p:ident),*> where $($bound:ident: $($b:path)|+),*;)*) => {$(
+        impl<K: Key, $($p),*> WindowState<K> for $handle<TimeWindow, $($p),*>
+        where
+            $($bound: $($b +)+ 'static),*
+        {
+            fn clear(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
+                Ok($handle::clear(self, backend, window)?)
+            }
+            fn merge(&self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
+                Ok(self.merge_namespaces(backend, target, sources)?)
+            }
+        }
+    )*};
+}
+
+window_state! {
+    AggregatingState<I, A, R> where I: Sized, A: Data, R: Sized;
+    ReducingState<I> where I: Data;
+    ListState<I> where I: Data;
+}
+
 /// What a window keeps and what it emits when it fires.
 pub(crate) trait WindowContents<K: Key, I, O>: 'static {
-    /// Registers the contents' state (once, when the operator opens).
-    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()>;
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
     /// Emits the results of `window` (contents stored under `state_window`), if it has any.
     fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()>;
-    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()>;
-    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()>;
+    /// The state the contents live in.
+    fn state(&self) -> &dyn WindowState<K>;
 }
+
+/// Makes a window's contents, registering their state in a subtask's backend.
+pub(crate) type ContentsFactory<K, I, O> = Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, I, O>>> + Send + Sync>;
 
 /// Turns a window's result into output records.
 pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) + Send + Sync>;
 
 /// An incrementally aggregated window (`aggregate`).
 pub(crate) struct AggregateContents<K, I, A, R, O> {
-    pub(crate) descriptor: AggregatingStateDescriptor<I, A, R>,
-    pub(crate) state: Option<AggregatingState<TimeWindow, I, A, R>>,
+    pub(crate) state: AggregatingState<TimeWindow, I, A, R>,
     pub(crate) finish: WindowFn<K, R, O>,
 }
 
 impl<K: Key, I: 'static, A: Data, R: 'static, O: 'static> WindowContents<K, I, O> for AggregateContents<K, I, A, R, O> {
-    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
-        self.state = Some(backend.aggregating_state(&self.descriptor)?);
-        Ok(())
-    }
     #[inline]
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").add(backend, window, value)?)
+        Ok(self.state.add(backend, window, value)?)
     }
     fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
-        if let Some(result) = self.state.as_ref().expect("opened").get(backend, state_window)? {
+        if let Some(result) = self.state.get(backend, state_window)? {
             (self.finish)(key, window, result, out);
         }
         Ok(())
     }
-    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
-    }
-    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    fn state(&self) -> &dyn WindowState<K> {
+        &self.state
     }
 }
 
 /// An incrementally reduced window (`reduce`).
 pub(crate) struct ReduceContents<K, I, O> {
-    pub(crate) descriptor: ReducingStateDescriptor<I>,
-    pub(crate) state: Option<ReducingState<TimeWindow, I>>,
+    pub(crate) state: ReducingState<TimeWindow, I>,
     pub(crate) finish: WindowFn<K, I, O>,
 }
 
 impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ReduceContents<K, I, O> {
-    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
-        self.state = Some(backend.reducing_state(&self.descriptor)?);
-        Ok(())
-    }
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").add(backend, window, value.clone())?)
+        Ok(self.state.add(backend, window, value.clone())?)
     }
     fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
-        if let Some(result) = self.state.as_ref().expect("opened").get(backend, state_window)? {
+        if let Some(result) = self.state.get(backend, state_window)? {
             (self.finish)(key, window, result, out);
         }
         Ok(())
     }
-    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
-    }
-    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    fn state(&self) -> &dyn WindowState<K> {
+        &self.state
     }
 }
 
 /// A window that keeps every record for a function that sees them all (`process`).
 pub(crate) struct ListContents<K, I, O> {
-    pub(crate) descriptor: ListStateDescriptor<I>,
-    pub(crate) state: Option<ListState<TimeWindow, I>>,
+    pub(crate) state: ListState<TimeWindow, I>,
     pub(crate) finish: WindowFn<K, Vec<I>, O>,
 }
 
 impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ListContents<K, I, O> {
-    fn open(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
-        self.state = Some(backend.list_state(&self.descriptor)?);
-        Ok(())
-    }
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").add(backend, window, value.clone())?)
+        Ok(self.state.add(backend, window, value.clone())?)
     }
     fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
-        let values = self.state.as_ref().expect("opened").get(backend, state_window)?;
+        let values = self.state.get(backend, state_window)?;
         if !values.is_empty() {
             (self.finish)(key, window, values, out);
         }
         Ok(())
     }
-    fn clear(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").clear(backend, window)?)
-    }
-    fn merge(&mut self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()> {
-        Ok(self.state.as_ref().expect("opened").merge_namespaces(backend, target, sources)?)
+    fn state(&self) -> &dyn WindowState<K> {
+        &self.state
     }
 }
 
@@ -452,9 +455,7 @@ pub(crate) struct WindowOperator<K: Key, I, O> {
     backend: KeyedBackend<K>,
     contents: Box<dyn WindowContents<K, I, O>>,
     merging: Option<ValueState<(), Vec<(TimeWindow, TimeWindow)>>>,
-    timer_state: TimerState<TimeWindow>,
-    event_timers: TimerQueue<K, TimeWindow>,
-    processing_timers: TimerQueue<K, TimeWindow>,
+    timers: KeyedTimers<K, TimeWindow>,
     watermark: i64,
     windows: Vec<TimeWindow>,
     results: Vec<O>,
@@ -469,12 +470,12 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         assigner: WindowAssigner,
         allowed_lateness: i64,
         late_output: bool,
-        mut contents: Box<dyn WindowContents<K, I, O>>,
+        contents: &ContentsFactory<K, I, O>,
     ) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
-        contents.open(&mut backend)?;
+        let contents = contents(&mut backend)?;
         let merging = if assigner.is_merging() { Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?) } else { None };
-        let timer_state = backend.value_state(&ValueStateDescriptor::new("window-timers"))?;
+        let timers = KeyedTimers::new(&mut backend, "window-timers")?;
         Ok(WindowOperator {
             name: setup.name.clone(),
             key_selector,
@@ -484,9 +485,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
             backend,
             contents,
             merging,
-            timer_state,
-            event_timers: TimerQueue::new(),
-            processing_timers: TimerQueue::new(),
+            timers,
             watermark: i64::MIN,
             windows: Vec::new(),
             results: Vec::new(),
@@ -507,11 +506,21 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         self.assigner.is_event_time() && self.cleanup_time(window) <= self.watermark
     }
 
-    fn timers(&mut self) -> &mut TimerQueue<K, TimeWindow> {
+    /// The time the trigger compares windows with: the watermark, or the wall clock `now`.
+    fn trigger_time(&self, now: i64) -> i64 {
         if self.assigner.is_event_time() {
-            &mut self.event_timers
+            self.watermark
         } else {
-            &mut self.processing_timers
+            now
+        }
+    }
+
+    /// The timers of the assigner's time domain.
+    fn queue(&mut self) -> &mut TimerQueue<K, TimeWindow> {
+        if self.assigner.is_event_time() {
+            &mut self.timers.event
+        } else {
+            &mut self.timers.processing
         }
     }
 
@@ -527,7 +536,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     fn register_cleanup(&mut self, key: &K, window: &TimeWindow) {
         let cleanup = self.cleanup_time(window);
         if cleanup != i64::MAX {
-            self.timers().register(key, window, cleanup);
+            self.queue().register(key, window, cleanup);
         }
     }
 
@@ -549,11 +558,11 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     /// The trigger's reaction to an element in `window`: fire now if the time has passed its
     /// max timestamp, else register the firing timer.
     fn on_element(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        let time = if self.assigner.is_event_time() { self.watermark } else { now };
+        let time = self.trigger_time(now);
         if window.max_timestamp() <= time {
             self.emit(key, window, state_window, out)?;
         } else {
-            self.timers().register(key, window, window.max_timestamp());
+            self.queue().register(key, window, window.max_timestamp());
         }
         self.register_cleanup(key, window);
         Ok(())
@@ -573,16 +582,16 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
                     });
                 }
                 // EventTimeTrigger.onMerge, then the merged windows' timers are deleted.
-                let time = if self.assigner.is_event_time() { self.watermark } else { now };
+                let time = self.trigger_time(now);
                 if m.result.max_timestamp() > time {
-                    self.timers().register(key, &m.result, m.result.max_timestamp());
+                    self.queue().register(key, &m.result, m.result.max_timestamp());
                 }
                 for w in &m.merged_windows {
                     let (fire, cleanup) = (w.max_timestamp(), self.cleanup_time(w));
-                    self.timers().delete(key, w, fire);
-                    self.timers().delete(key, w, cleanup);
+                    self.queue().delete(key, w, fire);
+                    self.queue().delete(key, w, cleanup);
                 }
-                self.contents.merge(&mut self.backend, &m.state_window, &m.merged_state_windows)?;
+                self.contents.state().merge(&mut self.backend, &m.state_window, &m.merged_state_windows)?;
             }
             if self.is_window_late(&actual) {
                 set.remove(&actual);
@@ -614,9 +623,9 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
             self.emit(&key, &window, &state_window, out)?;
         }
         if time == self.cleanup_time(&window) {
-            self.contents.clear(&mut self.backend, &state_window)?;
+            self.contents.state().clear(&mut self.backend, &state_window)?;
             let fire = window.max_timestamp();
-            self.timers().delete(&key, &window, fire);
+            self.queue().delete(&key, &window, fire);
             if let Some(mut s) = set {
                 s.remove(&window);
                 self.store_set(&s)?;
@@ -667,7 +676,7 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
 
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = watermark;
-        while let Some((time, key, window)) = self.event_timers.pop_due(watermark) {
+        while let Some((time, key, window)) = self.timers.event.pop_due(watermark) {
             self.on_timer(time, key, window, out)?;
         }
         out.watermark(watermark);
@@ -675,11 +684,11 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.processing_timers.earliest()
+        self.timers.processing.earliest()
     }
 
     fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, window)) = self.processing_timers.pop_due(now) {
+        while let Some((time, key, window)) = self.timers.processing.pop_due(now) {
             self.on_timer(time, key, window, out)?;
         }
         Ok(())
@@ -687,7 +696,7 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
 
     fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         // Pending processing-time windows fire at the end of the input (see the crate docs).
-        while let Some((time, key, window)) = self.processing_timers.pop_due(i64::MAX) {
+        while let Some((time, key, window)) = self.timers.processing.pop_due(i64::MAX) {
             self.on_timer(time, key, window, out)?;
         }
         if self.late_dropped > 0 {
@@ -697,32 +706,13 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     }
 
     fn snapshot(&mut self, _epoch: u64, kstate: &Path) -> Result<Vec<u8>> {
-        store_timers(&mut self.backend, &self.timer_state, &self.event_timers, &self.processing_timers)?;
-        self.backend.snapshot(kstate)?;
+        self.timers.snapshot(&mut self.backend, kstate)?;
         Ok(self.late_dropped.to_le_bytes().to_vec())
     }
 
     fn restore(&mut self, keyed: &[PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        restore_keyed(&mut self.backend, keyed, &self.setup)?;
-        self.watermark = parts.iter().map(|p| p.watermark).min().unwrap_or(i64::MIN);
-        load_timers(&mut self.backend, &self.timer_state, &mut self.event_timers, &mut self.processing_timers)
+        self.watermark = self.timers.restore(&mut self.backend, keyed, parts, &self.setup)?;
+        Ok(())
     }
-}
-
-/// Restores keyed state from the snapshot's files (any parallelism, either backend) and
-/// reports what was migrated (on stderr, and in the job's result).
-pub(crate) fn restore_keyed<K: Key>(backend: &mut KeyedBackend<K>, keyed: &[PathBuf], setup: &OperatorSetup) -> Result<()> {
-    if keyed.is_empty() {
-        return Ok(());
-    }
-    let files: Vec<&Path> = keyed.iter().map(PathBuf::as_path).collect();
-    let report = backend.restore(&files).map_err(|source| Error::State { operator: setup.name.clone(), source })?;
-    if setup.subtask == 0 {
-        for m in &report.migrated {
-            eprintln!("restore: operator `{}` ({}): migrated {m}", setup.name, setup.key);
-            setup.job.migrated(format!("{}: {m}", setup.name));
-        }
-    }
-    Ok(())
 }
 
