@@ -6,7 +6,8 @@
 //! serializers in the layout of this crate's `FORMAT.md`.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::fmt;
 use std::collections::HashMap;
 use std::io::Write;
 use std::rc::Rc;
@@ -47,17 +48,43 @@ pub(crate) fn sender_id(node: usize, subtask: usize) -> u32 {
 }
 
 /// A batch of elements: timely's container for every edge of a job.
-#[derive(Debug, Clone)]
 pub(crate) struct Batch<T> {
     pub(crate) msgs: Vec<Msg<T>>,
     /// Set when bytes from another process could not be decoded: the receiving operator
     /// fails the job with it. `count` keeps timely's record accounting exact.
     pub(crate) corrupt: Option<(String, i64)>,
+    /// The wire bytes, encoded once when timely asks for their length and taken when it
+    /// writes them (timely asks for both, one after the other).
+    wire: Cell<Option<Vec<u8>>>,
+}
+
+impl<T> Batch<T> {
+    /// A batch of `msgs`.
+    pub(crate) fn of(msgs: Vec<Msg<T>>) -> Self {
+        Batch { msgs, corrupt: None, wire: Cell::new(None) }
+    }
+
+    /// A batch that stands for `count` elements that could not be decoded.
+    fn corrupt(message: String, count: i64) -> Self {
+        Batch { msgs: Vec::new(), corrupt: Some((message, count)), wire: Cell::new(None) }
+    }
 }
 
 impl<T> Default for Batch<T> {
     fn default() -> Self {
-        Batch { msgs: Vec::new(), corrupt: None }
+        Batch::of(Vec::new())
+    }
+}
+
+impl<T: Clone> Clone for Batch<T> {
+    fn clone(&self) -> Self {
+        Batch { msgs: self.msgs.clone(), corrupt: self.corrupt.clone(), wire: Cell::new(None) }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Batch<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").field("msgs", &self.msgs).field("corrupt", &self.corrupt).finish_non_exhaustive()
     }
 }
 
@@ -185,7 +212,7 @@ impl<T: Data> Batch<T> {
         if !input.is_empty() {
             return Err(fail(format!("{} bytes after the last of {count} elements", input.remaining())));
         }
-        Ok(Batch { msgs, corrupt: None })
+        Ok(Batch::of(msgs))
     }
 
     fn encoded(&self) -> Vec<u8> {
@@ -209,22 +236,25 @@ impl<T: Data> ContainerBytes for Batch<T> {
     fn from_bytes(bytes: timely::bytes::arc::Bytes) -> Self {
         let slice: &[u8] = &bytes;
         let Some(len) = slice.get(..8).map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes"))) else {
-            return Batch { msgs: Vec::new(), corrupt: Some(("batch shorter than its length word".into(), 0)) };
+            return Batch::corrupt("batch shorter than its length word".into(), 0);
         };
         let body = usize::try_from(len).ok().and_then(|len| slice.get(8..8 + len));
         match body.map(Batch::decode) {
             Some(Ok(batch)) => batch,
-            Some(Err(corrupt)) => Batch { msgs: Vec::new(), corrupt: Some(corrupt) },
-            None => Batch { msgs: Vec::new(), corrupt: Some((format!("batch length {len} exceeds the {} bytes received", slice.len()), 0)) },
+            Some(Err((message, count))) => Batch::corrupt(message, count),
+            None => Batch::corrupt(format!("batch length {len} exceeds the {} bytes received", slice.len()), 0),
         }
     }
 
     fn length_in_bytes(&self) -> usize {
-        8 + self.encoded().len().next_multiple_of(8)
+        let bytes = self.wire.take().unwrap_or_else(|| self.encoded());
+        let n = 8 + bytes.len().next_multiple_of(8);
+        self.wire.set(Some(bytes));
+        n
     }
 
     fn into_bytes<W: Write>(&self, writer: &mut W) {
-        let bytes = self.encoded();
+        let bytes = self.wire.take().unwrap_or_else(|| self.encoded());
         let padding = bytes.len().next_multiple_of(8) - bytes.len();
         // Timely's writers write into memory it sized with `length_in_bytes`.
         writer.write_all(&(bytes.len() as u64).to_le_bytes()).expect("timely's buffer is sized for the batch");
@@ -275,6 +305,7 @@ impl<T: Data> EdgeDistributor<T> {
         Message::push_at(buffer, stamp.clone(), pusher);
         buffer.msgs.clear();
         buffer.corrupt = None;
+        buffer.wire.take();
     }
 
     #[inline]
@@ -294,7 +325,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
     fn partition<S: Clone, P: Push<Message<S, Batch<T>>>>(&mut self, container: &mut Batch<T>, stamp: &Stamp<S>, pushers: &mut [P]) {
         if let Some(corrupt) = container.corrupt.take() {
             // Forward the failure (with its record count) to this worker's own subtask.
-            let mut failed = Batch { msgs: Vec::new(), corrupt: Some(corrupt) };
+            let mut failed = Batch::corrupt(corrupt.0, corrupt.1);
             Self::send(&mut failed, stamp, &mut pushers[self.own]);
         }
         for msg in container.msgs.drain(..) {
@@ -363,14 +394,11 @@ mod tests {
     use super::*;
 
     fn example() -> Batch<String> {
-        Batch {
-            msgs: vec![
-                Msg::Record { ts: NO_TIMESTAMP, value: "ab".to_owned() },
-                Msg::Record { ts: 5, value: "c".to_owned() },
-                Msg::Watermark { from: sender_id(1, 2), watermark: 4 },
-            ],
-            corrupt: None,
-        }
+        Batch::of(vec![
+            Msg::Record { ts: NO_TIMESTAMP, value: "ab".to_owned() },
+            Msg::Record { ts: 5, value: "c".to_owned() },
+            Msg::Watermark { from: sender_id(1, 2), watermark: 4 },
+        ])
     }
 
     fn hex(bytes: &[u8]) -> String {

@@ -483,10 +483,10 @@ fn ship<O: Data, I: Data>(
     side_cap: &Capability<Epoch>,
 ) {
     if !outputs.main.msgs.is_empty() {
-        main.give(main_cap, &mut Batch { msgs: std::mem::take(&mut outputs.main.msgs), corrupt: None });
+        main.give(main_cap, &mut Batch::of(std::mem::take(&mut outputs.main.msgs)));
     }
     if !outputs.side.msgs.is_empty() {
-        side.give(side_cap, &mut Batch { msgs: std::mem::take(&mut outputs.side.msgs), corrupt: None });
+        side.give(side_cap, &mut Batch::of(std::mem::take(&mut outputs.side.msgs)));
     }
 }
 
@@ -599,7 +599,7 @@ pub(crate) fn build_source<'s, O: Data>(
                         let stop_now = !more || stop.as_ref().is_some_and(|s| emitted >= s.after_records);
                         let out_of_time = made >= 8 * 1024 || began.elapsed() > Duration::from_millis(1);
                         if output.msgs.len() >= 1024 || stop_now || out_of_time {
-                            session.give(&c[0], &mut Batch { msgs: std::mem::take(&mut output.msgs), corrupt: None });
+                            session.give(&c[0], &mut Batch::of(std::mem::take(&mut output.msgs)));
                         }
                         if stop_now || out_of_time {
                             break;
