@@ -9,63 +9,27 @@
 
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use typeinfo::TypeInfo;
-use typeinfo_runtime::{AggregateFunction, StateBackend, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+use typeinfo_runtime::{StateBackend, StreamExecutionEnvironment};
 
-const KEYS: u64 = 10_000;
-const PER_MS: u64 = 100;
+#[path = "../../runtime/examples/window_workload/mod.rs"]
+mod window_workload;
+use window_workload::Workload;
+
 const WINDOW_MS: i64 = 1_000;
 
-#[derive(TypeInfo, Clone, Debug)]
-struct Event {
-    key: u64,
-    ts: i64,
-    amount: f64,
-}
-
-fn event(i: u64) -> Event {
-    Event { key: i.wrapping_mul(2_654_435_761) % KEYS, ts: (i / PER_MS) as i64, amount: (i % 1000) as f64 / 10.0 }
-}
-
-struct CountSum;
-
-impl AggregateFunction<Event, (u64, f64), (u64, f64)> for CountSum {
-    fn create_accumulator(&self) -> (u64, f64) {
-        (0, 0.0)
-    }
-    fn add(&self, e: &Event, acc: &mut (u64, f64)) {
-        acc.0 += 1;
-        acc.1 += e.amount;
-    }
-    fn get_result(&self, acc: &(u64, f64)) -> (u64, f64) {
-        *acc
-    }
-    fn merge(&self, a: (u64, f64), b: (u64, f64)) -> (u64, f64) {
-        (a.0 + b.0, a.1 + b.1)
-    }
+fn workload(events: u64) -> Workload {
+    Workload { events, keys: 10_000, events_per_ms: 100, window_ms: WINDOW_MS }
 }
 
 fn runtime(events: u64, backend: StateBackend) -> u64 {
     let env = StreamExecutionEnvironment::new();
     env.set_state_backend(backend);
-    let results = Arc::new(AtomicU64::new(0));
-    let counted = Arc::clone(&results);
-    env.from_generator(events, event)
-        .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|e: &Event, _| e.ts))
-        .key_by(|e: &Event| e.key)
-        .window(TumblingEventTimeWindows::of_millis(WINDOW_MS))
-        .aggregate(CountSum)
-        .add_sink(move |r: (u64, f64)| {
-            black_box(r);
-            counted.fetch_add(1, Ordering::Relaxed);
-        });
+    let results = workload(events).build(&env);
     env.execute("bench").expect("the job runs");
-    results.load(Ordering::Relaxed)
+    results.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The same job written by hand: one thread, a hash map per open window, a watermark after
@@ -89,8 +53,9 @@ fn by_hand(events: u64) -> u64 {
             }
         }
     };
+    let w = workload(events);
     for i in 0..events {
-        let e = event(i);
+        let e = w.event(i);
         let start = e.ts - e.ts.rem_euclid(WINDOW_MS);
         let acc = windows.entry((e.key, start)).or_insert_with(|| {
             open.entry(start).or_default().push(e.key);
