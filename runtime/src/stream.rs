@@ -24,7 +24,7 @@ use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
 use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
 use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
-use crate::window::{AggregateContents, ContentsFactory, ListContents, ReduceContents, TimeWindow, WindowAssigner, WindowFn, WindowOperator};
+use crate::window::{ContentsFactory, IncrementalContents, ListContents, TimeWindow, WindowAssigner, WindowFn, WindowOperator};
 use crate::{Data, Key};
 
 type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
@@ -493,7 +493,7 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         let finish: WindowFn<K, T, T> = Arc::new(|_, _, r, out| out.push(r));
         self.build(
             "reduce",
-            Arc::new(move |backend| Ok(Box::new(ReduceContents { state: backend.reducing_state(&descriptor)?, finish: Arc::clone(&finish) }))),
+            Arc::new(move |backend| Ok(Box::new(IncrementalContents { state: backend.reducing_state(&descriptor)?, finish: Arc::clone(&finish) }))),
         )
     }
 
@@ -513,7 +513,7 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         let finish: WindowFn<K, R, O> = Arc::new(move |k, w, r, out| out.push(f(k, w, r)));
         self.build(
             "aggregate",
-            Arc::new(move |backend| Ok(Box::new(AggregateContents { state: backend.aggregating_state(&descriptor)?, finish: Arc::clone(&finish) }))),
+            Arc::new(move |backend| Ok(Box::new(IncrementalContents { state: backend.aggregating_state(&descriptor)?, finish: Arc::clone(&finish) }))),
         )
     }
 

@@ -302,40 +302,45 @@ pub(crate) type ContentsFactory<K, I, O> = Arc<dyn Fn(&mut KeyedBackend<K>) -> R
 /// Turns a window's result into output records.
 pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) + Send + Sync>;
 
-/// An incrementally aggregated window (`aggregate`).
-pub(crate) struct AggregateContents<K, I, A, R, O> {
-    pub(crate) state: AggregatingState<TimeWindow, I, A, R>,
+/// State that folds each record into one value per window: aggregating (`aggregate`) or
+/// reducing (`reduce`) state.
+pub(crate) trait IncrementalState<K: Key, I, R>: WindowState<K> {
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
+    fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>>;
+}
+
+impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R> for AggregatingState<TimeWindow, I, A, R> {
+    #[inline]
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+        Ok(AggregatingState::add(self, backend, window, value)?)
+    }
+    fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>> {
+        Ok(self.get(backend, window)?)
+    }
+}
+
+impl<K: Key, I: Data> IncrementalState<K, I, I> for ReducingState<TimeWindow, I> {
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+        Ok(ReducingState::add(self, backend, window, value.clone())?)
+    }
+    fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<I>> {
+        Ok(self.get(backend, window)?)
+    }
+}
+
+/// An incrementally aggregated or reduced window: one value per window, emitted when it fires.
+pub(crate) struct IncrementalContents<S, K, R, O> {
+    pub(crate) state: S,
     pub(crate) finish: WindowFn<K, R, O>,
 }
 
-impl<K: Key, I: 'static, A: Data, R: 'static, O: 'static> WindowContents<K, I, O> for AggregateContents<K, I, A, R, O> {
+impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static> WindowContents<K, I, O> for IncrementalContents<S, K, R, O> {
     #[inline]
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.add(backend, window, value)?)
+        self.state.add(backend, window, value)
     }
     fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
-        if let Some(result) = self.state.get(backend, state_window)? {
-            (self.finish)(key, window, result, out);
-        }
-        Ok(())
-    }
-    fn state(&self) -> &dyn WindowState<K> {
-        &self.state
-    }
-}
-
-/// An incrementally reduced window (`reduce`).
-pub(crate) struct ReduceContents<K, I, O> {
-    pub(crate) state: ReducingState<TimeWindow, I>,
-    pub(crate) finish: WindowFn<K, I, O>,
-}
-
-impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ReduceContents<K, I, O> {
-    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.add(backend, window, value.clone())?)
-    }
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
-        if let Some(result) = self.state.get(backend, state_window)? {
+        if let Some(result) = self.state.result(backend, state_window)? {
             (self.finish)(key, window, result, out);
         }
         Ok(())
