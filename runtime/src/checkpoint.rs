@@ -55,7 +55,11 @@ pub struct CheckpointConfig {
 impl CheckpointConfig {
     /// Checkpoints in `dir` every `interval`, keeping the last 3.
     pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
-        CheckpointConfig { dir: dir.into(), interval, retained: 3 }
+        CheckpointConfig {
+            dir: dir.into(),
+            interval,
+            retained: 3,
+        }
     }
 }
 
@@ -119,10 +123,15 @@ impl OperatorPart {
         let mut input = DataInputView::new(&body[4..]);
         let version = input.read_u8().map_err(|e| corrupt(e.to_string()))?;
         if version != OSTATE_VERSION {
-            return Err(corrupt(format!("version {version}, this build reads {OSTATE_VERSION}")));
+            return Err(corrupt(format!(
+                "version {version}, this build reads {OSTATE_VERSION}"
+            )));
         }
         let watermark = input.read_i64().map_err(|e| corrupt(e.to_string()))?;
-        let data = input.read_len_prefixed().map_err(|e| corrupt(e.to_string()))?.to_vec();
+        let data = input
+            .read_len_prefixed()
+            .map_err(|e| corrupt(e.to_string()))?
+            .to_vec();
         if !input.is_empty() {
             return Err(corrupt("bytes after the state".into()));
         }
@@ -130,12 +139,23 @@ impl OperatorPart {
     }
 
     pub(crate) fn write(&self, dir: &Path, subtask: usize) -> Result<()> {
-        fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
-        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| Error::State { operator: String::new(), source })
+        fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| {
+            Error::State {
+                operator: String::new(),
+                source,
+            }
+        })
     }
 
     pub(crate) fn read(path: &Path) -> Result<Self> {
-        let bytes = fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let bytes = fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         Self::decode(path, &bytes)
     }
 }
@@ -162,13 +182,25 @@ impl Metadata {
         let operators = graph
             .nodes()
             .iter()
-            .map(|n| (operator_key(n.uid(), n.id()), (n.parallelism(), n.name().to_owned())))
+            .map(|n| {
+                (
+                    operator_key(n.uid(), n.id()),
+                    (n.parallelism(), n.name().to_owned()),
+                )
+            })
             .collect();
-        Metadata { epoch, max_parallelism: graph.max_parallelism(), operators }
+        Metadata {
+            epoch,
+            max_parallelism: graph.max_parallelism(),
+            operators,
+        }
     }
 
     fn encode(&self) -> String {
-        let mut s = format!("{METADATA_HEADER}\nepoch {}\nmax_parallelism {}\n", self.epoch, self.max_parallelism);
+        let mut s = format!(
+            "{METADATA_HEADER}\nepoch {}\nmax_parallelism {}\n",
+            self.epoch, self.max_parallelism
+        );
         for (key, (p, name)) in &self.operators {
             s.push_str(&format!("operator {key} {p} {name}\n"));
         }
@@ -176,12 +208,20 @@ impl Metadata {
     }
 
     pub(crate) fn write(&self, chk: &Path) -> Result<()> {
-        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| Error::State { operator: String::new(), source })
+        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| {
+            Error::State {
+                operator: String::new(),
+                source,
+            }
+        })
     }
 
     pub(crate) fn read(chk: &Path) -> Result<Self> {
         let path = chk.join("_metadata");
-        let text = fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        let text = fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         let corrupt = |what: &str| Error::Corrupt(format!("{}: {what}", path.display()));
         let mut lines = text.lines();
         if lines.next() != Some(METADATA_HEADER) {
@@ -199,14 +239,23 @@ impl Metadata {
         let mut operators = BTreeMap::new();
         for line in lines {
             let mut parts = line.splitn(4, ' ');
-            match (parts.next(), parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
+            match (
+                parts.next(),
+                parts.next(),
+                parts.next().and_then(|p| p.parse().ok()),
+                parts.next(),
+            ) {
                 (Some("operator"), Some(key), Some(p), Some(name)) => {
                     operators.insert(key.to_owned(), (p, name.to_owned()));
                 }
                 _ => return Err(corrupt(&format!("bad line `{line}`"))),
             }
         }
-        Ok(Metadata { epoch, max_parallelism, operators })
+        Ok(Metadata {
+            epoch,
+            max_parallelism,
+            operators,
+        })
     }
 }
 
@@ -216,7 +265,10 @@ pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
     if let Ok(entries) = fs::read_dir(root) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(epoch) = name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()) {
+            if let Some(epoch) = name
+                .strip_prefix("chk-")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
                 if e.path().join("_metadata").is_file() {
                     out.push((epoch, e.path()));
                 }
@@ -231,15 +283,23 @@ pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
 /// completed checkpoint under it.
 pub(crate) fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
     if !path.exists() {
-        return Err(Error::Io { path: path.to_owned(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such checkpoint or savepoint") });
+        return Err(Error::Io {
+            path: path.to_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such checkpoint or savepoint",
+            ),
+        });
     }
     let chk = if path.join("_metadata").is_file() {
         path.to_owned()
     } else {
-        completed(path)
-            .pop()
-            .map(|(_, p)| p)
-            .ok_or_else(|| Error::Corrupt(format!("{}: no completed checkpoint (no chk-*/_metadata)", path.display())))?
+        completed(path).pop().map(|(_, p)| p).ok_or_else(|| {
+            Error::Corrupt(format!(
+                "{}: no completed checkpoint (no chk-*/_metadata)",
+                path.display()
+            ))
+        })?
     };
     let metadata = Metadata::read(&chk)?;
     Ok((chk, metadata))
@@ -255,7 +315,11 @@ pub(crate) struct Restore {
 impl Restore {
     /// Checks `metadata` against the graph: the same max parallelism, sources at their old
     /// parallelism, and no operator state without an operator (unless allowed).
-    pub(crate) fn check(settings: &RestoreSettings, graph: &StreamGraph, sources: &[usize]) -> Result<Self> {
+    pub(crate) fn check(
+        settings: &RestoreSettings,
+        graph: &StreamGraph,
+        sources: &[usize],
+    ) -> Result<Self> {
         let (dir, metadata) = locate(&settings.path)?;
         if metadata.max_parallelism != graph.max_parallelism() {
             return Err(Error::Config(format!(
@@ -266,7 +330,11 @@ impl Restore {
                 metadata.max_parallelism
             )));
         }
-        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph.nodes().iter().map(|n| (operator_key(n.uid(), n.id()), n)).collect();
+        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph
+            .nodes()
+            .iter()
+            .map(|n| (operator_key(n.uid(), n.id()), n))
+            .collect();
         for (key, (p, name)) in &metadata.operators {
             let has_state = dir.join(key).is_dir();
             match keys.get(key) {
@@ -292,22 +360,36 @@ impl Restore {
 
     /// The operator-local parts of every old subtask of `key` (empty for a new operator).
     pub(crate) fn parts(&self, key: &str) -> Result<Vec<OperatorPart>> {
-        let Some((p, _)) = self.metadata.operators.get(key) else { return Ok(Vec::new()) };
+        let Some((p, _)) = self.metadata.operators.get(key) else {
+            return Ok(Vec::new());
+        };
         let dir = self.dir.join(key);
-        (0..*p as usize).map(|s| ostate_path(&dir, s)).filter(|p| p.exists()).map(|p| OperatorPart::read(&p)).collect()
+        (0..*p as usize)
+            .map(|s| ostate_path(&dir, s))
+            .filter(|p| p.exists())
+            .map(|p| OperatorPart::read(&p))
+            .collect()
     }
 
     /// The keyed state files of every old subtask of `key`.
     pub(crate) fn keyed_files(&self, key: &str) -> Vec<PathBuf> {
-        let Some((p, _)) = self.metadata.operators.get(key) else { return Vec::new() };
+        let Some((p, _)) = self.metadata.operators.get(key) else {
+            return Vec::new();
+        };
         let dir = self.dir.join(key);
-        (0..*p as usize).map(|s| kstate_path(&dir, s)).filter(|p| p.exists()).collect()
+        (0..*p as usize)
+            .map(|s| kstate_path(&dir, s))
+            .filter(|p| p.exists())
+            .collect()
     }
 }
 
 /// Copies a completed checkpoint to `target` (a savepoint): files first, `_metadata` last.
 pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
-    let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
+    let io = |path: &Path, source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
     fs::create_dir_all(target).map_err(|e| io(target, e))?;
     for entry in fs::read_dir(chk).map_err(|e| io(chk, e))? {
         let entry = entry.map_err(|e| io(chk, e))?;
@@ -319,12 +401,18 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
                 let f = f.map_err(|e| io(&path, e))?.path();
                 let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
                 let to = sub.join(f.file_name().expect("a file name"));
-                write_atomically(&to, &bytes).map_err(|source| Error::State { operator: String::new(), source })?;
+                write_atomically(&to, &bytes).map_err(|source| Error::State {
+                    operator: String::new(),
+                    source,
+                })?;
             }
         }
     }
     let bytes = fs::read(chk.join("_metadata")).map_err(|e| io(chk, e))?;
-    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State { operator: String::new(), source })
+    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State {
+        operator: String::new(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -333,16 +421,25 @@ mod tests {
 
     #[test]
     fn operator_parts_round_trip_and_refuse_damage() {
-        let part = OperatorPart { watermark: -5, data: vec![1, 2, 3] };
+        let part = OperatorPart {
+            watermark: -5,
+            data: vec![1, 2, 3],
+        };
         let bytes = part.encode();
         assert_eq!(OperatorPart::decode(Path::new("p"), &bytes).unwrap(), part);
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x40;
-            assert!(OperatorPart::decode(Path::new("p"), &bad).is_err(), "flipped byte {i}");
+            assert!(
+                OperatorPart::decode(Path::new("p"), &bad).is_err(),
+                "flipped byte {i}"
+            );
         }
         for n in 0..bytes.len() {
-            assert!(OperatorPart::decode(Path::new("p"), &bytes[..n]).is_err(), "truncated to {n}");
+            assert!(
+                OperatorPart::decode(Path::new("p"), &bytes[..n]).is_err(),
+                "truncated to {n}"
+            );
         }
     }
 }

@@ -23,12 +23,18 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Connects this process to the others; returns timely's allocator builders (one per local
 /// worker) and the guard that keeps the network threads alive.
-pub(crate) fn connect(cluster: &Cluster, threads: usize) -> Result<(Vec<AllocatorBuilder>, Box<dyn Any + Send>)> {
+pub(crate) fn connect(
+    cluster: &Cluster,
+    threads: usize,
+) -> Result<(Vec<AllocatorBuilder>, Box<dyn Any + Send>)> {
     let (me, n) = (cluster.process, cluster.hosts.len());
     let address = &cluster.hosts[me];
     let fail = |msg: String| Error::Cluster(format!("process {me}: {msg}"));
-    let listener = TcpListener::bind(address).map_err(|e| fail(format!("cannot listen on {address}: {e}")))?;
-    listener.set_nonblocking(true).map_err(|e| fail(format!("{address}: {e}")))?;
+    let listener =
+        TcpListener::bind(address).map_err(|e| fail(format!("cannot listen on {address}: {e}")))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| fail(format!("{address}: {e}")))?;
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
 
@@ -42,29 +48,46 @@ pub(crate) fn connect(cluster: &Cluster, threads: usize) -> Result<(Vec<Allocato
                 Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         };
-        stream.set_nodelay(true).map_err(|e| fail(format!("{peer}: {e}")))?;
-        stream.write_all(&(me as u64).to_be_bytes()).map_err(|e| fail(format!("handshake with process {i} at {peer}: {e}")))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| fail(format!("{peer}: {e}")))?;
+        stream
+            .write_all(&(me as u64).to_be_bytes())
+            .map_err(|e| fail(format!("handshake with process {i} at {peer}: {e}")))?;
         sockets[i] = Some(stream);
     }
 
     while sockets.iter().skip(me + 1).any(Option::is_none) {
         match listener.accept() {
             Ok((mut stream, from)) => {
-                stream.set_nonblocking(false).map_err(|e| fail(format!("{from}: {e}")))?;
-                stream.set_nodelay(true).map_err(|e| fail(format!("{from}: {e}")))?;
-                stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| fail(format!("{from}: {e}")))?;
+                stream
+                    .set_nonblocking(false)
+                    .map_err(|e| fail(format!("{from}: {e}")))?;
+                stream
+                    .set_nodelay(true)
+                    .map_err(|e| fail(format!("{from}: {e}")))?;
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .map_err(|e| fail(format!("{from}: {e}")))?;
                 let mut id = [0u8; 8];
-                stream.read_exact(&mut id).map_err(|e| fail(format!("handshake from {from}: {e}")))?;
-                stream.set_read_timeout(None).map_err(|e| fail(format!("{from}: {e}")))?;
+                stream
+                    .read_exact(&mut id)
+                    .map_err(|e| fail(format!("handshake from {from}: {e}")))?;
+                stream
+                    .set_read_timeout(None)
+                    .map_err(|e| fail(format!("{from}: {e}")))?;
                 let id = u64::from_be_bytes(id) as usize;
                 if id <= me || id >= n || sockets[id].is_some() {
-                    return Err(fail(format!("{from} announced itself as process {id}, which is not expected here")));
+                    return Err(fail(format!(
+                        "{from} announced itself as process {id}, which is not expected here"
+                    )));
                 }
                 sockets[id] = Some(stream);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    let missing: Vec<usize> = (me + 1..n).filter(|i| sockets[*i].is_none()).collect();
+                    let missing: Vec<usize> =
+                        (me + 1..n).filter(|i| sockets[*i].is_none()).collect();
                     return Err(fail(format!("processes {missing:?} did not connect to {address} within {CONNECT_TIMEOUT:?}")));
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -74,8 +97,13 @@ pub(crate) fn connect(cluster: &Cluster, threads: usize) -> Result<(Vec<Allocato
     }
 
     let hooks = Hooks::default();
-    let process = ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+    let process =
+        ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
     let (builders, guard) =
-        initialize_networking_from_sockets(process, sockets, me, threads, hooks).map_err(|e| fail(format!("starting timely's network threads: {e}")))?;
-    Ok((builders.into_iter().map(AllocatorBuilder::Tcp).collect(), Box::new(guard)))
+        initialize_networking_from_sockets(process, sockets, me, threads, hooks)
+            .map_err(|e| fail(format!("starting timely's network threads: {e}")))?;
+    Ok((
+        builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+        Box::new(guard),
+    ))
 }

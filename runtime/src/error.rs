@@ -56,7 +56,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// An error returned by a user function.
     pub fn function(message: impl Into<String>) -> Self {
-        Error::Function { operator: String::new(), message: message.into() }
+        Error::Function {
+            operator: String::new(),
+            message: message.into(),
+        }
     }
 
     /// Names the operator in errors that carry one and do not name one yet.
@@ -82,7 +85,9 @@ impl fmt::Display for Error {
             Error::Config(msg) => write!(f, "invalid job configuration: {msg}"),
             Error::Graph(msg) => write!(f, "invalid stream graph: {msg}"),
             Error::Type { operator, source } => write!(f, "operator `{operator}`: {source}"),
-            Error::State { operator, source } => write!(f, "operator `{operator}`: state: {source}"),
+            Error::State { operator, source } => {
+                write!(f, "operator `{operator}`: state: {source}")
+            }
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::MissingTimestamp { operator } => write!(
                 f,
@@ -109,12 +114,18 @@ impl std::error::Error for Error {
 
 impl From<typeinfo_state::Error> for Error {
     fn from(source: typeinfo_state::Error) -> Self {
-        Error::State { operator: String::new(), source }
+        Error::State {
+            operator: String::new(),
+            source,
+        }
     }
 }
 
 impl From<typeinfo::Error> for Error {
     fn from(source: typeinfo::Error) -> Self {
-        Error::Type { operator: String::new(), source }
+        Error::Type {
+            operator: String::new(),
+            source,
+        }
     }
 }

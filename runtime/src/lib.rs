@@ -93,7 +93,10 @@ pub mod window;
 
 pub use backend::KeyedBackend;
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
-pub use env::{Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint, StreamExecutionEnvironment};
+pub use env::{
+    Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint,
+    StreamExecutionEnvironment,
+};
 pub use error::{Error, Result};
 pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
@@ -102,8 +105,9 @@ pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStr
 pub use typeinfo_state::AggregateFunction;
 pub use watermark::WatermarkStrategy;
 pub use window::{
-    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow,
-    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
+    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TimeWindow, TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows, WindowAssigner,
 };
 
 /// A type that can be a record of a stream: it has a serializer, and it can be cloned and shared (for

@@ -21,13 +21,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use typeinfo::TypeInfo;
-use typeinfo_state::{AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor};
+use typeinfo_state::{
+    AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor,
+};
 
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
+use crate::checkpoint::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
-use crate::checkpoint::OperatorPart;
 use crate::timer::{KeyedTimers, TimerQueue};
 use crate::{Data, Key};
 
@@ -114,9 +116,9 @@ impl WindowAssigner {
     /// Whether windows are in event time.
     pub fn is_event_time(&self) -> bool {
         match *self {
-            WindowAssigner::Tumbling { event_time, .. } | WindowAssigner::Sliding { event_time, .. } | WindowAssigner::Session { event_time, .. } => {
-                event_time
-            }
+            WindowAssigner::Tumbling { event_time, .. }
+            | WindowAssigner::Sliding { event_time, .. }
+            | WindowAssigner::Session { event_time, .. } => event_time,
         }
     }
 
@@ -133,7 +135,12 @@ impl WindowAssigner {
                     return bad(format!("tumbling windows need size > 0 and |offset| < size (size {size}, offset {offset})"));
                 }
             }
-            WindowAssigner::Sliding { size, slide, offset, .. } => {
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                ..
+            } => {
                 if size <= 0 || slide <= 0 || offset.unsigned_abs() >= slide as u64 {
                     return bad(format!("sliding windows need size > 0, slide > 0 and |offset| < slide (size {size}, slide {slide}, offset {offset})"));
                 }
@@ -156,14 +163,21 @@ impl WindowAssigner {
                 let start = window_start(ts, offset, size);
                 out.push(TimeWindow::new(start, start.saturating_add(size)));
             }
-            WindowAssigner::Sliding { size, slide, offset, .. } => {
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                ..
+            } => {
                 let mut start = window_start(ts, offset, slide);
                 while start > ts.saturating_sub(size) {
                     out.push(TimeWindow::new(start, start.saturating_add(size)));
                     start -= slide;
                 }
             }
-            WindowAssigner::Session { gap, .. } => out.push(TimeWindow::new(ts, ts.saturating_add(gap))),
+            WindowAssigner::Session { gap, .. } => {
+                out.push(TimeWindow::new(ts, ts.saturating_add(gap)))
+            }
         }
     }
 }
@@ -172,11 +186,30 @@ impl fmt::Display for WindowAssigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let time = |e: bool| if e { "EventTime" } else { "ProcessingTime" };
         match *self {
-            WindowAssigner::Tumbling { size, offset, event_time } => write!(f, "Tumbling{}Windows({size} ms, offset {offset} ms)", time(event_time)),
-            WindowAssigner::Sliding { size, slide, offset, event_time } => {
-                write!(f, "Sliding{}Windows({size} ms, slide {slide} ms, offset {offset} ms)", time(event_time))
+            WindowAssigner::Tumbling {
+                size,
+                offset,
+                event_time,
+            } => write!(
+                f,
+                "Tumbling{}Windows({size} ms, offset {offset} ms)",
+                time(event_time)
+            ),
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                event_time,
+            } => {
+                write!(
+                    f,
+                    "Sliding{}Windows({size} ms, slide {slide} ms, offset {offset} ms)",
+                    time(event_time)
+                )
             }
-            WindowAssigner::Session { gap, event_time } => write!(f, "{}SessionWindows(gap {gap} ms)", time(event_time)),
+            WindowAssigner::Session { gap, event_time } => {
+                write!(f, "{}SessionWindows(gap {gap} ms)", time(event_time))
+            }
         }
     }
 }
@@ -262,7 +295,12 @@ session_windows!(
 /// for every kind of contents.
 pub(crate) trait WindowState<K: Key> {
     fn clear(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()>;
-    fn merge(&self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()>;
+    fn merge(
+        &self,
+        backend: &mut KeyedBackend<K>,
+        target: &TimeWindow,
+        sources: &[TimeWindow],
+    ) -> Result<()>;
 }
 
 macro_rules! window_state {
@@ -291,13 +329,21 @@ window_state! {
 pub(crate) trait WindowContents<K: Key, I, O>: 'static {
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
     /// Emits the results of `window` (contents stored under `state_window`), if it has any.
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()>;
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()>;
     /// The state the contents live in.
     fn state(&self) -> &dyn WindowState<K>;
 }
 
 /// Makes a window's contents, registering their state in a subtask's backend.
-pub(crate) type ContentsFactory<K, I, O> = Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, I, O>>> + Send + Sync>;
+pub(crate) type ContentsFactory<K, I, O> =
+    Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, I, O>>> + Send + Sync>;
 
 /// Turns a window's result into output records.
 pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) + Send + Sync>;
@@ -309,7 +355,9 @@ pub(crate) trait IncrementalState<K: Key, I, R>: WindowState<K> {
     fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>>;
 }
 
-impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R> for AggregatingState<TimeWindow, I, A, R> {
+impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R>
+    for AggregatingState<TimeWindow, I, A, R>
+{
     #[inline]
     fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         Ok(AggregatingState::add(self, backend, window, value)?)
@@ -334,12 +382,21 @@ pub(crate) struct IncrementalContents<S, K, R, O> {
     pub(crate) finish: WindowFn<K, R, O>,
 }
 
-impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static> WindowContents<K, I, O> for IncrementalContents<S, K, R, O> {
+impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static>
+    WindowContents<K, I, O> for IncrementalContents<S, K, R, O>
+{
     #[inline]
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         self.state.add(backend, window, value)
     }
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()> {
         if let Some(result) = self.state.result(backend, state_window)? {
             (self.finish)(key, window, result, out);
         }
@@ -360,7 +417,14 @@ impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ListContents<K, I,
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         Ok(self.state.add(backend, window, value.clone())?)
     }
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()> {
         let values = self.state.get(backend, state_window)?;
         if !values.is_empty() {
             (self.finish)(key, window, values, out);
@@ -391,7 +455,10 @@ struct Merge {
 
 impl MergingWindowSet {
     fn state_window(&self, window: &TimeWindow) -> Option<TimeWindow> {
-        self.mapping.iter().find(|(w, _)| w == window).map(|(_, s)| *s)
+        self.mapping
+            .iter()
+            .find(|(w, _)| w == window)
+            .map(|(_, s)| *s)
     }
 
     fn remove(&mut self, window: &TimeWindow) -> Option<TimeWindow> {
@@ -435,12 +502,20 @@ impl MergingWindowSet {
                 merged_new = true;
                 result = cover;
             }
-            let state_window = self.state_window(&members[0]).expect("merged windows are in the set");
-            let mut merged_state_windows: Vec<TimeWindow> = members.iter().filter_map(|w| self.remove(w)).collect();
+            let state_window = self
+                .state_window(&members[0])
+                .expect("merged windows are in the set");
+            let mut merged_state_windows: Vec<TimeWindow> =
+                members.iter().filter_map(|w| self.remove(w)).collect();
             self.put(cover, state_window);
             merged_state_windows.retain(|w| *w != state_window);
             if !(members.len() == 1 && members[0] == cover) {
-                merges.push(Merge { result: cover, merged_windows: members, state_window, merged_state_windows });
+                merges.push(Merge {
+                    result: cover,
+                    merged_windows: members,
+                    state_window,
+                    merged_state_windows,
+                });
             }
         }
         if !any_merge || (result == new && !merged_new) {
@@ -479,13 +554,21 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     ) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
         let contents = contents(&mut backend)?;
-        let merging = if assigner.is_merging() { Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?) } else { None };
+        let merging = if assigner.is_merging() {
+            Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?)
+        } else {
+            None
+        };
         let timers = KeyedTimers::new(&mut backend, "window-timers")?;
         Ok(WindowOperator {
             name: setup.name.clone(),
             key_selector,
             assigner,
-            allowed_lateness: if assigner.is_event_time() { allowed_lateness } else { 0 },
+            allowed_lateness: if assigner.is_event_time() {
+                allowed_lateness
+            } else {
+                0
+            },
             late_output,
             backend,
             contents,
@@ -504,7 +587,10 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         if !self.assigner.is_event_time() {
             return window.max_timestamp();
         }
-        window.max_timestamp().checked_add(self.allowed_lateness).unwrap_or(i64::MAX)
+        window
+            .max_timestamp()
+            .checked_add(self.allowed_lateness)
+            .unwrap_or(i64::MAX)
     }
 
     fn is_window_late(&self, window: &TimeWindow) -> bool {
@@ -529,8 +615,20 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         }
     }
 
-    fn emit(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
-        self.contents.emit(&mut self.backend, key, window, state_window, &mut self.results)?;
+    fn emit(
+        &mut self,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        self.contents.emit(
+            &mut self.backend,
+            key,
+            window,
+            state_window,
+            &mut self.results,
+        )?;
         let ts = window.max_timestamp();
         for r in self.results.drain(..) {
             out.main.collect(ts, r);
@@ -547,7 +645,9 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
 
     fn load_set(&mut self) -> Result<MergingWindowSet> {
         let state = self.merging.as_ref().expect("merging assigner");
-        Ok(MergingWindowSet { mapping: state.value(&mut self.backend, &())?.unwrap_or_default() })
+        Ok(MergingWindowSet {
+            mapping: state.value(&mut self.backend, &())?.unwrap_or_default(),
+        })
     }
 
     fn store_set(&mut self, set: &MergingWindowSet) -> Result<()> {
@@ -562,7 +662,14 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
 
     /// The trigger's reaction to an element in `window`: fire now if the time has passed its
     /// max timestamp, else register the firing timer.
-    fn on_element(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
+    fn on_element(
+        &mut self,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        now: i64,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         let time = self.trigger_time(now);
         if window.max_timestamp() <= time {
             self.emit(key, window, state_window, out)?;
@@ -573,7 +680,13 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         Ok(())
     }
 
-    fn process_merging(&mut self, key: &K, value: &I, now: i64, out: &mut Outputs<O, I>) -> Result<bool> {
+    fn process_merging(
+        &mut self,
+        key: &K,
+        value: &I,
+        now: i64,
+        out: &mut Outputs<O, I>,
+    ) -> Result<bool> {
         let mut set = self.load_set()?;
         let mut skipped = true;
         let windows = std::mem::take(&mut self.windows);
@@ -583,27 +696,37 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
                 if self.assigner.is_event_time() && self.cleanup_time(&m.result) <= self.watermark {
                     return Err(Error::Function {
                         operator: self.name.clone(),
-                        message: format!("merging made the window {} end before the current watermark {}", m.result, self.watermark),
+                        message: format!(
+                            "merging made the window {} end before the current watermark {}",
+                            m.result, self.watermark
+                        ),
                     });
                 }
                 // EventTimeTrigger.onMerge, then the merged windows' timers are deleted.
                 let time = self.trigger_time(now);
                 if m.result.max_timestamp() > time {
-                    self.queue().register(key, &m.result, m.result.max_timestamp());
+                    self.queue()
+                        .register(key, &m.result, m.result.max_timestamp());
                 }
                 for w in &m.merged_windows {
                     let (fire, cleanup) = (w.max_timestamp(), self.cleanup_time(w));
                     self.queue().delete(key, w, fire);
                     self.queue().delete(key, w, cleanup);
                 }
-                self.contents.state().merge(&mut self.backend, &m.state_window, &m.merged_state_windows)?;
+                self.contents.state().merge(
+                    &mut self.backend,
+                    &m.state_window,
+                    &m.merged_state_windows,
+                )?;
             }
             if self.is_window_late(&actual) {
                 set.remove(&actual);
                 continue;
             }
             skipped = false;
-            let state_window = set.state_window(&actual).expect("the window was just added");
+            let state_window = set
+                .state_window(&actual)
+                .expect("the window was just added");
             self.contents.add(&mut self.backend, &state_window, value)?;
             self.on_element(key, &actual, &state_window, now, out)?;
         }
@@ -613,12 +736,20 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     }
 
     /// Fires a timer of `key` for `window` at `time`.
-    fn on_timer(&mut self, time: i64, key: K, window: TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
+    fn on_timer(
+        &mut self,
+        time: i64,
+        key: K,
+        window: TimeWindow,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         self.backend.set_current_key(&key)?;
         let mut set = None;
         let state_window = if self.merging.is_some() {
             let s = self.load_set()?;
-            let Some(state_window) = s.state_window(&window) else { return Ok(()) };
+            let Some(state_window) = s.state_window(&window) else {
+                return Ok(());
+            };
             set = Some(s);
             state_window
         } else {
@@ -628,7 +759,9 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
             self.emit(&key, &window, &state_window, out)?;
         }
         if time == self.cleanup_time(&window) {
-            self.contents.state().clear(&mut self.backend, &state_window)?;
+            self.contents
+                .state()
+                .clear(&mut self.backend, &state_window)?;
             let fire = window.max_timestamp();
             self.queue().delete(&key, &window, fire);
             if let Some(mut s) = set {
@@ -645,7 +778,9 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
         let now = if self.assigner.is_event_time() {
             if ts == NO_TIMESTAMP {
-                return Err(Error::MissingTimestamp { operator: self.name.clone() });
+                return Err(Error::MissingTimestamp {
+                    operator: self.name.clone(),
+                });
             }
             ts
         } else {
@@ -669,7 +804,10 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
             }
             skipped
         };
-        if skipped && self.assigner.is_event_time() && ts.saturating_add(self.allowed_lateness) <= self.watermark {
+        if skipped
+            && self.assigner.is_event_time()
+            && ts.saturating_add(self.allowed_lateness) <= self.watermark
+        {
             if self.late_output {
                 out.side.collect(ts, value);
             } else {
@@ -705,7 +843,10 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
             self.on_timer(time, key, window, out)?;
         }
         if self.late_dropped > 0 {
-            self.setup.job.count(&format!("{}.numLateRecordsDropped", self.name), self.late_dropped);
+            self.setup.job.count(
+                &format!("{}.numLateRecordsDropped", self.name),
+                self.late_dropped,
+            );
         }
         Ok(())
     }
@@ -716,8 +857,9 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     }
 
     fn restore(&mut self, keyed: &[PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        self.watermark = self.timers.restore(&mut self.backend, keyed, parts, &self.setup)?;
+        self.watermark = self
+            .timers
+            .restore(&mut self.backend, keyed, parts, &self.setup)?;
         Ok(())
     }
 }
-

@@ -76,9 +76,11 @@ impl<T> Compatibility<T> {
         match self {
             Compatibility::AsIs => Ok(FieldReader::Current(serializer)),
             Compatibility::AfterMigration(reader) => Ok(FieldReader::Migrating(reader)),
-            Compatibility::Reconfigured(reconfigured) => Ok(FieldReader::Migrating(
-                MigrationReader::new(move |input| reconfigured.deserialize(input)),
-            )),
+            Compatibility::Reconfigured(reconfigured) => {
+                Ok(FieldReader::Migrating(MigrationReader::new(move |input| {
+                    reconfigured.deserialize(input)
+                })))
+            }
             Compatibility::Incompatible(inc) => Err(inc),
         }
     }
@@ -92,11 +94,15 @@ impl<T: 'static> Compatibility<T> {
         match self {
             Compatibility::AsIs => Compatibility::AsIs,
             Compatibility::AfterMigration(reader) => {
-                Compatibility::AfterMigration(MigrationReader::new(move |input| reader.read(input).map(&wrap)))
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    reader.read(input).map(&wrap)
+                }))
             }
-            Compatibility::Reconfigured(serializer) => Compatibility::AfterMigration(MigrationReader::new(
-                move |input| serializer.deserialize(input).map(&wrap),
-            )),
+            Compatibility::Reconfigured(serializer) => {
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    serializer.deserialize(input).map(&wrap)
+                }))
+            }
             Compatibility::Incompatible(inc) => Compatibility::Incompatible(inc),
         }
     }
@@ -119,7 +125,9 @@ pub struct MigrationReader<T> {
 impl<T> MigrationReader<T> {
     /// Wraps a reading function.
     pub fn new(read: impl Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync + 'static) -> Self {
-        Self { read: Arc::new(read) }
+        Self {
+            read: Arc::new(read),
+        }
     }
 
     /// Reads one value of the old layout as today's type.
@@ -135,7 +143,9 @@ impl<T> MigrationReader<T> {
 
 impl<T> Clone for MigrationReader<T> {
     fn clone(&self) -> Self {
-        Self { read: Arc::clone(&self.read) }
+        Self {
+            read: Arc::clone(&self.read),
+        }
     }
 }
 

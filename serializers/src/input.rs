@@ -190,11 +190,16 @@ impl<'a> DataInputView<'a> {
             // Zero-sized elements occupy no bytes; cap their count so that a corrupt
             // length cannot make a reader spin for hours.
             Ok(l) if min_element_size == 0 => l <= MAX_ZERO_SIZED_LEN,
-            Ok(l) => l.checked_mul(min_element_size).is_some_and(|b| b <= self.remaining()),
+            Ok(l) => l
+                .checked_mul(min_element_size)
+                .is_some_and(|b| b <= self.remaining()),
             Err(_) => false,
         };
         if !fits {
-            return Err(Error::LengthTooLarge { len, remaining: self.remaining() });
+            return Err(Error::LengthTooLarge {
+                len,
+                remaining: self.remaining(),
+            });
         }
         Ok(len as usize)
     }
@@ -208,7 +213,10 @@ impl<'a> DataInputView<'a> {
         let len = self.read_varint()?;
         match usize::try_from(len) {
             Ok(l) if l <= self.remaining().max(MAX_ZERO_SIZED_LEN) => Ok(l),
-            _ => Err(Error::LengthTooLarge { len, remaining: self.remaining() }),
+            _ => Err(Error::LengthTooLarge {
+                len,
+                remaining: self.remaining(),
+            }),
         }
     }
 
@@ -232,7 +240,11 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         let ends = !w & 0x8080_8080_8080_8080;
         if ends != 0 {
             let n = (ends.trailing_zeros() / 8 + 1) as usize;
-            let w = if n == 8 { w } else { w & ((1u64 << (8 * n)) - 1) };
+            let w = if n == 8 {
+                w
+            } else {
+                w & ((1u64 << (8 * n)) - 1)
+            };
             let mut v = 0;
             let mut i = 0;
             while i < 8 {

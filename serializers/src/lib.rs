@@ -56,16 +56,25 @@ pub use builtin::pointer::{ArcSerializer, BoxSerializer, DerefComparator};
 pub use builtin::primitive::*;
 pub use builtin::set::{BTreeSetSerializer, HashSetSerializer};
 pub use builtin::string::{BytesComparator, BytesSerializer, StringComparator, StringSerializer};
-pub use builtin::time::{DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer};
+pub use builtin::time::{
+    DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer,
+};
 pub use builtin::tuple::{TupleComparator, TupleSerializer};
-pub use builtin::varint::{varint_kinds, VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer, VarU64Serializer};
+pub use builtin::varint::{
+    varint_kinds, VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer,
+    VarU32Serializer, VarU64Serializer,
+};
 pub use comparator::{Descending, TypeComparator};
-pub use compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict};
+pub use compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict,
+};
 pub use error::{Error, Result};
 pub use input::{DataInputView, MAX_ZERO_SIZED_LEN};
 pub use output::{DataOutputView, ReservedWriter};
 pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};
 pub use restored::{parse_enum_payload, parse_struct_payload, LayoutSerializer};
 pub use serializer::{from_bytes, to_bytes, TypeSerializer};
-pub use snapshot::{kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC};
+pub use snapshot::{
+    kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC,
+};
 pub use value::Value;

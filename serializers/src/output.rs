@@ -39,7 +39,9 @@ impl DataOutputView {
 
     /// An empty view with room for `capacity` bytes.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { buf: Vec::with_capacity(capacity) }
+        Self {
+            buf: Vec::with_capacity(capacity),
+        }
     }
 
     /// A view that appends to an existing buffer (reuse its allocation).
@@ -111,7 +113,11 @@ impl DataOutputView {
         // borrow distinct from the `&mut self` buffer, so the ranges cannot overlap. The
         // bytes become initialized before `set_len` covers them.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_mut_ptr().add(len), bytes.len());
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.buf.as_mut_ptr().add(len),
+                bytes.len(),
+            );
             self.buf.set_len(len + bytes.len());
         }
     }
@@ -130,7 +136,11 @@ impl DataOutputView {
     /// The error of `write`.
     #[doc(hidden)]
     #[inline(always)]
-    pub fn append_with(&mut self, n: usize, write: impl FnOnce(&mut [u8]) -> crate::Result<()>) -> crate::Result<()> {
+    pub fn append_with(
+        &mut self,
+        n: usize,
+        write: impl FnOnce(&mut [u8]) -> crate::Result<()>,
+    ) -> crate::Result<()> {
         self.reserve(n);
         let len = self.buf.len();
         // SAFETY: `reserve(n)` left room for `n` bytes after `len`, so `len..len + n` lies
@@ -184,7 +194,12 @@ impl DataOutputView {
         let next = unsafe { self.buf.as_mut_ptr().add(len) };
         // The room is exactly `max` (which the optimizer can then follow through the
         // writes): `reserve` made `capacity - len >= max` (`Vec::reserve` guarantees it).
-        ReservedWriter { buf: &mut self.buf, next, left: max, room: max }
+        ReservedWriter {
+            buf: &mut self.buf,
+            next,
+            left: max,
+            room: max,
+        }
     }
 
     /// Writes the bytes `head`, then the first `n` bytes of `word` in big-endian order
@@ -322,7 +337,9 @@ pub struct ReservedWriter<'b> {
 #[cold]
 #[inline(never)]
 fn no_room(needed: usize, left: usize) -> crate::Error {
-    crate::Error::custom(format!("a reserved write of {needed} bytes with {left} left"))
+    crate::Error::custom(format!(
+        "a reserved write of {needed} bytes with {left} left"
+    ))
 }
 
 impl ReservedWriter<'_> {
@@ -537,8 +554,11 @@ unsafe fn write_be_word(dst: *mut u8, word: u128) {
     // SAFETY: the caller guarantees 16 writable bytes at `dst`: the two unaligned
     // 8-byte stores cover exactly `dst[..16]`.
     unsafe {
-        dst.cast::<[u8; 8]>().write_unaligned(((word >> 64) as u64).to_be_bytes());
-        dst.add(8).cast::<[u8; 8]>().write_unaligned((word as u64).to_be_bytes());
+        dst.cast::<[u8; 8]>()
+            .write_unaligned(((word >> 64) as u64).to_be_bytes());
+        dst.add(8)
+            .cast::<[u8; 8]>()
+            .write_unaligned((word as u64).to_be_bytes());
     }
 }
 

@@ -42,12 +42,21 @@ enum Layout {
     Duration,
     SystemTime,
     Decimal,
-    Struct { name: String, fields: Vec<(String, RestoredSerializer)> },
-    Enum { name: String, variants: Vec<(String, Vec<(String, RestoredSerializer)>)> },
+    Struct {
+        name: String,
+        fields: Vec<(String, RestoredSerializer)>,
+    },
+    Enum {
+        name: String,
+        variants: Vec<(String, Vec<(String, RestoredSerializer)>)>,
+    },
     Serde,
     VarU(u32),
     VarI(u32),
-    Recursive { name: String, target: Arc<OnceLock<Weak<LayoutSerializer>>> },
+    Recursive {
+        name: String,
+        target: Arc<OnceLock<Weak<LayoutSerializer>>>,
+    },
 }
 
 /// A serializer of [`Value`]s in the layout of a built-in snapshot.
@@ -58,13 +67,41 @@ pub struct LayoutSerializer {
 }
 
 const BUILTIN: &[&str] = &[
-    kinds::BOOL, kinds::CHAR, kinds::U8, kinds::U16, kinds::U32, kinds::U64, kinds::U128,
-    kinds::I8, kinds::I16, kinds::I32, kinds::I64, kinds::I128, kinds::F32, kinds::F64,
-    kinds::UNIT, kinds::STRING, kinds::LIST, kinds::SET, kinds::MAP, kinds::ARRAY,
-    kinds::OPTION, kinds::TUPLE, kinds::DURATION, kinds::SYSTEM_TIME, kinds::DECIMAL,
-    kinds::STRUCT, kinds::ENUM, kinds::SERDE, kinds::RECURSIVE,
-    crate::varint_kinds::U16, crate::varint_kinds::U32, crate::varint_kinds::U64,
-    crate::varint_kinds::I16, crate::varint_kinds::I32, crate::varint_kinds::I64,
+    kinds::BOOL,
+    kinds::CHAR,
+    kinds::U8,
+    kinds::U16,
+    kinds::U32,
+    kinds::U64,
+    kinds::U128,
+    kinds::I8,
+    kinds::I16,
+    kinds::I32,
+    kinds::I64,
+    kinds::I128,
+    kinds::F32,
+    kinds::F64,
+    kinds::UNIT,
+    kinds::STRING,
+    kinds::LIST,
+    kinds::SET,
+    kinds::MAP,
+    kinds::ARRAY,
+    kinds::OPTION,
+    kinds::TUPLE,
+    kinds::DURATION,
+    kinds::SYSTEM_TIME,
+    kinds::DECIMAL,
+    kinds::STRUCT,
+    kinds::ENUM,
+    kinds::SERDE,
+    kinds::RECURSIVE,
+    crate::varint_kinds::U16,
+    crate::varint_kinds::U32,
+    crate::varint_kinds::U64,
+    crate::varint_kinds::I16,
+    crate::varint_kinds::I32,
+    crate::varint_kinds::I64,
 ];
 
 thread_local! {
@@ -75,7 +112,11 @@ thread_local! {
 
 /// Restores a struct or enum named `name`: recursive references inside it (restored by
 /// `build`) resolve to the serializer built here.
-fn restore_named(name: &str, snapshot: &SerializerSnapshot, build: impl FnOnce() -> Result<Layout>) -> Result<RestoredSerializer> {
+fn restore_named(
+    name: &str,
+    snapshot: &SerializerSnapshot,
+    build: impl FnOnce() -> Result<Layout>,
+) -> Result<RestoredSerializer> {
     let cell = Arc::new(OnceLock::new());
     RESTORING.with(|r| r.borrow_mut().push((name.to_owned(), Arc::clone(&cell))));
     struct Pop;
@@ -87,7 +128,10 @@ fn restore_named(name: &str, snapshot: &SerializerSnapshot, build: impl FnOnce()
     let pop = Pop;
     let layout = build()?;
     drop(pop);
-    let restored = Arc::new(LayoutSerializer { layout, snapshot: snapshot.clone() });
+    let restored = Arc::new(LayoutSerializer {
+        layout,
+        snapshot: snapshot.clone(),
+    });
     let _ = cell.set(Arc::downgrade(&restored));
     Ok(restored)
 }
@@ -102,7 +146,11 @@ pub fn parse_struct_payload(snapshot: &SerializerSnapshot) -> Result<(String, Ve
     parse_named_payload(snapshot, "struct", "fields")
 }
 
-fn parse_named_payload(snapshot: &SerializerSnapshot, what: &str, parts: &str) -> Result<(String, Vec<String>)> {
+fn parse_named_payload(
+    snapshot: &SerializerSnapshot,
+    what: &str,
+    parts: &str,
+) -> Result<(String, Vec<String>)> {
     let mut input = DataInputView::new(snapshot.payload());
     let name = payload::read_name(&mut input)?;
     let names = payload::read_names(&mut input)?;
@@ -114,7 +162,10 @@ fn parse_named_payload(snapshot: &SerializerSnapshot, what: &str, parts: &str) -
         )));
     }
     if !input.is_empty() {
-        return Err(Error::CorruptSnapshot(format!("{what} `{name}` payload has {} trailing bytes", input.remaining())));
+        return Err(Error::CorruptSnapshot(format!(
+            "{what} `{name}` payload has {} trailing bytes",
+            input.remaining()
+        )));
     }
     Ok((name, names))
 }
@@ -133,7 +184,8 @@ pub(crate) fn restore_builtin(
         return Ok(None);
     }
     snapshot.check_version(1)?;
-    let nested = |i: usize| -> Result<RestoredSerializer> { registry.restore(snapshot.nested_at(i)?) };
+    let nested =
+        |i: usize| -> Result<RestoredSerializer> { registry.restore(snapshot.nested_at(i)?) };
     let layout = match snapshot.kind() {
         kinds::BOOL => Layout::Bool,
         kinds::CHAR => Layout::Char,
@@ -162,13 +214,19 @@ pub(crate) fn restore_builtin(
                 .ok_or_else(|| Error::CorruptSnapshot(format!("array length {n} too large")))?;
             let element = nested(0)?;
             if element.min_length() == 0 && n > crate::MAX_ZERO_SIZED_LEN {
-                return Err(Error::CorruptSnapshot(format!("array of {n} zero-sized elements")));
+                return Err(Error::CorruptSnapshot(format!(
+                    "array of {n} zero-sized elements"
+                )));
             }
             Layout::Array(n, element)
         }
         kinds::OPTION => Layout::Option(nested(0)?),
         kinds::TUPLE => Layout::Tuple(
-            snapshot.nested().iter().map(|s| registry.restore(s)).collect::<Result<_>>()?,
+            snapshot
+                .nested()
+                .iter()
+                .map(|s| registry.restore(s))
+                .collect::<Result<_>>()?,
         ),
         kinds::DURATION => Layout::Duration,
         kinds::SYSTEM_TIME => Layout::SystemTime,
@@ -188,8 +246,18 @@ pub(crate) fn restore_builtin(
         kinds::RECURSIVE => {
             let name = payload::read_name(&mut DataInputView::new(snapshot.payload()))?;
             let target = RESTORING
-                .with(|r| r.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, c)| Arc::clone(c)))
-                .ok_or_else(|| Error::CorruptSnapshot(format!("recursive reference to `{name}` outside of `{name}`")))?;
+                .with(|r| {
+                    r.borrow()
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, c)| Arc::clone(c))
+                })
+                .ok_or_else(|| {
+                    Error::CorruptSnapshot(format!(
+                        "recursive reference to `{name}` outside of `{name}`"
+                    ))
+                })?;
             Layout::Recursive { name, target }
         }
         kinds::ENUM => {
@@ -224,22 +292,37 @@ pub(crate) fn restore_builtin(
         crate::varint_kinds::I64 => Layout::VarI(64),
         _ => return Ok(None),
     };
-    Ok(Some(Arc::new(LayoutSerializer { layout, snapshot: snapshot.clone() })))
+    Ok(Some(Arc::new(LayoutSerializer {
+        layout,
+        snapshot: snapshot.clone(),
+    })))
 }
 
-fn recursive_target(name: &str, target: &OnceLock<Weak<LayoutSerializer>>) -> Result<Arc<LayoutSerializer>> {
-    target
-        .get()
-        .and_then(Weak::upgrade)
-        .ok_or_else(|| Error::custom(format!("the restored serializer of recursive type `{name}` is gone")))
+fn recursive_target(
+    name: &str,
+    target: &OnceLock<Weak<LayoutSerializer>>,
+) -> Result<Arc<LayoutSerializer>> {
+    target.get().and_then(Weak::upgrade).ok_or_else(|| {
+        Error::custom(format!(
+            "the restored serializer of recursive type `{name}` is gone"
+        ))
+    })
 }
 
 fn mismatch(layout: &Layout, value: &Value) -> Error {
-    Error::custom(format!("value {value:?} does not fit the restored layout {layout:?}"))
+    Error::custom(format!(
+        "value {value:?} does not fit the restored layout {layout:?}"
+    ))
 }
 
-fn read_fields(fields: &[(String, RestoredSerializer)], input: &mut DataInputView<'_>) -> Result<Vec<(String, Value)>> {
-    fields.iter().map(|(n, s)| Ok((n.clone(), s.deserialize(input)?))).collect()
+fn read_fields(
+    fields: &[(String, RestoredSerializer)],
+    input: &mut DataInputView<'_>,
+) -> Result<Vec<(String, Value)>> {
+    fields
+        .iter()
+        .map(|(n, s)| Ok((n.clone(), s.deserialize(input)?)))
+        .collect()
 }
 
 fn write_fields(
@@ -248,7 +331,11 @@ fn write_fields(
     out: &mut DataOutputView,
 ) -> Result<()> {
     if fields.len() != values.len() {
-        return Err(Error::custom(format!("expected {} fields, got {}", fields.len(), values.len())));
+        return Err(Error::custom(format!(
+            "expected {} fields, got {}",
+            fields.len(),
+            values.len()
+        )));
     }
     for ((_, s), (_, v)) in fields.iter().zip(values) {
         s.serialize(v, out)?;
@@ -318,7 +405,14 @@ impl TypeSerializer<Value> for LayoutSerializer {
             (Layout::Struct { fields, .. }, Value::Struct { fields: values, .. }) => {
                 write_fields(fields, values, out)?;
             }
-            (Layout::Enum { variants, .. }, Value::Enum { index, fields: values, .. }) => {
+            (
+                Layout::Enum { variants, .. },
+                Value::Enum {
+                    index,
+                    fields: values,
+                    ..
+                },
+            ) => {
                 let (_, fields) = variants
                     .get(*index as usize)
                     .ok_or_else(|| mismatch(&self.layout, value))?;
@@ -332,7 +426,9 @@ impl TypeSerializer<Value> for LayoutSerializer {
             (Layout::VarI(16), Value::I16(v)) => out.write_varint_signed(i64::from(*v)),
             (Layout::VarI(32), Value::I32(v)) => out.write_varint_signed(i64::from(*v)),
             (Layout::VarI(64), Value::I64(v)) => out.write_varint_signed(*v),
-            (Layout::Recursive { name, target }, value) => recursive_target(name, target)?.serialize(value, out)?,
+            (Layout::Recursive { name, target }, value) => {
+                recursive_target(name, target)?.serialize(value, out)?
+            }
             (layout, value) => return Err(mismatch(layout, value)),
         }
         Ok(())
@@ -360,11 +456,19 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Unit => Value::Unit,
             Layout::String => {
                 let bytes = input.read_len_prefixed()?;
-                Value::String(std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8)?.to_owned())
+                Value::String(
+                    std::str::from_utf8(bytes)
+                        .map_err(|_| Error::InvalidUtf8)?
+                        .to_owned(),
+                )
             }
             Layout::List(e) => {
                 let n = input.read_len(e.min_length())?;
-                { let mut v = Vec::new(); e.deserialize_append(n, input, &mut v)?; Value::List(v) }
+                {
+                    let mut v = Vec::new();
+                    e.deserialize_append(n, input, &mut v)?;
+                    Value::List(v)
+                }
             }
             Layout::Set(e) => {
                 let n = input.read_len(e.min_length())?;
@@ -401,14 +505,27 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Option(e) => match input.read_u8()? {
                 0 => Value::Option(None),
                 1 => Value::Option(Some(Box::new(e.deserialize(input)?))),
-                tag => return Err(Error::InvalidTag { what: "Option".to_owned(), tag: tag as u64 }),
+                tag => {
+                    return Err(Error::InvalidTag {
+                        what: "Option".to_owned(),
+                        tag: tag as u64,
+                    })
+                }
             },
-            Layout::Tuple(parts) => Value::Tuple(parts.iter().map(|p| p.deserialize(input)).collect::<Result<_>>()?),
+            Layout::Tuple(parts) => Value::Tuple(
+                parts
+                    .iter()
+                    .map(|p| p.deserialize(input))
+                    .collect::<Result<_>>()?,
+            ),
             Layout::Duration => {
                 let secs = input.read_u64()?;
                 let nanos = input.read_u32()?;
                 if nanos >= 1_000_000_000 {
-                    return Err(Error::OutOfRange { what: "Duration".to_owned(), detail: format!("{nanos} nanoseconds") });
+                    return Err(Error::OutOfRange {
+                        what: "Duration".to_owned(),
+                        detail: format!("{nanos} nanoseconds"),
+                    });
                 }
                 Value::Duration(Duration::new(secs, nanos))
             }
@@ -416,7 +533,10 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 let secs = input.read_i64()?;
                 let nanos = input.read_u32()?;
                 if nanos >= 1_000_000_000 {
-                    return Err(Error::OutOfRange { what: "SystemTime".to_owned(), detail: format!("{nanos} nanoseconds") });
+                    return Err(Error::OutOfRange {
+                        what: "SystemTime".to_owned(),
+                        detail: format!("{nanos} nanoseconds"),
+                    });
                 }
                 Value::SystemTime { secs, nanos }
             }
@@ -424,17 +544,30 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 let scale = input.read_varint_signed()?;
                 let unscaled = input.read_len_prefixed()?.to_vec();
                 if unscaled.is_empty() {
-                    return Err(Error::OutOfRange { what: "Decimal".to_owned(), detail: "empty unscaled value".to_owned() });
+                    return Err(Error::OutOfRange {
+                        what: "Decimal".to_owned(),
+                        detail: "empty unscaled value".to_owned(),
+                    });
                 }
                 Value::Decimal { scale, unscaled }
             }
-            Layout::Struct { name, fields } => Value::Struct { name: name.clone(), fields: read_fields(fields, input)? },
+            Layout::Struct { name, fields } => Value::Struct {
+                name: name.clone(),
+                fields: read_fields(fields, input)?,
+            },
             Layout::Enum { name, variants } => {
                 let tag = input.read_varint()?;
-                let index = u32::try_from(tag).map_err(|_| Error::InvalidTag { what: name.clone(), tag })?;
-                let (variant, fields) = variants
-                    .get(index as usize)
-                    .ok_or_else(|| Error::InvalidTag { what: name.clone(), tag })?;
+                let index = u32::try_from(tag).map_err(|_| Error::InvalidTag {
+                    what: name.clone(),
+                    tag,
+                })?;
+                let (variant, fields) =
+                    variants
+                        .get(index as usize)
+                        .ok_or_else(|| Error::InvalidTag {
+                            what: name.clone(),
+                            tag,
+                        })?;
                 Value::Enum {
                     name: name.clone(),
                     index,
@@ -445,7 +578,10 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Serde => Value::Opaque(input.read_len_prefixed()?.to_vec()),
             Layout::VarU(bits) => {
                 let v = input.read_varint()?;
-                let range = || Error::OutOfRange { what: format!("varint u{bits}"), detail: format!("{v} does not fit") };
+                let range = || Error::OutOfRange {
+                    what: format!("varint u{bits}"),
+                    detail: format!("{v} does not fit"),
+                };
                 match bits {
                     16 => Value::U16(u16::try_from(v).map_err(|_| range())?),
                     32 => Value::U32(u32::try_from(v).map_err(|_| range())?),
@@ -454,14 +590,19 @@ impl TypeSerializer<Value> for LayoutSerializer {
             }
             Layout::VarI(bits) => {
                 let v = input.read_varint_signed()?;
-                let range = || Error::OutOfRange { what: format!("varint i{bits}"), detail: format!("{v} does not fit") };
+                let range = || Error::OutOfRange {
+                    what: format!("varint i{bits}"),
+                    detail: format!("{v} does not fit"),
+                };
                 match bits {
                     16 => Value::I16(i16::try_from(v).map_err(|_| range())?),
                     32 => Value::I32(i32::try_from(v).map_err(|_| range())?),
                     _ => Value::I64(v),
                 }
             }
-            Layout::Recursive { name, target } => recursive_target(name, target)?.deserialize(input)?,
+            Layout::Recursive { name, target } => {
+                recursive_target(name, target)?.deserialize(input)?
+            }
         })
     }
 
@@ -488,7 +629,10 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Option(e) => match input.read_u8()? {
                 0 => Ok(()),
                 1 => e.skip(input),
-                tag => Err(Error::InvalidTag { what: "Option".to_owned(), tag: tag as u64 }),
+                tag => Err(Error::InvalidTag {
+                    what: "Option".to_owned(),
+                    tag: tag as u64,
+                }),
             },
             Layout::Tuple(parts) => parts.iter().try_for_each(|p| p.skip(input)),
             Layout::Decimal => {
@@ -501,7 +645,10 @@ impl TypeSerializer<Value> for LayoutSerializer {
                 let (_, fields) = usize::try_from(tag)
                     .ok()
                     .and_then(|i| variants.get(i))
-                    .ok_or_else(|| Error::InvalidTag { what: name.clone(), tag })?;
+                    .ok_or_else(|| Error::InvalidTag {
+                        what: name.clone(),
+                        tag,
+                    })?;
                 fields.iter().try_for_each(|(_, s)| s.skip(input))
             }
             Layout::Recursive { name, target } => recursive_target(name, target)?.skip(input),
@@ -521,10 +668,12 @@ impl TypeSerializer<Value> for LayoutSerializer {
             Layout::Unit => 0,
             Layout::Duration | Layout::SystemTime => 12,
             Layout::Array(n, e) => e.fixed_length()?.checked_mul(*n)?,
-            Layout::Tuple(parts) => parts.iter().try_fold(0usize, |acc, p| acc.checked_add(p.fixed_length()?))?,
-            Layout::Struct { fields, .. } => {
-                fields.iter().try_fold(0usize, |acc, (_, s)| acc.checked_add(s.fixed_length()?))?
-            }
+            Layout::Tuple(parts) => parts
+                .iter()
+                .try_fold(0usize, |acc, p| acc.checked_add(p.fixed_length()?))?,
+            Layout::Struct { fields, .. } => fields
+                .iter()
+                .try_fold(0usize, |acc, (_, s)| acc.checked_add(s.fixed_length()?))?,
             _ => return None,
         })
     }
@@ -532,8 +681,12 @@ impl TypeSerializer<Value> for LayoutSerializer {
     fn min_length(&self) -> usize {
         match &self.layout {
             Layout::Array(n, e) => e.min_length().saturating_mul(*n),
-            Layout::Tuple(parts) => parts.iter().fold(0usize, |acc, p| acc.saturating_add(p.min_length())),
-            Layout::Struct { fields, .. } => fields.iter().fold(0usize, |acc, (_, s)| acc.saturating_add(s.min_length())),
+            Layout::Tuple(parts) => parts
+                .iter()
+                .fold(0usize, |acc, p| acc.saturating_add(p.min_length())),
+            Layout::Struct { fields, .. } => fields
+                .iter()
+                .fold(0usize, |acc, (_, s)| acc.saturating_add(s.min_length())),
             _ => self.fixed_length().unwrap_or(1),
         }
     }

@@ -81,7 +81,12 @@ pub struct SerializerSnapshot {
 impl SerializerSnapshot {
     /// A snapshot of `kind` at `version`, with no payload and no nested snapshots.
     pub fn new(kind: impl Into<String>, version: u32) -> Self {
-        Self { kind: kind.into(), version, payload: Vec::new(), nested: Vec::new() }
+        Self {
+            kind: kind.into(),
+            version,
+            payload: Vec::new(),
+            nested: Vec::new(),
+        }
     }
 
     /// Sets the kind-specific payload.
@@ -145,7 +150,11 @@ impl SerializerSnapshot {
     /// Used in incompatibility messages. Struct and enum snapshots carry their name in
     /// their payload; other kinds are named after the Rust types that write them.
     pub fn type_name(&self) -> String {
-        let nested = |i: usize| self.nested.get(i).map_or_else(|| "?".to_owned(), |s| s.type_name());
+        let nested = |i: usize| {
+            self.nested
+                .get(i)
+                .map_or_else(|| "?".to_owned(), |s| s.type_name())
+        };
         match self.kind.as_str() {
             kinds::UNIT => "()".to_owned(),
             kinds::STRING => "String".to_owned(),
@@ -166,14 +175,18 @@ impl SerializerSnapshot {
                 }
             }
             kinds::DURATION => "Duration".to_owned(),
-            varint if varint.starts_with("varint_") => format!("{} (varint)", &varint["varint_".len()..]),
+            varint if varint.starts_with("varint_") => {
+                format!("{} (varint)", &varint["varint_".len()..])
+            }
             kinds::SYSTEM_TIME => "SystemTime".to_owned(),
             kinds::DECIMAL => "Decimal".to_owned(),
-            kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => DataInputView::new(&self.payload)
-                .read_len_prefixed()
-                .ok()
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .map_or_else(|| self.kind.clone(), str::to_owned),
+            kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => {
+                DataInputView::new(&self.payload)
+                    .read_len_prefixed()
+                    .ok()
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .map_or_else(|| self.kind.clone(), str::to_owned)
+            }
             other => other.to_owned(),
         }
     }
@@ -186,7 +199,10 @@ impl SerializerSnapshot {
     /// As [`SnapshotRegistry::restore`].
     ///
     /// [`SnapshotRegistry::restore`]: crate::SnapshotRegistry::restore
-    pub fn restore_serializer(&self, registry: &crate::SnapshotRegistry) -> Result<crate::RestoredSerializer> {
+    pub fn restore_serializer(
+        &self,
+        registry: &crate::SnapshotRegistry,
+    ) -> Result<crate::RestoredSerializer> {
         registry.restore(self)
     }
 
@@ -213,7 +229,9 @@ impl SerializerSnapshot {
 
     fn read_at_depth(input: &mut DataInputView<'_>, depth: usize) -> Result<Self> {
         if depth > MAX_SNAPSHOT_DEPTH {
-            return Err(Error::CorruptSnapshot(format!("nesting deeper than {MAX_SNAPSHOT_DEPTH}")));
+            return Err(Error::CorruptSnapshot(format!(
+                "nesting deeper than {MAX_SNAPSHOT_DEPTH}"
+            )));
         }
         let kind = std::str::from_utf8(input.read_len_prefixed()?)
             .map_err(|_| Error::CorruptSnapshot("kind id is not UTF-8".to_owned()))?
@@ -230,7 +248,12 @@ impl SerializerSnapshot {
         for _ in 0..count {
             nested.push(Self::read_at_depth(input, depth + 1)?);
         }
-        Ok(Self { kind, version, payload, nested })
+        Ok(Self {
+            kind,
+            version,
+            payload,
+            nested,
+        })
     }
 
     /// The standalone byte form: magic `TISS`, envelope version, then the envelope.
@@ -258,11 +281,16 @@ impl SerializerSnapshot {
         }
         let version = input.read_u8()?;
         if version != SNAPSHOT_FORMAT_VERSION {
-            return Err(Error::CorruptSnapshot(format!("unknown envelope version {version}")));
+            return Err(Error::CorruptSnapshot(format!(
+                "unknown envelope version {version}"
+            )));
         }
         let snapshot = Self::read_from(&mut input)?;
         if !input.is_empty() {
-            return Err(Error::CorruptSnapshot(format!("{} trailing bytes", input.remaining())));
+            return Err(Error::CorruptSnapshot(format!(
+                "{} trailing bytes",
+                input.remaining()
+            )));
         }
         Ok(snapshot)
     }
@@ -273,7 +301,10 @@ pub mod payload {
     use super::*;
 
     /// Writes a list of names: count, then each length-prefixed.
-    pub fn write_names<'a>(out: &mut DataOutputView, names: impl ExactSizeIterator<Item = &'a str>) {
+    pub fn write_names<'a>(
+        out: &mut DataOutputView,
+        names: impl ExactSizeIterator<Item = &'a str>,
+    ) {
         out.write_len(names.len());
         for name in names {
             out.write_len_prefixed(name.as_bytes());

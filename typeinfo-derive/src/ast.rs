@@ -85,26 +85,45 @@ impl<'a> Container<'a> {
                 Body::Struct(style, fields)
             }
             Data::Union(data) => {
-                cx.error_spanned_by(data.union_token, "#[derive(TypeInfo)] does not support unions: use an enum");
+                cx.error_spanned_by(
+                    data.union_token,
+                    "#[derive(TypeInfo)] does not support unions: use an enum",
+                );
                 return None;
             }
         };
-        Some(Container { ident: input.ident.clone(), attrs, data, generics: &input.generics })
+        Some(Container {
+            ident: input.ident.clone(),
+            attrs,
+            data,
+            generics: &input.generics,
+        })
     }
 
     /// The stable type identity: `name = "..."`, else the identifier.
     pub fn type_name(&self) -> String {
-        self.attrs.name.as_ref().map_or_else(|| self.ident.to_string(), syn::LitStr::value)
+        self.attrs
+            .name
+            .as_ref()
+            .map_or_else(|| self.ident.to_string(), syn::LitStr::value)
     }
 }
 
-fn enum_from_ast<'a>(cx: &Ctxt, variants: &'a Punctuated<syn::Variant, Token![,]>) -> Vec<Variant<'a>> {
+fn enum_from_ast<'a>(
+    cx: &Ctxt,
+    variants: &'a Punctuated<syn::Variant, Token![,]>,
+) -> Vec<Variant<'a>> {
     variants
         .iter()
         .map(|variant| {
             let attrs = attr::Variant::from_ast(cx, &variant.attrs);
             let (style, fields) = struct_from_ast(cx, &variant.fields);
-            Variant { ident: variant.ident.clone(), attrs, style, fields }
+            Variant {
+                ident: variant.ident.clone(),
+                attrs,
+                style,
+                fields,
+            }
         })
         .collect()
 }

@@ -21,7 +21,10 @@ pub fn mentions_param(cont: &Container<'_>, ty: &syn::Type) -> bool {
             syn::visit::visit_path(self, path);
         }
     }
-    let mut finder = Finder { params: cont.generics.type_params().map(|p| &p.ident).collect(), found: false };
+    let mut finder = Finder {
+        params: cont.generics.type_params().map(|p| &p.ident).collect(),
+        found: false,
+    };
     finder.visit_type(ty);
     finder.found
 }
@@ -40,7 +43,10 @@ pub fn mentions_self(cont: &Container<'_>, ty: &syn::Type) -> bool {
             syn::visit::visit_path_segment(self, seg);
         }
     }
-    let mut finder = Finder { ident: &cont.ident, found: false };
+    let mut finder = Finder {
+        ident: &cont.ident,
+        found: false,
+    };
     finder.visit_type(ty);
     finder.found
 }
@@ -69,7 +75,10 @@ pub fn where_clause(cont: &Container<'_>, krate: &syn::Path) -> proc_macro2::Tok
         Some(custom) => predicates.extend(custom.iter().map(|p| quote!(#p))),
         None => {
             for field in all_fields(cont) {
-                if field.is_serialized() && field.attrs.with.is_none() && mentions_param(cont, field.ty) {
+                if field.is_serialized()
+                    && field.attrs.with.is_none()
+                    && mentions_param(cont, field.ty)
+                {
                     let ty = field.ty;
                     predicates.push(quote!(#ty: #krate::TypeInfo));
                 }

@@ -14,7 +14,9 @@ use crate::span::krate_at;
 /// recursive (its comparator type would be infinite).
 pub fn expand(cont: &Container<'_>) -> TokenStream {
     let fields = bound::all_fields(cont);
-    if fields.iter().any(|f| f.attrs.with.is_some() || f.attrs.recursive.is_some() || bound::mentions_self(cont, f.ty)) {
+    if fields.iter().any(|f| {
+        f.attrs.with.is_some() || f.attrs.recursive.is_some() || bound::mentions_self(cont, f.ty)
+    }) {
         return TokenStream::new();
     }
     let krate = krate(cont);
@@ -29,8 +31,13 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
 
     // One comparator per serialized field, as generic parameters of the comparator struct
     // (so the struct exists even when a field's type has no comparator).
-    let fields: Vec<&crate::ast::Field<'_>> = bound::all_fields(cont).into_iter().filter(|f| f.is_serialized()).collect();
-    let params: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("__C{}", i)).collect();
+    let fields: Vec<&crate::ast::Field<'_>> = bound::all_fields(cont)
+        .into_iter()
+        .filter(|f| f.is_serialized())
+        .collect();
+    let params: Vec<syn::Ident> = (0..fields.len())
+        .map(|i| format_ident!("__C{}", i))
+        .collect();
     let members: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("c{}", i)).collect();
     let tys: Vec<&syn::Type> = fields.iter().map(|f| f.ty).collect();
 
@@ -83,7 +90,9 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
                 let pattern_a = pattern(&path, variant.style, &gens, "__a");
                 let pattern_b = pattern(&path, variant.style, &gens, "__b");
                 let (cmp, ser, key) = field_steps(&krate, &gens, &members, &tys, &mut next);
-                cmp_arms.push(quote!((#pattern_a, #pattern_b) => { #cmp ::core::cmp::Ordering::Equal }));
+                cmp_arms.push(
+                    quote!((#pattern_a, #pattern_b) => { #cmp ::core::cmp::Ordering::Equal }),
+                );
                 let tag = vi as u64;
                 ser_arms.push(quote!(#tag => { #ser }));
                 key_arms.push(quote!(#pattern_a => {
@@ -127,7 +136,10 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         }
     };
 
-    let comparator_bounds = params.iter().zip(&tys).map(|(p, ty)| quote!(#p: #krate::TypeComparator<#ty>));
+    let comparator_bounds = params
+        .iter()
+        .zip(&tys)
+        .map(|(p, ty)| quote!(#p: #krate::TypeComparator<#ty>));
     // Spanned at the field's type, so that "required for `T` to implement `KeyType`" points
     // at the field that is not a key.
     let comparable_where = tys.iter().map(|ty| {
@@ -138,8 +150,13 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         let krate = krate_at(cont, &krate, ty.span());
         quote_spanned!(ty.span()=> for<'__ti> #ty: #krate::KeyType)
     });
-    let assoc = tys.iter().map(|ty| quote!(<#ty as #krate::Comparable>::Comparator));
-    let news = members.iter().zip(&tys).map(|(m, ty)| quote!(#m: <#ty as #krate::Comparable>::comparator()));
+    let assoc = tys
+        .iter()
+        .map(|ty| quote!(<#ty as #krate::Comparable>::Comparator));
+    let news = members
+        .iter()
+        .zip(&tys)
+        .map(|(m, ty)| quote!(#m: <#ty as #krate::Comparable>::comparator()));
     let impl_params = cont.generics.params.iter();
     let existing_where = where_predicates(&where_clause);
 
@@ -194,8 +211,17 @@ fn where_predicates(where_clause: &TokenStream) -> TokenStream {
 }
 
 /// A pattern binding each field to `<prefix>N`.
-fn pattern(path: &TokenStream, style: crate::ast::Style, gens: &[FieldGen<'_, '_>], prefix: &str) -> TokenStream {
-    let bindings: Vec<syn::Ident> = gens.iter().enumerate().map(|(i, _)| format_ident!("{}{}", prefix, i)).collect();
+fn pattern(
+    path: &TokenStream,
+    style: crate::ast::Style,
+    gens: &[FieldGen<'_, '_>],
+    prefix: &str,
+) -> TokenStream {
+    let bindings: Vec<syn::Ident> = gens
+        .iter()
+        .enumerate()
+        .map(|(i, _)| format_ident!("{}{}", prefix, i))
+        .collect();
     let members = gens.iter().map(|g| &g.field.member);
     match style {
         crate::ast::Style::Named => quote!(#path { #(#members: #bindings),* }),

@@ -45,7 +45,9 @@ use syn::{parse_macro_input, DeriveInput};
 #[proc_macro_derive(TypeInfo, attributes(typeinfo))]
 pub fn derive_type_info(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+    expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {

@@ -14,8 +14,8 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use typeinfo_serializers::{
-    kinds, Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result, SerializerSnapshot,
-    SnapshotRegistry, TypeSerializer,
+    kinds, Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result,
+    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use crate::config::SerializerConfig;
@@ -33,7 +33,9 @@ impl<T> GenericSerializer<T> {
     /// [`Error::GenericTypeDisabled`] naming `T`.
     pub fn new(config: &SerializerConfig) -> Result<Self> {
         if config.generic_types_disabled() {
-            return Err(Error::GenericTypeDisabled { type_name: std::any::type_name::<T>().to_owned() });
+            return Err(Error::GenericTypeDisabled {
+                type_name: std::any::type_name::<T>().to_owned(),
+            });
         }
         Ok(Self { _type: PhantomData })
     }
@@ -57,18 +59,28 @@ fn snapshot_of<T>() -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::SERDE, 1).with_payload(payload.into_inner())
 }
 
-impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> TypeSerializer<T> for GenericSerializer<T> {
+impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> TypeSerializer<T>
+    for GenericSerializer<T>
+{
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
-        let bytes = postcard::to_allocvec(value)
-            .map_err(|e| Error::custom(format!("serde cannot write `{}`: {e}", std::any::type_name::<T>())))?;
+        let bytes = postcard::to_allocvec(value).map_err(|e| {
+            Error::custom(format!(
+                "serde cannot write `{}`: {e}",
+                std::any::type_name::<T>()
+            ))
+        })?;
         out.write_len_prefixed(&bytes);
         Ok(())
     }
 
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
         let bytes = input.read_len_prefixed()?;
-        let (value, rest) = postcard::take_from_bytes(bytes)
-            .map_err(|e| Error::custom(format!("serde cannot read `{}`: {e}", std::any::type_name::<T>())))?;
+        let (value, rest) = postcard::take_from_bytes(bytes).map_err(|e| {
+            Error::custom(format!(
+                "serde cannot read `{}`: {e}",
+                std::any::type_name::<T>()
+            ))
+        })?;
         if !rest.is_empty() {
             return Err(Error::custom(format!(
                 "serde left {} bytes unread in a `{}`",
@@ -97,7 +109,8 @@ impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> TypeSerializer<T>
             Compatibility::AsIs
         } else {
             Compatibility::Incompatible(
-                Incompatibility::between(old, &new).with_detail("serde-bridged types cannot evolve"),
+                Incompatibility::between(old, &new)
+                    .with_detail("serde-bridged types cannot evolve"),
             )
         }
     }

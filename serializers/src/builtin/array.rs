@@ -4,7 +4,9 @@ use std::cmp::Ordering;
 
 use super::{check_kind, resolve_child};
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
+};
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
@@ -36,11 +38,15 @@ pub(crate) fn read_array<T, const N: usize>(mut read: impl FnMut() -> Result<T>)
     });
     match error {
         Some(e) => Err(e),
-        None => Ok(items.map(|item| item.expect("every element was read when no error was recorded"))),
+        None => {
+            Ok(items.map(|item| item.expect("every element was read when no error was recorded")))
+        }
     }
 }
 
-impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T; N]> for ArraySerializer<S, N> {
+impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T; N]>
+    for ArraySerializer<S, N>
+{
     #[inline]
     fn serialize(&self, value: &[T; N], out: &mut DataOutputView) -> Result<()> {
         self.element.serialize_slice(value, out)
@@ -85,7 +91,11 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
             .with_payload(payload.into_inner())
             .with_nested(vec![self.element.snapshot()])
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<[T; N]> {
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<[T; N]> {
         let new = self.snapshot();
         if check_kind(&new, old).is_err() || old.payload() != new.payload() {
             return Compatibility::Incompatible(Incompatibility::between(old, &new));
@@ -113,7 +123,9 @@ impl<C> ArrayComparator<C> {
     }
 }
 
-impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]> for ArrayComparator<C> {
+impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]>
+    for ArrayComparator<C>
+{
     fn compare(&self, a: &[T; N], b: &[T; N]) -> Ordering {
         a.iter()
             .zip(b)
@@ -121,7 +133,11 @@ impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]> fo
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         for _ in 0..N {
             match self.element.compare_serialized(a, b)? {
                 Ordering::Equal => {}

@@ -25,7 +25,12 @@ pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
 fn twos_complement_start(bytes: &[u8; 16]) -> usize {
     let v = i128::from_be_bytes(*bytes);
     // Redundant sign bits: leading copies of the sign bit beyond the one that must stay.
-    let redundant = if v < 0 { v.leading_ones() } else { v.leading_zeros() } as usize - 1;
+    let redundant = if v < 0 {
+        v.leading_ones()
+    } else {
+        v.leading_zeros()
+    } as usize
+        - 1;
     (redundant / 8).min(15)
 }
 
@@ -55,7 +60,10 @@ fn read_parts<'a>(input: &mut DataInputView<'a>) -> Result<(i64, &'a [u8])> {
     let scale = input.read_varint_signed()?;
     let unscaled = input.read_len_prefixed()?;
     if unscaled.is_empty() {
-        return Err(Error::OutOfRange { what: "Decimal".to_owned(), detail: "empty unscaled value".to_owned() });
+        return Err(Error::OutOfRange {
+            what: "Decimal".to_owned(),
+            detail: "empty unscaled value".to_owned(),
+        });
     }
     Ok((scale, unscaled))
 }
@@ -99,7 +107,11 @@ impl RustDecimalSerializer {
     ///
     /// Less room left than the value's bytes.
     #[inline(always)]
-    pub fn put(&self, value: &rust_decimal::Decimal, w: &mut crate::ReservedWriter<'_>) -> Result<()> {
+    pub fn put(
+        &self,
+        value: &rust_decimal::Decimal,
+        w: &mut crate::ReservedWriter<'_>,
+    ) -> Result<()> {
         let (head, front, n) = rust_decimal_parts(value);
         w.put_array(head)?;
         w.put_be_prefix(front, n)
@@ -117,7 +129,10 @@ impl TypeSerializer<rust_decimal::Decimal> for RustDecimalSerializer {
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<rust_decimal::Decimal> {
         let (scale, unscaled) = read_parts(input)?;
-        let out_of_range = |detail: String| Error::OutOfRange { what: "rust_decimal::Decimal".to_owned(), detail };
+        let out_of_range = |detail: String| Error::OutOfRange {
+            what: "rust_decimal::Decimal".to_owned(),
+            detail,
+        };
         let mantissa = twos_complement_to_i128(unscaled)
             .ok_or_else(|| out_of_range(format!("{}-byte unscaled value", unscaled.len())))?;
         let scale = u32::try_from(scale).map_err(|_| out_of_range(format!("scale {scale}")))?;
@@ -153,7 +168,10 @@ impl TypeSerializer<bigdecimal::BigDecimal> for BigDecimalSerializer {
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<bigdecimal::BigDecimal> {
         let (scale, unscaled) = read_parts(input)?;
-        Ok(bigdecimal::BigDecimal::new(num_bigint::BigInt::from_signed_bytes_be(unscaled), scale))
+        Ok(bigdecimal::BigDecimal::new(
+            num_bigint::BigInt::from_signed_bytes_be(unscaled),
+            scale,
+        ))
     }
     fn copy(&self, value: &bigdecimal::BigDecimal) -> bigdecimal::BigDecimal {
         value.clone()

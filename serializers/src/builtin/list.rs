@@ -69,7 +69,11 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSer
     fn snapshot(&self) -> SerializerSnapshot {
         list_snapshot(self.element.snapshot())
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<Vec<T>> {
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<Vec<T>> {
         resolve_collection(self.snapshot(), old, &self.element, registry, Ok)
     }
 }
@@ -87,7 +91,9 @@ impl<S> VecDequeSerializer<S> {
     }
 }
 
-impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>> for VecDequeSerializer<S> {
+impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>>
+    for VecDequeSerializer<S>
+{
     fn serialize(&self, value: &VecDeque<T>, out: &mut DataOutputView) -> Result<()> {
         out.write_len(value.len());
         let (a, b) = value.as_slices();
@@ -110,8 +116,14 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>> for V
     fn snapshot(&self) -> SerializerSnapshot {
         list_snapshot(self.element.snapshot())
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<VecDeque<T>> {
-        resolve_collection(self.snapshot(), old, &self.element, registry, |v| Ok(v.into()))
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<VecDeque<T>> {
+        resolve_collection(self.snapshot(), old, &self.element, registry, |v| {
+            Ok(v.into())
+        })
     }
 }
 
@@ -131,7 +143,11 @@ impl<C> SeqComparator<C> {
         Self { element }
     }
 
-    fn compare_iter<'a, T: 'a>(&self, a: impl Iterator<Item = &'a T>, b: impl Iterator<Item = &'a T>) -> Ordering
+    fn compare_iter<'a, T: 'a>(
+        &self,
+        a: impl Iterator<Item = &'a T>,
+        b: impl Iterator<Item = &'a T>,
+    ) -> Ordering
     where
         C: TypeComparator<T>,
     {
@@ -161,7 +177,11 @@ impl<C> SeqComparator<C> {
         out.push(0);
     }
 
-    fn compare_serialized_seq<T>(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering>
+    fn compare_serialized_seq<T>(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering>
     where
         C: TypeComparator<T>,
     {

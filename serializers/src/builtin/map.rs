@@ -19,7 +19,6 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
-
 fn duplicate() -> Error {
     Error::custom("map bytes repeat a key")
 }
@@ -133,8 +132,8 @@ impl<KC, VC> MapComparator<KC, VC> {
     }
 }
 
-impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeComparator<BTreeMap<K, V>>
-    for MapComparator<KC, VC>
+impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>>
+    TypeComparator<BTreeMap<K, V>> for MapComparator<KC, VC>
 {
     fn compare(&self, a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> Ordering {
         let mut a = a.iter();
@@ -142,7 +141,11 @@ impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeC
         loop {
             match (a.next(), b.next()) {
                 (Some((ka, va)), Some((kb, vb))) => {
-                    match self.key.compare(ka, kb).then_with(|| self.value.compare(va, vb)) {
+                    match self
+                        .key
+                        .compare(ka, kb)
+                        .then_with(|| self.value.compare(va, vb))
+                    {
                         Ordering::Equal => continue,
                         other => return other,
                     }
@@ -153,7 +156,11 @@ impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeC
             }
         }
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         let la = a.read_count()?;
         let lb = b.read_count()?;
         for _ in 0..la.min(lb) {

@@ -15,7 +15,9 @@ pub mod time;
 pub mod tuple;
 pub mod varint;
 
-use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
+};
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::registry::SnapshotRegistry;
@@ -23,7 +25,10 @@ use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 
 /// Fails unless `old` has the kind and version of `new`.
-pub(crate) fn check_kind(new: &SerializerSnapshot, old: &SerializerSnapshot) -> Result<(), Incompatibility> {
+pub(crate) fn check_kind(
+    new: &SerializerSnapshot,
+    old: &SerializerSnapshot,
+) -> Result<(), Incompatibility> {
     if old.kind() == new.kind() && old.version() == new.version() {
         Ok(())
     } else {

@@ -5,7 +5,9 @@
 use std::cmp::Ordering;
 
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
+};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
@@ -38,7 +40,10 @@ fn read_tag(input: &mut DataInputView<'_>) -> Result<bool> {
 #[cold]
 #[inline(never)]
 fn invalid_tag(tag: u8) -> Error {
-    Error::InvalidTag { what: "Option".to_owned(), tag: u64::from(tag) }
+    Error::InvalidTag {
+        what: "Option".to_owned(),
+        tag: u64::from(tag),
+    }
 }
 
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Option<T>> for OptionSerializer<S> {
@@ -93,7 +98,11 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Option<T>> for Opt
     fn snapshot(&self) -> SerializerSnapshot {
         SerializerSnapshot::new(kinds::OPTION, 1).with_nested(vec![self.inner.snapshot()])
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<Option<T>> {
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<Option<T>> {
         if old.kind() != kinds::OPTION {
             // `T -> Option<T>`: old values become `Some`.
             return match self.inner.resolve(old, registry) {
@@ -102,7 +111,9 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Option<T>> for Opt
                 }
                 Compatibility::AsIs => {
                     let inner = self.inner.clone();
-                    Compatibility::AfterMigration(MigrationReader::new(move |input| inner.deserialize(input).map(Some)))
+                    Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                        inner.deserialize(input).map(Some)
+                    }))
                 }
                 migrating => migrating.map(Some),
             };
@@ -145,7 +156,11 @@ impl<T: 'static, C: TypeComparator<T>> TypeComparator<Option<T>> for OptionCompa
             (a, b) => a.is_some().cmp(&b.is_some()),
         }
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         match (read_tag(a)?, read_tag(b)?) {
             (true, true) => self.inner.compare_serialized(a, b),
             (x, y) => Ok(x.cmp(&y)),

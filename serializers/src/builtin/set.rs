@@ -16,7 +16,6 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
-
 fn duplicate() -> Error {
     Error::custom("set bytes repeat an element")
 }
@@ -91,5 +90,9 @@ macro_rules! set_impl {
 
 set_impl!(HashSetSerializer, "Serializes `HashSet<T, H>` with the element serializer `S`, in iteration order.",
     HashSet<T, H>, [Eq + Hash], H);
-set_impl!(BTreeSetSerializer, "Serializes `BTreeSet<T>` with the element serializer `S`, in sorted order.",
-    BTreeSet<T>, [Ord],);
+set_impl!(
+    BTreeSetSerializer,
+    "Serializes `BTreeSet<T>` with the element serializer `S`, in sorted order.",
+    BTreeSet<T>,
+    [Ord],
+);

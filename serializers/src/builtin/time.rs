@@ -19,7 +19,10 @@ const NANOS_PER_SEC: u32 = 1_000_000_000;
 fn read_nanos(input: &mut DataInputView<'_>, what: &str) -> Result<u32> {
     let nanos = input.read_u32()?;
     if nanos >= NANOS_PER_SEC {
-        return Err(Error::OutOfRange { what: what.to_owned(), detail: format!("{nanos} nanoseconds") });
+        return Err(Error::OutOfRange {
+            what: what.to_owned(),
+            detail: format!("{nanos} nanoseconds"),
+        });
     }
     Ok(nanos)
 }
@@ -52,10 +55,11 @@ fn read_time(input: &mut DataInputView<'_>) -> Result<SystemTime> {
     } else {
         UNIX_EPOCH.checked_sub(Duration::from_secs(secs.unsigned_abs()))
     };
-    base.and_then(|t| t.checked_add(Duration::from_nanos(nanos as u64))).ok_or_else(|| Error::OutOfRange {
-        what: "SystemTime".to_owned(),
-        detail: format!("{secs} seconds from the UNIX epoch"),
-    })
+    base.and_then(|t| t.checked_add(Duration::from_nanos(nanos as u64)))
+        .ok_or_else(|| Error::OutOfRange {
+            what: "SystemTime".to_owned(),
+            detail: format!("{secs} seconds from the UNIX epoch"),
+        })
 }
 
 /// Serializes `Duration` as `u64` seconds and `u32` nanoseconds.
@@ -96,7 +100,11 @@ impl TypeComparator<Duration> for DurationComparator {
     fn compare(&self, a: &Duration, b: &Duration) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_duration(a)?.cmp(&read_duration(b)?))
     }
     fn write_normalized_key(&self, value: &Duration, out: &mut Vec<u8>) {
@@ -148,7 +156,11 @@ impl TypeComparator<SystemTime> for SystemTimeComparator {
     fn compare(&self, a: &SystemTime, b: &SystemTime) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_time(a)?.cmp(&read_time(b)?))
     }
     fn write_normalized_key(&self, value: &SystemTime, out: &mut Vec<u8>) {

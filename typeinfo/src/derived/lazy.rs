@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result, SerializerSnapshot, SnapshotRegistry,
-    TypeSerializer,
+    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result,
+    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use crate::config::SerializerConfig;
@@ -29,21 +29,32 @@ impl<T: TypeInfo> Lazy<T> {
     pub fn new(config: &SerializerConfig) -> Result<Self> {
         if config.generic_types_disabled() {
             if let Some(generic) = T::description().first_generic() {
-                return Err(Error::GenericTypeDisabled { type_name: generic.to_owned() });
+                return Err(Error::GenericTypeDisabled {
+                    type_name: generic.to_owned(),
+                });
             }
         }
-        Ok(Self { config: config.clone(), cell: Arc::new(OnceLock::new()) })
+        Ok(Self {
+            config: config.clone(),
+            cell: Arc::new(OnceLock::new()),
+        })
     }
 
     #[inline]
     fn get(&self) -> Result<&T::Serializer> {
-        self.cell.get_or_init(|| T::create_serializer(&self.config)).as_ref().map_err(Clone::clone)
+        self.cell
+            .get_or_init(|| T::create_serializer(&self.config))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 }
 
 impl<T: TypeInfo> Clone for Lazy<T> {
     fn clone(&self) -> Self {
-        Self { config: self.config.clone(), cell: Arc::clone(&self.cell) }
+        Self {
+            config: self.config.clone(),
+            cell: Arc::clone(&self.cell),
+        }
     }
 }
 
@@ -56,7 +67,10 @@ impl<T: TypeInfo> fmt::Debug for Lazy<T> {
 fn unavailable<T>(e: &Error) -> SerializerSnapshot {
     // A serializer that cannot be created cannot have written bytes either; describe it
     // by name so that resolution reports it.
-    SerializerSnapshot::new(format!("unavailable({}): {e}", std::any::type_name::<T>()), 1)
+    SerializerSnapshot::new(
+        format!("unavailable({}): {e}", std::any::type_name::<T>()),
+        1,
+    )
 }
 
 impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
@@ -76,13 +90,20 @@ impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
             Ok(s) => s.copy(value),
             // `new` checked the only reason creation fails (a disabled generic type), so
             // this cannot happen; `copy` has no error channel to report it.
-            Err(e) => unreachable!("the serializer of `{}` was checked at creation: {e}", std::any::type_name::<T>()),
+            Err(e) => unreachable!(
+                "the serializer of `{}` was checked at creation: {e}",
+                std::any::type_name::<T>()
+            ),
         }
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
         self.get()?.skip(input)
     }
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
         self.get()?.copy_serialized(input, out)
     }
     fn fixed_length(&self) -> Option<usize> {
@@ -107,7 +128,8 @@ impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
         match self.get() {
             Ok(s) => s.resolve(old, registry),
             Err(e) => Compatibility::Incompatible(
-                Incompatibility::new(old.type_name(), std::any::type_name::<T>()).with_detail(e.to_string()),
+                Incompatibility::new(old.type_name(), std::any::type_name::<T>())
+                    .with_detail(e.to_string()),
             ),
         }
     }

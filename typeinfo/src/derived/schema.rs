@@ -61,14 +61,24 @@ fn named_payload<'a>(name: &str, names: impl ExactSizeIterator<Item = &'a str>) 
 }
 
 /// The snapshot of a struct: its name and field names, and the field snapshots.
-pub fn struct_snapshot(schema: &StructSchema, fields: Vec<SerializerSnapshot>) -> SerializerSnapshot {
+pub fn struct_snapshot(
+    schema: &StructSchema,
+    fields: Vec<SerializerSnapshot>,
+) -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::STRUCT, 1)
-        .with_payload(named_payload(schema.name, schema.fields.iter().map(|f| f.name)))
+        .with_payload(named_payload(
+            schema.name,
+            schema.fields.iter().map(|f| f.name),
+        ))
         .with_nested(fields)
 }
 
 /// The snapshot of an enum: its name and variant names, and one struct snapshot per variant.
-pub fn enum_snapshot(name: &str, variants: &[VariantSchema], nested: Vec<SerializerSnapshot>) -> SerializerSnapshot {
+pub fn enum_snapshot(
+    name: &str,
+    variants: &[VariantSchema],
+    nested: Vec<SerializerSnapshot>,
+) -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::ENUM, 1)
         .with_payload(named_payload(name, variants.iter().map(|v| v.schema.name)))
         .with_nested(nested)
@@ -81,7 +91,10 @@ thread_local! {
 /// Builds the snapshot of the type `name` with `build`, unless `name` is already being
 /// snapshotted further up this thread's stack: a recursive type then refers to itself with
 /// a `recursive` snapshot naming it, instead of recursing forever.
-pub fn guarded_snapshot(name: &'static str, build: impl FnOnce() -> SerializerSnapshot) -> SerializerSnapshot {
+pub fn guarded_snapshot(
+    name: &'static str,
+    build: impl FnOnce() -> SerializerSnapshot,
+) -> SerializerSnapshot {
     let recursive = IN_PROGRESS.with(|s| s.borrow().contains(&name));
     if recursive {
         let mut out = DataOutputView::new();
