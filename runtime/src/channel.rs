@@ -25,6 +25,9 @@ use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSe
 use crate::Data;
 
 /// The timely timestamp of every record: the checkpoint epoch it belongs to.
+/// The most elements a decoded batch reserves room for before reading them.
+const MAX_UPFRONT_ELEMENTS: usize = 1024;
+
 pub(crate) type Epoch = u64;
 
 /// The event timestamp of a record that has none.
@@ -181,10 +184,16 @@ impl<T: Data> Batch<T> {
     /// Writes the batch in the wire layout (without the length word and padding).
     pub(crate) fn encode(&self, out: &mut DataOutputView) -> typeinfo::Result<()> {
         let any = wire_serializer::<T>()?;
-        let serializer = any
-            .downcast_ref::<T::Serializer>()
-            .expect("registered under its own type id");
-        out.write_u32(self.msgs.len() as u32);
+        let serializer = any.downcast_ref::<T::Serializer>().ok_or_else(|| {
+            typeinfo::Error::custom("the wire serializer is registered for another type")
+        })?;
+        let count = u32::try_from(self.msgs.len()).map_err(|_| {
+            typeinfo::Error::custom(format!(
+                "a batch of {} elements: at most 2^32 - 1 fit its count",
+                self.msgs.len()
+            ))
+        })?;
+        out.write_u32(count);
         for msg in &self.msgs {
             match msg {
                 Msg::Record { ts, value } if *ts == NO_TIMESTAMP => {
@@ -214,8 +223,16 @@ impl<T: Data> Batch<T> {
         let any = wire_serializer::<T>().map_err(|e| fail(e.to_string()))?;
         let serializer = any
             .downcast_ref::<T::Serializer>()
-            .expect("registered under its own type id");
-        let mut msgs = Vec::with_capacity((count as usize).min(input.remaining()));
+            .ok_or_else(|| fail("the wire serializer is registered for another type".into()))?;
+        // Every element takes at least its tag byte, so `count` can promise no more elements
+        // than there are bytes; the capacity reserved before any element is read is capped
+        // further, so a large count costs memory only as elements actually arrive.
+        let mut msgs = Vec::with_capacity(
+            usize::try_from(count)
+                .unwrap_or(usize::MAX)
+                .min(input.remaining())
+                .min(MAX_UPFRONT_ELEMENTS),
+        );
         for i in 0..count {
             let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
                 TAG_RECORD => Msg::Record {
@@ -261,7 +278,7 @@ impl<T: Data> Batch<T> {
             // receiver rejects with the reason rather than losing records silently.
             Err(e) => {
                 let mut out = DataOutputView::new();
-                out.write_u32(self.msgs.len() as u32);
+                out.write_u32(u32::try_from(self.msgs.len()).unwrap_or(u32::MAX));
                 out.write_u8(0xFF);
                 out.write_bytes(e.to_string().as_bytes());
                 out.into_inner()
@@ -273,15 +290,11 @@ impl<T: Data> Batch<T> {
 impl<T: Data> ContainerBytes for Batch<T> {
     fn from_bytes(bytes: timely::bytes::arc::Bytes) -> Self {
         let slice: &[u8] = &bytes;
-        let Some(len) = slice
-            .get(..8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes")))
-        else {
+        let Some((word, rest)) = slice.split_first_chunk::<8>() else {
             return Batch::corrupt("batch shorter than its length word".into(), 0);
         };
-        let body = usize::try_from(len)
-            .ok()
-            .and_then(|len| slice.get(8..8 + len));
+        let len = u64::from_le_bytes(*word);
+        let body = usize::try_from(len).ok().and_then(|len| rest.get(..len));
         match body.map(Batch::decode) {
             Some(Ok(batch)) => batch,
             Some(Err((message, count))) => Batch::corrupt(message, count),

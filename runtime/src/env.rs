@@ -13,6 +13,7 @@ use typeinfo_state::{default_max_parallelism, RocksDbOptions};
 use crate::checkpoint::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
 use crate::graph::{self, StreamGraph, Transformation};
+use crate::handshake::JobSecret;
 
 /// Where keyed state lives.
 #[derive(Debug, Clone, Default)]
@@ -60,21 +61,28 @@ impl StateBackend {
 /// Every process runs the same program with the same job; process `process` listens on
 /// `hosts[process]` and connects to the others (timely's communication). The job's
 /// parallelism is split evenly: each process runs `parallelism / hosts.len()` workers.
+///
+/// Before a connection carries a batch, both ends prove that they know the job's `secret`
+/// (a challenge-response handshake with HMAC-SHA-256, see [`crate::handshake`] for the
+/// protocol and the threat model: the traffic itself is not encrypted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
     /// `host:port` of every process, in process order.
     pub hosts: Vec<String>,
     /// This process's index in `hosts`.
     pub process: usize,
+    /// The secret every process of the job shares.
+    pub secret: JobSecret,
 }
 
 impl Cluster {
-    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments; `None` when
-    /// `--hosts` is absent.
+    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments and the job secret
+    /// from the environment ([`JobSecret::from_env`]: `TYPEINFO_JOB_SECRET` or
+    /// `TYPEINFO_JOB_SECRET_FILE`, never an argument); `None` when `--hosts` is absent.
     ///
     /// # Errors
     ///
-    /// A malformed or missing value.
+    /// A malformed or missing value, or no (or too short a) secret.
     pub fn from_args(args: &[String]) -> Result<Option<Self>> {
         let value = |flag: &str| {
             args.iter()
@@ -90,9 +98,17 @@ impl Cluster {
             .ok_or_else(|| Error::Config("--hosts needs --process".into()))?
             .parse()
             .map_err(|e| Error::Config(format!("--process: {e}")))?;
+        let hosts: Vec<String> = hosts.split(',').map(str::to_owned).collect();
+        if process >= hosts.len() {
+            return Err(Error::Config(format!(
+                "--process {process}: there are only {} hosts",
+                hosts.len()
+            )));
+        }
         Ok(Some(Cluster {
-            hosts: hosts.split(',').map(str::to_owned).collect(),
+            hosts,
             process,
+            secret: JobSecret::from_env()?,
         }))
     }
 }

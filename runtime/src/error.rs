@@ -37,6 +37,16 @@ pub enum Error {
         /// The operator.
         operator: String,
     },
+    /// A record's timestamp has no window that `i64` milliseconds can represent (its window
+    /// would start before `i64::MIN` or end after `i64::MAX`).
+    TimestampOutOfRange {
+        /// The operator.
+        operator: String,
+        /// The record's timestamp.
+        timestamp: i64,
+        /// The window assigner.
+        assigner: String,
+    },
     /// A user function returned an error or panicked.
     Function {
         /// The operator.
@@ -67,6 +77,7 @@ impl Error {
         match &mut self {
             Error::Function { operator, .. }
             | Error::MissingTimestamp { operator }
+            | Error::TimestampOutOfRange { operator, .. }
             | Error::State { operator, .. }
             | Error::Type { operator, .. }
                 if operator.is_empty() =>
@@ -93,6 +104,14 @@ impl fmt::Display for Error {
                 f,
                 "operator `{operator}` needs event timestamps but a record has none: \
                  call assign_timestamps_and_watermarks before event-time windows or timers"
+            ),
+            Error::TimestampOutOfRange {
+                operator,
+                timestamp,
+                assigner,
+            } => write!(
+                f,
+                "operator `{operator}`: a record at timestamp {timestamp} has no window of {assigner} within the range of i64 milliseconds"
             ),
             Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
             Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),

@@ -82,6 +82,7 @@ mod error;
 mod exec;
 pub mod functions;
 mod graph;
+pub mod handshake;
 mod operator;
 mod process;
 mod sink;
@@ -99,6 +100,7 @@ pub use env::{
 };
 pub use error::{Error, Result};
 pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
+pub use handshake::JobSecret;
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::CollectedRecords;
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};

@@ -71,10 +71,49 @@ impl fmt::Display for TimeWindow {
     }
 }
 
-/// The start of the window of `size` (with `offset`) that contains `ts`.
-pub fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
-    ts - (ts - offset).rem_euclid(size)
+/// The start of the window of `size` (with `offset`) that contains `ts`; `None` when that
+/// start lies before `i64::MIN` or `size` is not positive (computed without overflow for
+/// every `ts` and offset).
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_runtime::window::window_start;
+///
+/// assert_eq!(window_start(17, 0, 10), Some(10));
+/// assert_eq!(window_start(-3, 0, 10), Some(-10));
+/// assert_eq!(window_start(i64::MIN, 0, 1024), Some(i64::MIN));
+/// assert_eq!(window_start(i64::MIN, 0, 10), None); // it would start at i64::MIN - 2
+/// ```
+#[inline]
+pub fn window_start(ts: i64, offset: i64, size: i64) -> Option<i64> {
+    if size <= 0 {
+        return None;
+    }
+    match ts.checked_sub(offset) {
+        Some(d) => ts.checked_sub(d.rem_euclid(size)),
+        None => window_start_wide(ts, offset, size),
+    }
 }
+
+/// [`window_start`] when `ts - offset` leaves `i64` (only near `i64::MIN`/`i64::MAX`).
+#[cold]
+fn window_start_wide(ts: i64, offset: i64, size: i64) -> Option<i64> {
+    let rem = (i128::from(ts) - i128::from(offset)).rem_euclid(i128::from(size));
+    i64::try_from(i128::from(ts) - rem).ok()
+}
+
+/// A record's timestamp has no window that `i64` milliseconds can represent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfRange;
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the window would lie outside the range of i64 milliseconds")
+    }
+}
+
+impl std::error::Error for OutOfRange {}
 
 fn millis(d: Duration) -> i64 {
     d.as_millis().min(i64::MAX as u128) as i64
@@ -155,13 +194,26 @@ impl WindowAssigner {
     }
 
     /// The windows of a record at `ts`.
+    ///
+    /// # Errors
+    ///
+    /// [`OutOfRange`] when a window of `ts` cannot be represented in `i64` milliseconds: it
+    /// would start before `i64::MIN` or end after `i64::MAX` (a window `[start, end)` holding
+    /// `i64::MAX` needs `end = i64::MAX + 1`). Such a record is refused, never put into a
+    /// window that does not contain it.
     #[inline]
-    pub fn assign(&self, ts: i64, out: &mut Vec<TimeWindow>) {
+    pub fn assign(&self, ts: i64, out: &mut Vec<TimeWindow>) -> Result<(), OutOfRange> {
         out.clear();
+        let window = |start: i64, size: i64| {
+            start
+                .checked_add(size)
+                .map(|end| TimeWindow::new(start, end))
+                .ok_or(OutOfRange)
+        };
         match *self {
             WindowAssigner::Tumbling { size, offset, .. } => {
-                let start = window_start(ts, offset, size);
-                out.push(TimeWindow::new(start, start.saturating_add(size)));
+                let start = window_start(ts, offset, size).ok_or(OutOfRange)?;
+                out.push(window(start, size)?);
             }
             WindowAssigner::Sliding {
                 size,
@@ -169,16 +221,20 @@ impl WindowAssigner {
                 offset,
                 ..
             } => {
-                let mut start = window_start(ts, offset, slide);
-                while start > ts.saturating_sub(size) {
-                    out.push(TimeWindow::new(start, start.saturating_add(size)));
-                    start -= slide;
+                // Every start `s` of a window holding `ts` satisfies `ts - size < s <= ts`;
+                // in i128 nothing here can overflow.
+                let last = window_start(ts, offset, slide).ok_or(OutOfRange)?;
+                let mut start = i128::from(last);
+                let lowest = i128::from(ts) - i128::from(size);
+                while start > lowest {
+                    let s = i64::try_from(start).map_err(|_| OutOfRange)?;
+                    out.push(window(s, size)?);
+                    start -= i128::from(slide);
                 }
             }
-            WindowAssigner::Session { gap, .. } => {
-                out.push(TimeWindow::new(ts, ts.saturating_add(gap)))
-            }
+            WindowAssigner::Session { gap, .. } => out.push(window(ts, gap)?),
         }
+        Ok(())
     }
 }
 
@@ -788,7 +844,13 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
         };
         let key = (self.key_selector)(&value);
         self.backend.set_current_key(&key)?;
-        self.assigner.assign(now, &mut self.windows);
+        if self.assigner.assign(now, &mut self.windows).is_err() {
+            return Err(Error::TimestampOutOfRange {
+                operator: self.name.clone(),
+                timestamp: now,
+                assigner: self.assigner.to_string(),
+            });
+        }
         let skipped = if self.merging.is_some() {
             self.process_merging(&key, &value, now, out)?
         } else {
@@ -861,5 +923,111 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
             .timers
             .restore(&mut self.backend, keyed, parts, &self.setup)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Flink's windows of `ts`, computed in i128 (no overflow anywhere).
+    fn reference(assigner: &WindowAssigner, ts: i64) -> Vec<(i128, i128)> {
+        let start_of = |size: i128, offset: i128| {
+            let ts = i128::from(ts);
+            ts - (ts - offset).rem_euclid(size)
+        };
+        match *assigner {
+            WindowAssigner::Tumbling { size, offset, .. } => {
+                let s = start_of(size.into(), offset.into());
+                vec![(s, s + i128::from(size))]
+            }
+            WindowAssigner::Sliding {
+                size, slide, offset, ..
+            } => {
+                let mut out = Vec::new();
+                let mut s = start_of(slide.into(), offset.into());
+                while s > i128::from(ts) - i128::from(size) {
+                    out.push((s, s + i128::from(size)));
+                    s -= i128::from(slide);
+                }
+                out
+            }
+            WindowAssigner::Session { gap, .. } => {
+                vec![(ts.into(), i128::from(ts) + i128::from(gap))]
+            }
+        }
+    }
+
+    fn check(assigner: &WindowAssigner, ts: i64) {
+        let want = reference(assigner, ts);
+        let representable = want.iter().all(|&(s, e)| {
+            i64::try_from(s).is_ok() && i64::try_from(e).is_ok()
+        });
+        let mut got = Vec::new();
+        match assigner.assign(ts, &mut got) {
+            Ok(()) => {
+                assert!(representable, "{assigner} at {ts}: accepted {got:?}, want {want:?}");
+                let got: Vec<(i128, i128)> =
+                    got.iter().map(|w| (w.start.into(), w.end.into())).collect();
+                assert_eq!(got, want, "{assigner} at {ts}");
+                for &(s, e) in &got {
+                    assert!(s <= i128::from(ts) && i128::from(ts) < e);
+                }
+            }
+            Err(OutOfRange) => assert!(!representable, "{assigner} at {ts}: refused, want {want:?}"),
+        }
+    }
+
+    fn extreme_ts() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            Just(i64::MIN),
+            Just(i64::MAX),
+            (0i64..100_000).prop_map(|d| i64::MIN + d),
+            (0i64..100_000).prop_map(|d| i64::MAX - d),
+            any::<i64>(),
+            -100_000i64..100_000,
+        ]
+    }
+
+    #[test]
+    fn extreme_timestamps_land_in_a_correct_window_or_are_refused() {
+        let tumbling = |size: i64, offset: i64| WindowAssigner::Tumbling {
+            size,
+            offset,
+            event_time: true,
+        };
+        for ts in [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX] {
+            for (size, offset) in [(10, 0), (10, 9), (10, -9), (1024, 0), (1, 0), (i64::MAX, 0)] {
+                check(&tumbling(size, offset), ts);
+            }
+            check(&WindowAssigner::Session { gap: 10, event_time: true }, ts);
+        }
+        // i64::MAX is in no window: [start, i64::MAX + 1) cannot be written.
+        let mut out = Vec::new();
+        assert_eq!(tumbling(10, 0).assign(i64::MAX, &mut out), Err(OutOfRange));
+        assert_eq!(tumbling(1024, 0).assign(i64::MIN, &mut out), Ok(()));
+        assert_eq!(out, vec![TimeWindow::new(i64::MIN, i64::MIN + 1024)]);
+        // Not the saturated [MAX - 7, MAX), which does not hold MAX.
+        assert!(WindowAssigner::Session { gap: 5, event_time: true }
+            .assign(i64::MAX - 2, &mut out)
+            .is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn every_assigner_is_exact_near_the_extremes(
+            ts in extreme_ts(),
+            size in prop_oneof![1i64..100, 1i64..i64::MAX],
+            slide_div in 1i64..10,
+            offset_frac in -99i64..100,
+        ) {
+            let slide = (size / slide_div).max(1);
+            // Sliding windows are few per record only when size / slide is small.
+            let offset = slide / 100 * offset_frac;
+            check(&WindowAssigner::Tumbling { size, offset: size / 100 * offset_frac, event_time: true }, ts);
+            check(&WindowAssigner::Sliding { size, slide, offset, event_time: true }, ts);
+            check(&WindowAssigner::Session { gap: size, event_time: true }, ts);
+        }
     }
 }

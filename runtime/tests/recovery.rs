@@ -8,16 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
+/// from an earlier build can never stand in for it.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let path = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("examples")
-        .join("orders_per_minute");
-    assert!(path.exists(), "{} is missing: build it with `cargo build -p typeinfo-runtime --example orders_per_minute`", path.display());
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_orders_per_minute"))
 }
 
 /// Every published line of an output directory, sorted; fails on unpublished leftovers.
@@ -162,6 +156,7 @@ fn start(
             }
             if let Some(hosts) = &hosts {
                 cmd.args(["--hosts", hosts, "--process", &p.to_string()]);
+                cmd.env("TYPEINFO_JOB_SECRET", "the secret of this test's job");
             }
             cmd.spawn().expect("spawn the job")
         })

@@ -1,4 +1,4 @@
-//! The `windowed_aggregate` example against the reference outputs in `tests/windowed/`
+//! The `windowed_aggregate` program against the reference outputs in `tests/windowed/`
 //! (computed by an independent implementation of Flink's window semantics, the small cases
 //! checked by hand): every case, at parallelism 1 and 2, on both state backends, and one job
 //! split over two processes on loopback.
@@ -7,17 +7,10 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
+/// from an earlier build can never stand in for it.
 fn example() -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/windowed_aggregate
-    let exe = std::env::current_exe().expect("test binary path");
-    let path = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("examples")
-        .join("windowed_aggregate");
-    assert!(path.exists(), "{} is missing: build it with `cargo build -p typeinfo-runtime --example windowed_aggregate`", path.display());
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_windowed_aggregate"))
 }
 
 fn cases() -> Vec<(String, Vec<String>, String)> {
@@ -138,6 +131,7 @@ fn two_processes_over_loopback_give_the_output_of_one() {
                             "--process",
                             &process.to_string(),
                         ])
+                        .env("TYPEINFO_JOB_SECRET", "the secret of this test's job")
                         .stdout(Stdio::piped())
                         .stderr(Stdio::piped())
                         .spawn()

@@ -34,6 +34,7 @@ mod comparator;
 mod compatibility;
 mod error;
 mod input;
+#[allow(unsafe_code)] // reserve once, then unchecked writes (each block has a SAFETY comment)
 mod output;
 mod registry;
 mod restored;

@@ -108,16 +108,25 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let files = run_v1(dir.path())?;
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
 
-    // What version 1 computed, recomputed here to check the migrated state against.
+    // What version 1 computed, recomputed here to check the migrated state against: the
+    // totals per user, and the amount per user and minute (summed in `f32` as version 1 did,
+    // then widened to `f64` by the migration).
     let mut expected: BTreeMap<String, (u64, f64)> = BTreeMap::new();
-    for (user, _, amount) in orders() {
-        let e = expected.entry(user).or_default();
+    let mut expected_per_minute: BTreeMap<String, BTreeMap<i64, f32>> = BTreeMap::new();
+    for (user, minute, amount) in orders() {
+        let e = expected.entry(user.clone()).or_default();
         e.0 += 1;
         e.1 = (e.1 as f32 + amount) as f64;
+        *expected_per_minute
+            .entry(user)
+            .or_default()
+            .entry(minute)
+            .or_default() += amount;
     }
 
     let mut restored_users = 0;
     let mut all_match = true;
+    let mut per_minute_match = true;
     for subtask in 0..3 {
         let options = BackendOptions::for_subtask(MAX_PARALLELISM, 3, subtask)?;
         let mut b = RocksDbKeyedStateBackend::<String>::open(
@@ -126,7 +135,8 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             RocksDbOptions::default(),
         )?;
         let totals = b.value_state::<(), v2::Totals>(&ValueStateDescriptor::new("totals"))?;
-        b.map_state::<(), i64, f64>(&MapStateDescriptor::new("per_minute"))?;
+        let per_minute =
+            b.map_state::<(), i64, f64>(&MapStateDescriptor::new("per_minute"))?;
         let report = b.restore(&paths)?;
         println!(
             "v2 subtask {subtask}/3 (RocksDB): restored {:?}, migrated {:?}",
@@ -144,10 +154,19 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     amount: *amount,
                     largest: None,
                 });
+            let minutes: BTreeMap<i64, f64> = per_minute
+                .entries(&mut b, &())?
+                .into_iter()
+                .collect();
+            let want: BTreeMap<i64, f64> = expected_per_minute
+                .get(user)
+                .map(|m| m.iter().map(|(k, v)| (*k, f64::from(*v))).collect())
+                .unwrap_or_default();
+            per_minute_match &= minutes == want;
             restored_users += 1;
         }
     }
-    println!("{restored_users} users restored across 3 RocksDB subtasks; every total matches version 1: {all_match}");
+    println!("{restored_users} users restored across 3 RocksDB subtasks; every total matches version 1: {all_match}; every per-minute amount (f32 -> f64) matches: {per_minute_match}");
 
     let mut b = HeapKeyedStateBackend::<String>::new(BackendOptions::new(
         MAX_PARALLELISM,
@@ -157,10 +176,10 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     b.map_state::<(), i64, f32>(&MapStateDescriptor::new("per_minute"))?;
     match b.restore(&paths) {
         Err(e) => println!("an incompatible version 3 is refused before anything is written: {e}"),
-        Ok(_) => println!("unexpected: version 3 was accepted"),
+        Ok(_) => return Err("version 3 (amount: f32 -> String) was accepted; it must be refused".into()),
     }
-    if !all_match || restored_users != expected.len() {
-        return Err("the migrated state does not match".into());
+    if !all_match || !per_minute_match || restored_users != expected.len() {
+        return Err("the migrated state does not match what version 1 wrote".into());
     }
     Ok(())
 }

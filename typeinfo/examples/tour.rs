@@ -23,7 +23,8 @@ fn hex(bytes: &[u8]) -> String {
         .join(" ")
 }
 
-fn main() -> typeinfo::Result<()> {
+/// Each step checks what it shows; a failed check ends the tour with an error (exit code 1).
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 1. Compact, self-delimiting bytes with no type metadata.
     let v1 = typeinfo::serializer::<StateV1>()?;
     let value: StateV1 = (
@@ -59,11 +60,12 @@ fn main() -> typeinfo::Result<()> {
                 v2.snapshot().type_name()
             );
         }
-        other => println!("3. unexpected verdict {other:?}"),
+        other => return Err(format!("3. expected compatible after migration, got {other:?}").into()),
     }
     let incompatible = typeinfo::serializer::<(String, String, BTreeMap<String, f64>)>()?;
-    if let Some(why) = incompatible.resolve(&snapshot, &registry).incompatibility() {
-        println!("   and a count that became a String is refused: {why}");
+    match incompatible.resolve(&snapshot, &registry).incompatibility() {
+        Some(why) => println!("   and a count that became a String is refused: {why}"),
+        None => return Err("3. a count that became a String was not refused".into()),
     }
 
     // 4. Old bytes can be read without the old type (savepoint inspection, removed fields).
@@ -92,5 +94,8 @@ fn main() -> typeinfo::Result<()> {
         "5. sorted by key bytes: {by_bytes:?} (same as Ord: {})",
         by_bytes == by_ord
     );
+    if by_bytes != by_ord {
+        return Err("5. the order of the key bytes differs from Ord".into());
+    }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod decimal;
 pub mod list;
 pub mod map;
 pub mod option;
+#[allow(unsafe_code)] // plain-old-data memcpy paths (each block has a SAFETY comment)
 pub mod pod;
 pub mod pointer;
 pub mod primitive;

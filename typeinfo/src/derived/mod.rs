@@ -48,6 +48,7 @@ fn not_fixed() -> crate::Error {
 /// The error of `build` (nothing is appended then), or `build` returning a reference
 /// other than the one `write` gave it.
 #[inline(always)]
+#[allow(unsafe_code)] // `set_len` after the element was built in place (SAFETY comment below)
 pub fn append_built<T>(
     out: &mut Vec<T>,
     build: impl for<'s> FnOnce(&'s mut std::mem::MaybeUninit<T>) -> crate::Result<&'s mut T>,

@@ -1,7 +1,7 @@
 //! Count and sum per key in event-time windows over a CSV file.
 //!
 //! ```text
-//! cargo run --release -p typeinfo-runtime --example windowed_aggregate -- --input FILE \
+//! cargo run --release -p typeinfo-runtime --bin windowed_aggregate -- --input FILE \
 //!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP \
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
 //!   [--hosts host:port,host:port --process I]

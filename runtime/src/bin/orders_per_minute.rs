@@ -1,8 +1,8 @@
 //! Orders per user per minute: a stateful job that survives a code upgrade.
 //!
 //! ```text
-//! cargo run --release -p typeinfo-runtime --example orders_per_minute            # the demo
-//! cargo run --release -p typeinfo-runtime --example orders_per_minute -- run --version 1|2 \
+//! cargo run --release -p typeinfo-runtime --bin orders_per_minute            # the demo
+//! cargo run --release -p typeinfo-runtime --bin orders_per_minute -- run --version 1|2 \
 //!   --orders N --output DIR [--parallelism P] [--state heap|rocksdb] \
 //!   [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
 //!   [--stop-after N --savepoint DIR] [--orders-per-second R] [--hosts H1,H2 --process I]
@@ -407,6 +407,9 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
             .map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}")))
             .transpose()
     };
+    let small = |n: u64, flag: &str| {
+        u32::try_from(n).map_err(|_| format!("{flag} {n}: too large"))
+    };
     let checkpoints = match value("--checkpoint-dir") {
         Some(dir) => Some(CheckpointConfig::new(
             dir,
@@ -423,10 +426,10 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
         _ => return Err("--stop-after and --savepoint go together".into()),
     };
     Ok(Run {
-        version: num("--version")?.unwrap_or(1) as u32,
+        version: small(num("--version")?.unwrap_or(1), "--version")?,
         orders: num("--orders")?.ok_or("missing --orders")?,
         output: value("--output").ok_or("missing --output")?.into(),
-        parallelism: num("--parallelism")?.unwrap_or(1) as u32,
+        parallelism: small(num("--parallelism")?.unwrap_or(1), "--parallelism")?,
         state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into()))
             .map_err(|e| e.to_string())?,
         checkpoints,
