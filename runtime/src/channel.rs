@@ -315,10 +315,13 @@ impl<T: Data> ContainerBytes for Batch<T> {
         n
     }
 
+    #[allow(clippy::expect_used)] // see below: the trait has no error channel
     fn into_bytes<W: Write>(&self, writer: &mut W) {
         let bytes = self.wire.take().unwrap_or_else(|| self.encoded());
         let padding = bytes.len().next_multiple_of(8) - bytes.len();
-        // Timely's writers write into memory it sized with `length_in_bytes`.
+        // Timely's writers write into memory it sized with `length_in_bytes`, and
+        // `ContainerBytes::into_bytes` has no way to report an error: a failed write here is a
+        // bug in that contract, not bad input, so it stops the worker loudly.
         writer
             .write_all(&(bytes.len() as u64).to_le_bytes())
             .expect("timely's buffer is sized for the batch");

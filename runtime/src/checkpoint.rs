@@ -459,7 +459,10 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
             for f in fs::read_dir(&path).map_err(|e| io(&path, e))? {
                 let f = f.map_err(|e| io(&path, e))?.path();
                 let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
-                let to = sub.join(f.file_name().expect("a file name"));
+                let Some(name) = f.file_name() else {
+                    continue;
+                };
+                let to = sub.join(name);
                 write_atomically(&to, &bytes).map_err(|source| Error::State {
                     operator: String::new(),
                     source,

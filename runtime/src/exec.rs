@@ -535,7 +535,9 @@ fn drain<I: Data, O: Data>(
         if below.is_some_and(|b| t >= b) {
             break;
         }
-        let batches = stash.remove(&t).expect("just seen");
+        let Some(batches) = stash.remove(&t) else {
+            break;
+        };
         let (main_cap, side_cap) = (cap[0].delayed(&t), cap[1].delayed(&t));
         operator.begin_epoch(t);
         for mut batch in batches {

@@ -124,25 +124,29 @@ impl TextFileSink {
     }
 
     fn writer(&mut self) -> Result<&mut std::io::BufWriter<File>> {
-        if !self.open.contains_key(&self.epoch) {
-            let path = self
-                .dir
-                .join(format!(".part-{}-{}.inprogress", self.subtask, self.epoch));
-            let file = File::create(&path).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
-            self.open
-                .insert(self.epoch, (path, std::io::BufWriter::new(file)));
-        }
-        Ok(&mut self.open.get_mut(&self.epoch).expect("just opened").1)
+        let open = match self.open.entry(self.epoch) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                let path = self
+                    .dir
+                    .join(format!(".part-{}-{}.inprogress", self.subtask, self.epoch));
+                let file = File::create(&path).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                v.insert((path, std::io::BufWriter::new(file)))
+            }
+        };
+        Ok(&mut open.1)
     }
 
     /// Syncs and renames the files of epochs up to `epoch` to pending.
     fn prepare(&mut self, epoch: u64) -> Result<()> {
         let done: Vec<u64> = self.open.range(..=epoch).map(|(e, _)| *e).collect();
         for e in done {
-            let (path, writer) = self.open.remove(&e).expect("listed");
+            let Some((path, writer)) = self.open.remove(&e) else {
+                continue;
+            };
             let file = writer.into_inner().map_err(|err| Error::Io {
                 path: path.clone(),
                 source: err.into_error(),

@@ -223,15 +223,15 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
     ) -> Result<()> {
         let mut restored = None::<(i64, i64)>;
         for part in parts {
-            let (Some(a), Some(b)) = (part.data.get(..8), part.data.get(8..16)) else {
+            let (Some(a), Some(b)) = (
+                part.data.first_chunk::<8>(),
+                part.data.get(8..).and_then(<[u8]>::first_chunk::<8>),
+            ) else {
                 return Err(crate::Error::Corrupt(
                     "timestamps/watermarks state of the wrong length".into(),
                 ));
             };
-            let (max, emitted) = (
-                i64::from_le_bytes(a.try_into().expect("8")),
-                i64::from_le_bytes(b.try_into().expect("8")),
-            );
+            let (max, emitted) = (i64::from_le_bytes(*a), i64::from_le_bytes(*b));
             restored = Some(restored.map_or((max, emitted), |(m, e)| (m.min(max), e.min(emitted))));
         }
         if let Some((max, emitted)) = restored {

@@ -530,7 +530,11 @@ impl MergingWindowSet {
 
     /// Adds `new` and merges what overlaps; returns the window `new` ended up in and the
     /// merges to apply to contents and timers (Flink's `MergingWindowSet.addWindow`).
-    fn add_window(&mut self, new: TimeWindow) -> (TimeWindow, Vec<Merge>) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the set (read from state) maps a member to no state window.
+    fn add_window(&mut self, new: TimeWindow) -> Result<(TimeWindow, Vec<Merge>)> {
         let mut windows: Vec<TimeWindow> = self.mapping.iter().map(|(w, _)| *w).collect();
         windows.push(new);
         windows.sort_by_key(|w| w.start);
@@ -558,9 +562,14 @@ impl MergingWindowSet {
                 merged_new = true;
                 result = cover;
             }
-            let state_window = self
-                .state_window(&members[0])
-                .expect("merged windows are in the set");
+            let state_window = members
+                .first()
+                .and_then(|first| self.state_window(first))
+                .ok_or_else(|| {
+                    Error::Corrupt(format!(
+                        "the merging window set has no state window for {members:?}"
+                    ))
+                })?;
             let mut merged_state_windows: Vec<TimeWindow> =
                 members.iter().filter_map(|w| self.remove(w)).collect();
             self.put(cover, state_window);
@@ -577,7 +586,7 @@ impl MergingWindowSet {
         if !any_merge || (result == new && !merged_new) {
             self.put(result, result);
         }
-        (result, merges)
+        Ok((result, merges))
     }
 }
 
@@ -700,14 +709,18 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     }
 
     fn load_set(&mut self) -> Result<MergingWindowSet> {
-        let state = self.merging.as_ref().expect("merging assigner");
+        let Some(state) = self.merging.as_ref() else {
+            return Ok(MergingWindowSet::default());
+        };
         Ok(MergingWindowSet {
             mapping: state.value(&mut self.backend, &())?.unwrap_or_default(),
         })
     }
 
     fn store_set(&mut self, set: &MergingWindowSet) -> Result<()> {
-        let state = self.merging.as_ref().expect("merging assigner");
+        let Some(state) = self.merging.as_ref() else {
+            return Ok(());
+        };
         if set.mapping.is_empty() {
             state.clear(&mut self.backend, &())?;
         } else {
@@ -747,7 +760,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         let mut skipped = true;
         let windows = std::mem::take(&mut self.windows);
         for window in &windows {
-            let (actual, merges) = set.add_window(*window);
+            let (actual, merges) = set.add_window(*window)?;
             for m in merges {
                 if self.assigner.is_event_time() && self.cleanup_time(&m.result) <= self.watermark {
                     return Err(Error::Function {
@@ -780,9 +793,11 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
                 continue;
             }
             skipped = false;
-            let state_window = set
-                .state_window(&actual)
-                .expect("the window was just added");
+            let state_window = set.state_window(&actual).ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "the merging window set lost the window {actual} it just added"
+                ))
+            })?;
             self.contents.add(&mut self.backend, &state_window, value)?;
             self.on_element(key, &actual, &state_window, now, out)?;
         }
@@ -943,7 +958,10 @@ mod tests {
                 vec![(s, s + i128::from(size))]
             }
             WindowAssigner::Sliding {
-                size, slide, offset, ..
+                size,
+                slide,
+                offset,
+                ..
             } => {
                 let mut out = Vec::new();
                 let mut s = start_of(slide.into(), offset.into());
@@ -961,13 +979,16 @@ mod tests {
 
     fn check(assigner: &WindowAssigner, ts: i64) {
         let want = reference(assigner, ts);
-        let representable = want.iter().all(|&(s, e)| {
-            i64::try_from(s).is_ok() && i64::try_from(e).is_ok()
-        });
+        let representable = want
+            .iter()
+            .all(|&(s, e)| i64::try_from(s).is_ok() && i64::try_from(e).is_ok());
         let mut got = Vec::new();
         match assigner.assign(ts, &mut got) {
             Ok(()) => {
-                assert!(representable, "{assigner} at {ts}: accepted {got:?}, want {want:?}");
+                assert!(
+                    representable,
+                    "{assigner} at {ts}: accepted {got:?}, want {want:?}"
+                );
                 let got: Vec<(i128, i128)> =
                     got.iter().map(|w| (w.start.into(), w.end.into())).collect();
                 assert_eq!(got, want, "{assigner} at {ts}");
@@ -975,7 +996,9 @@ mod tests {
                     assert!(s <= i128::from(ts) && i128::from(ts) < e);
                 }
             }
-            Err(OutOfRange) => assert!(!representable, "{assigner} at {ts}: refused, want {want:?}"),
+            Err(OutOfRange) => {
+                assert!(!representable, "{assigner} at {ts}: refused, want {want:?}")
+            }
         }
     }
 
@@ -1001,7 +1024,13 @@ mod tests {
             for (size, offset) in [(10, 0), (10, 9), (10, -9), (1024, 0), (1, 0), (i64::MAX, 0)] {
                 check(&tumbling(size, offset), ts);
             }
-            check(&WindowAssigner::Session { gap: 10, event_time: true }, ts);
+            check(
+                &WindowAssigner::Session {
+                    gap: 10,
+                    event_time: true,
+                },
+                ts,
+            );
         }
         // i64::MAX is in no window: [start, i64::MAX + 1) cannot be written.
         let mut out = Vec::new();
@@ -1009,9 +1038,12 @@ mod tests {
         assert_eq!(tumbling(1024, 0).assign(i64::MIN, &mut out), Ok(()));
         assert_eq!(out, vec![TimeWindow::new(i64::MIN, i64::MIN + 1024)]);
         // Not the saturated [MAX - 7, MAX), which does not hold MAX.
-        assert!(WindowAssigner::Session { gap: 5, event_time: true }
-            .assign(i64::MAX - 2, &mut out)
-            .is_err());
+        assert!(WindowAssigner::Session {
+            gap: 5,
+            event_time: true
+        }
+        .assign(i64::MAX - 2, &mut out)
+        .is_err());
     }
 
     proptest! {

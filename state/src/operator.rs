@@ -22,6 +22,9 @@ use crate::descriptor::{MapKey, StateValue};
 use crate::error::{Error, Result};
 use crate::savepoint::{part_transcoder, write_atomically, PartFn};
 
+/// The most items of a zero-sized type one operator state may hold in a snapshot.
+const MAX_ZERO_SIZED_ITEMS: u64 = 1 << 20;
+
 const MAGIC: [u8; 4] = *b"TIOS";
 const END_MAGIC: [u8; 4] = *b"TIOE";
 const VERSION: u8 = 1;
@@ -430,6 +433,15 @@ impl OperatorStateBackend {
                 let transcoders = state.transcoders(&snapshots, &name)?;
                 if state.kind() == Kind::Broadcast && broadcast_seen.insert(index, true).is_some() {
                     continue;
+                }
+                // Items take at least a byte each, but for zero-sized item types; a count
+                // beyond both the bytes and a budget of zero-sized items is corrupt (a loop of
+                // 2^64 items must never start).
+                if items > (data.len() as u64).max(MAX_ZERO_SIZED_ITEMS) {
+                    return Err(corrupt(format!(
+                        "state `{name}`: {items} items cannot fit in {} bytes",
+                        data.len()
+                    )));
                 }
                 let mut data = DataInputView::new(data);
                 let list = gathered.entry(index).or_default();

@@ -287,7 +287,9 @@ fn parse_header(bytes: &[u8]) -> typeinfo::Result<SnapshotHeader> {
     }
     let key = SerializerSnapshot::read_from(&mut input)?;
     let count = input.read_len(4)?;
-    let mut states = Vec::with_capacity(count);
+    // A state's metadata is far larger in memory than its 4 bytes at least on disk: reserve
+    // for a few states, grow as they are read.
+    let mut states = Vec::with_capacity(count.min(64));
     for _ in 0..count {
         let name = std::str::from_utf8(input.read_len_prefixed()?)
             .map_err(|_| typeinfo::Error::InvalidUtf8)?
@@ -492,6 +494,19 @@ pub(crate) fn restore_into(
                     let count = block
                         .read_varint()
                         .map_err(|e| corrupt(&file.path, e.to_string()))?;
+                    // Entries of one state in one key group have distinct composite keys, so
+                    // at most one of them can be written in zero bytes: a count beyond the
+                    // bytes left (plus that one) is corrupt, not a reason to loop.
+                    if count > block.remaining() as u64 + 1 {
+                        return Err(corrupt(
+                            &file.path,
+                            format!(
+                                "state `{}`: {count} entries in key group {kg} cannot fit in the {} bytes left",
+                                meta.name,
+                                block.remaining()
+                            ),
+                        ));
+                    }
                     for _ in 0..count {
                         key_bytes.clear();
                         entry.clear();

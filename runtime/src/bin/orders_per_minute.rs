@@ -407,9 +407,7 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
             .map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}")))
             .transpose()
     };
-    let small = |n: u64, flag: &str| {
-        u32::try_from(n).map_err(|_| format!("{flag} {n}: too large"))
-    };
+    let small = |n: u64, flag: &str| u32::try_from(n).map_err(|_| format!("{flag} {n}: too large"));
     let checkpoints = match value("--checkpoint-dir") {
         Some(dir) => Some(CheckpointConfig::new(
             dir,
