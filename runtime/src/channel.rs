@@ -215,7 +215,12 @@ impl<T: Data> Batch<T> {
         let serializer = any
             .downcast_ref::<T::Serializer>()
             .expect("registered under its own type id");
-        let mut msgs = Vec::with_capacity((count as usize).min(input.remaining()));
+        // Every message takes at least its tag byte; reserve at most `capacity_for`'s budget
+        // up front (a message may take far more memory than that byte) and grow as read.
+        let mut msgs = Vec::with_capacity(typeinfo::capacity_for::<Msg<T>>(
+            (count as usize).min(input.remaining()),
+            1,
+        ));
         for i in 0..count {
             let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
                 TAG_RECORD => Msg::Record {

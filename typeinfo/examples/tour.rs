@@ -44,7 +44,7 @@ fn main() -> typeinfo::Result<()> {
     println!(
         "2. snapshot of {} is {} bytes",
         snapshot.type_name(),
-        snapshot.to_bytes().len()
+        snapshot.to_bytes()?.len()
     );
 
     // 3. Restore with a changed type: the verdict decides, the reader migrates.
