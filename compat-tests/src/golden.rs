@@ -386,10 +386,11 @@ where
                 .map_err(|e| format!("writing value #{i}: {e}"))?;
             bin.extend_from_slice(&bytes);
         }
-        Ok(Fixture {
-            bin,
-            snapshot: serializer.snapshot().to_bytes(),
-        })
+        let snapshot = serializer
+            .snapshot()
+            .to_bytes()
+            .map_err(|e| format!("writing the snapshot: {e}"))?;
+        Ok(Fixture { bin, snapshot })
     }
 
     fn check(&self, fixture: &Fixture) -> Vec<String> {
@@ -565,7 +566,10 @@ where
             typeinfo::serializer::<T>().map_err(|e| format!("creating the serializer: {e}"))?;
         let mut out = String::new();
         let _ = writeln!(out, "== {} : {}", self.name, self.type_name);
-        let snapshot = serializer.snapshot().to_bytes();
+        let snapshot = serializer
+            .snapshot()
+            .to_bytes()
+            .map_err(|e| format!("writing the snapshot: {e}"))?;
         let _ = writeln!(out, "snapshot: {}", hex_lines(&snapshot, "          "));
         for (i, value) in self.values.iter().enumerate() {
             let bytes = typeinfo::to_bytes(&serializer, value)

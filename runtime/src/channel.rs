@@ -25,9 +25,6 @@ use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSe
 use crate::Data;
 
 /// The timely timestamp of every record: the checkpoint epoch it belongs to.
-/// The most elements a decoded batch reserves room for before reading them.
-const MAX_UPFRONT_ELEMENTS: usize = 1024;
-
 pub(crate) type Epoch = u64;
 
 /// The event timestamp of a record that has none.
@@ -224,15 +221,14 @@ impl<T: Data> Batch<T> {
         let serializer = any
             .downcast_ref::<T::Serializer>()
             .ok_or_else(|| fail("the wire serializer is registered for another type".into()))?;
-        // Every element takes at least its tag byte, so `count` can promise no more elements
-        // than there are bytes; the capacity reserved before any element is read is capped
-        // further, so a large count costs memory only as elements actually arrive.
-        let mut msgs = Vec::with_capacity(
+        // Every message takes at least its tag byte; reserve at most `capacity_for`'s budget
+        // up front (a message may take far more memory than that byte) and grow as read.
+        let mut msgs = Vec::with_capacity(typeinfo::capacity_for::<Msg<T>>(
             usize::try_from(count)
                 .unwrap_or(usize::MAX)
-                .min(input.remaining())
-                .min(MAX_UPFRONT_ELEMENTS),
-        );
+                .min(input.remaining()),
+            1,
+        ));
         for i in 0..count {
             let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
                 TAG_RECORD => Msg::Record {

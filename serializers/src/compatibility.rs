@@ -117,9 +117,12 @@ impl<T> fmt::Debug for Compatibility<T> {
     }
 }
 
+/// A function that reads a value of `T` from old bytes.
+type ReadFn<T> = dyn Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync;
+
 /// Reads a value of today's type from bytes written in an older layout.
 pub struct MigrationReader<T> {
-    read: Arc<dyn Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync>,
+    read: Arc<ReadFn<T>>,
 }
 
 impl<T> MigrationReader<T> {
@@ -313,6 +316,6 @@ impl std::error::Error for Incompatibility {}
 
 impl From<Incompatibility> for crate::Error {
     fn from(inc: Incompatibility) -> Self {
-        crate::Error::Incompatible(inc)
+        crate::Error::Incompatible(Box::new(inc))
     }
 }

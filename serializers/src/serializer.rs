@@ -142,7 +142,8 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
         input: &mut DataInputView<'_>,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        out.reserve(len.min(input.remaining().max(16)));
+        // At most `capacity_for` up front; the vector grows as elements are actually read.
+        out.reserve(crate::capacity_for::<T>(len, self.min_length()));
         // Read through a copy of the cursor: a local that nothing else can point to stays in
         // registers, where the caller's cursor would be stored and reloaded around every
         // write into `out`.

@@ -350,16 +350,12 @@ where
         }
         // Skip each value and land on the next.
         let mut input = DataInputView::new(&buf);
-        for i in 0..self.values.len() {
-            if input.position() != offsets[i] {
+        for (i, &offset) in offsets.iter().enumerate().take(self.values.len()) {
+            if input.position() != offset {
                 return Err(fail(
                     "skip",
                     Some(i),
-                    format!(
-                        "at byte {}, value starts at {}",
-                        input.position(),
-                        offsets[i]
-                    ),
+                    format!("at byte {}, value starts at {offset}", input.position()),
                 ));
             }
             guard("skip", Some(i), || s.skip(&mut input))?
@@ -395,7 +391,9 @@ where
     fn check_snapshot(&self, encoded: &[Vec<u8>]) -> Check {
         let s = &self.serializer;
         let snapshot = guard("snapshot", None, || s.snapshot())?;
-        let bytes = snapshot.to_bytes();
+        let bytes = snapshot
+            .to_bytes()
+            .map_err(|e| fail("snapshot", None, format!("cannot write {snapshot:?}: {e}")))?;
         let back = SerializerSnapshot::from_bytes(&bytes)
             .map_err(|e| fail("snapshot", None, e.to_string()))?;
         if back != snapshot {

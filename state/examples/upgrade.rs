@@ -135,8 +135,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             RocksDbOptions::default(),
         )?;
         let totals = b.value_state::<(), v2::Totals>(&ValueStateDescriptor::new("totals"))?;
-        let per_minute =
-            b.map_state::<(), i64, f64>(&MapStateDescriptor::new("per_minute"))?;
+        let per_minute = b.map_state::<(), i64, f64>(&MapStateDescriptor::new("per_minute"))?;
         let report = b.restore(&paths)?;
         println!(
             "v2 subtask {subtask}/3 (RocksDB): restored {:?}, migrated {:?}",
@@ -154,10 +153,8 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
                     amount: *amount,
                     largest: None,
                 });
-            let minutes: BTreeMap<i64, f64> = per_minute
-                .entries(&mut b, &())?
-                .into_iter()
-                .collect();
+            let minutes: BTreeMap<i64, f64> =
+                per_minute.entries(&mut b, &())?.into_iter().collect();
             let want: BTreeMap<i64, f64> = expected_per_minute
                 .get(user)
                 .map(|m| m.iter().map(|(k, v)| (*k, f64::from(*v))).collect())
@@ -176,7 +173,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     b.map_state::<(), i64, f32>(&MapStateDescriptor::new("per_minute"))?;
     match b.restore(&paths) {
         Err(e) => println!("an incompatible version 3 is refused before anything is written: {e}"),
-        Ok(_) => return Err("version 3 (amount: f32 -> String) was accepted; it must be refused".into()),
+        Ok(_) => {
+            return Err("version 3 (amount: f32 -> String) was accepted; it must be refused".into())
+        }
     }
     if !all_match || !per_minute_match || restored_users != expected.len() {
         return Err("the migrated state does not match what version 1 wrote".into());

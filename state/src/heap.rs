@@ -909,7 +909,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             states: self.states(),
         };
         let now = self.now();
-        let mut writer = SnapshotWriter::new(&header);
+        let mut writer = SnapshotWriter::new(&header)?;
         for (group, key_group) in self.options.range.iter().enumerate() {
             writer.begin_key_group(key_group);
             for (index, state) in self.states.iter().enumerate() {

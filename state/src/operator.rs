@@ -353,7 +353,7 @@ impl OperatorStateBackend {
             let snapshots = state.snapshots();
             out.write_len(snapshots.len());
             for s in &snapshots {
-                s.write_to(&mut out);
+                s.write_to(&mut out)?;
             }
             items.clear();
             let count = state.write(&mut items)?;

@@ -1291,7 +1291,7 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         let prefix_len = self.builder.prefix_len();
         let key_skip = PhantomSkip(self.key_serializer.clone(), PhantomData::<fn() -> K>);
         let snapshot = self.db.snapshot();
-        let mut writer = SnapshotWriter::new(&header);
+        let mut writer = SnapshotWriter::new(&header)?;
         let mut prefix = CompositeKeyBuilder::new(self.options.max_parallelism);
         for key_group in self.options.range.iter() {
             writer.begin_key_group(key_group);

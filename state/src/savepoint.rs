@@ -76,7 +76,7 @@ pub(crate) struct SnapshotWriter {
 }
 
 impl SnapshotWriter {
-    pub(crate) fn new(header: &SnapshotHeader) -> Self {
+    pub(crate) fn new(header: &SnapshotHeader) -> Result<Self> {
         let mut out = DataOutputView::with_capacity(4096);
         out.write_bytes(&MAGIC);
         out.write_u8(FORMAT_VERSION);
@@ -84,25 +84,25 @@ impl SnapshotWriter {
         h.write_u32(header.max_parallelism);
         h.write_u16(header.range.start());
         h.write_u16(header.range.end());
-        header.key.write_to(&mut h);
+        header.key.write_to(&mut h)?;
         h.write_len(header.states.len());
         for state in &header.states {
             h.write_len_prefixed(state.name.as_bytes());
             h.write_u8(state.kind as u8);
             h.write_bool(state.ttl);
-            state.namespace.write_to(&mut h);
+            state.namespace.write_to(&mut h)?;
             h.write_len(state.values.len());
             for v in &state.values {
-                v.write_to(&mut h);
+                v.write_to(&mut h)?;
             }
         }
         out.write_len_prefixed(h.as_slice());
-        Self {
+        Ok(Self {
             out,
             index: Vec::new(),
             entries: vec![0; header.states.len()],
             scratch: DataOutputView::new(),
-        }
+        })
     }
 
     /// Starts the block of `key_group`.
@@ -287,9 +287,7 @@ fn parse_header(bytes: &[u8]) -> typeinfo::Result<SnapshotHeader> {
     }
     let key = SerializerSnapshot::read_from(&mut input)?;
     let count = input.read_len(4)?;
-    // A state's metadata is far larger in memory than its 4 bytes at least on disk: reserve
-    // for a few states, grow as they are read.
-    let mut states = Vec::with_capacity(count.min(64));
+    let mut states = Vec::with_capacity(typeinfo::capacity_for::<StateMeta>(count, 4));
     for _ in 0..count {
         let name = std::str::from_utf8(input.read_len_prefixed()?)
             .map_err(|_| typeinfo::Error::InvalidUtf8)?
@@ -302,9 +300,10 @@ fn parse_header(bytes: &[u8]) -> typeinfo::Result<SnapshotHeader> {
         let ttl = input.read_bool()?;
         let namespace = SerializerSnapshot::read_from(&mut input)?;
         let n = input.read_len(4)?;
-        let values = (0..n)
-            .map(|_| SerializerSnapshot::read_from(&mut input))
-            .collect::<typeinfo::Result<_>>()?;
+        let mut values = Vec::with_capacity(typeinfo::capacity_for::<SerializerSnapshot>(n, 4));
+        for _ in 0..n {
+            values.push(SerializerSnapshot::read_from(&mut input)?);
+        }
         states.push(StateMeta {
             name,
             kind,

@@ -28,7 +28,7 @@ pub fn type_text(ty: &syn::Type) -> String {
             let next = chars.peek().copied();
             let glue = matches!(prev, Some('<' | '&' | '(' | '[' | ':'))
                 || matches!(next, Some('<' | '>' | ',' | ')' | ']' | ':' | ';'));
-            if glue && !(prev == Some(';')) {
+            if glue && prev != Some(';') {
                 continue;
             }
         }

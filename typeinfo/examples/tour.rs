@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "2. snapshot of {} is {} bytes",
         snapshot.type_name(),
-        snapshot.to_bytes().len()
+        snapshot.to_bytes()?.len()
     );
 
     // 3. Restore with a changed type: the verdict decides, the reader migrates.
@@ -60,7 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 v2.snapshot().type_name()
             );
         }
-        other => return Err(format!("3. expected compatible after migration, got {other:?}").into()),
+        other => {
+            return Err(format!("3. expected compatible after migration, got {other:?}").into())
+        }
     }
     let incompatible = typeinfo::serializer::<(String, String, BTreeMap<String, f64>)>()?;
     match incompatible.resolve(&snapshot, &registry).incompatibility() {

@@ -11,8 +11,10 @@
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
 
 /// The shortest big-endian two's-complement bytes of `v` (at least one byte).
 pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
@@ -68,6 +70,56 @@ fn read_parts<'a>(input: &mut DataInputView<'a>) -> Result<(i64, &'a [u8])> {
     Ok((scale, unscaled))
 }
 
+/// Writes a scale and unscaled two's-complement bytes.
+#[inline]
+fn write_parts(scale: i64, unscaled: &[u8], out: &mut DataOutputView) {
+    out.write_varint_signed(scale);
+    out.write_len_prefixed(unscaled);
+}
+
+/// The type-free serializer of the decimal layout: the scale and the unscaled bytes.
+#[derive(Debug)]
+struct RestoredDecimal(SerializerSnapshot);
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    _: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    Ok(std::sync::Arc::new(RestoredDecimal(snapshot.clone())))
+}
+
+impl TypeSerializer<Value> for RestoredDecimal {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            Value::Decimal { scale, unscaled } => {
+                write_parts(*scale, unscaled, out);
+                Ok(())
+            }
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let (scale, unscaled) = read_parts(input)?;
+        Ok(Value::Decimal {
+            scale,
+            unscaled: unscaled.to_vec(),
+        })
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        skip_decimal(input)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.0.clone()
+    }
+}
+
+#[cfg_attr(
+    not(any(feature = "rust_decimal", feature = "bigdecimal")),
+    allow(dead_code)
+)]
 fn decimal_snapshot() -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::DECIMAL, 1)
 }
@@ -162,8 +214,7 @@ pub struct BigDecimalSerializer;
 impl TypeSerializer<bigdecimal::BigDecimal> for BigDecimalSerializer {
     fn serialize(&self, value: &bigdecimal::BigDecimal, out: &mut DataOutputView) -> Result<()> {
         let (unscaled, scale) = value.as_bigint_and_exponent();
-        out.write_varint_signed(scale);
-        out.write_len_prefixed(&unscaled.to_signed_bytes_be());
+        write_parts(scale, &unscaled.to_signed_bytes_be(), out);
         Ok(())
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<bigdecimal::BigDecimal> {

@@ -1,7 +1,6 @@
 //! Every built-in serializer and comparator.
 
 pub mod array;
-#[cfg(any(feature = "rust_decimal", feature = "bigdecimal"))]
 pub mod decimal;
 pub mod list;
 pub mod map;
@@ -10,6 +9,7 @@ pub mod option;
 pub mod pod;
 pub mod pointer;
 pub mod primitive;
+pub mod record;
 pub mod set;
 pub mod string;
 pub mod time;
@@ -63,7 +63,7 @@ pub(crate) fn read_seq<T>(
     mut read: impl FnMut(&mut DataInputView<'_>) -> Result<T>,
 ) -> Result<Vec<T>> {
     let n = input.read_count()?;
-    let mut out = Vec::with_capacity(n.min(input.remaining()));
+    let mut out = Vec::with_capacity(crate::capacity_for::<T>(n, 0));
     for _ in 0..n {
         out.push(read(input)?);
     }

@@ -1,4 +1,11 @@
 //! [`Lazy`]: a field serializer created on first use, for recursive types.
+//!
+//! It is also the recursion point of a derived type: every read, skip or write through it
+//! spends one level of the view's depth budget (the smaller of the view's limit and the
+//! config's [`max_depth`](SerializerConfig::max_depth)), so that hostile bytes end in
+//! [`Error::DepthLimitExceeded`] rather than a stack overflow, and a value too deep to read
+//! back is refused when written. Types without recursion never pass through it and spend
+//! nothing.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -47,6 +54,34 @@ impl<T: TypeInfo> Lazy<T> {
             .as_ref()
             .map_err(Clone::clone)
     }
+
+    /// Runs `read` one nesting level down `input`.
+    #[inline]
+    fn read_nested<R>(
+        &self,
+        input: &mut DataInputView<'_>,
+        read: impl FnOnce(&T::Serializer, &mut DataInputView<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let inner = self.get()?;
+        input.enter_within(self.config.max_depth())?;
+        let result = read(inner, input);
+        input.leave();
+        result
+    }
+
+    /// Runs `write` one nesting level down `out`.
+    #[inline]
+    fn write_nested(
+        &self,
+        out: &mut DataOutputView,
+        write: impl FnOnce(&T::Serializer, &mut DataOutputView) -> Result<()>,
+    ) -> Result<()> {
+        let inner = self.get()?;
+        out.enter_within(self.config.max_depth())?;
+        let result = write(inner, out);
+        out.leave();
+        result
+    }
 }
 
 impl<T: TypeInfo> Clone for Lazy<T> {
@@ -76,14 +111,14 @@ fn unavailable<T>(e: &Error) -> SerializerSnapshot {
 impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
     #[inline]
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
-        self.get()?.serialize(value, out)
+        self.write_nested(out, |s, out| s.serialize(value, out))
     }
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
-        self.get()?.deserialize(input)
+        self.read_nested(input, |s, input| s.deserialize(input))
     }
     fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
-        self.get()?.deserialize_into(reuse, input)
+        self.read_nested(input, |s, input| s.deserialize_into(reuse, input))
     }
     fn copy(&self, value: &T) -> T {
         match self.get() {
@@ -97,14 +132,16 @@ impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
         }
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        self.get()?.skip(input)
+        self.read_nested(input, |s, input| s.skip(input))
     }
     fn copy_serialized(
         &self,
         input: &mut DataInputView<'_>,
         out: &mut DataOutputView,
     ) -> Result<()> {
-        self.get()?.copy_serialized(input, out)
+        // The bytes copied are read, and spend the read's budget; the copy writes them
+        // as they are.
+        self.read_nested(input, |s, input| s.copy_serialized(input, out))
     }
     fn fixed_length(&self) -> Option<usize> {
         // A recursive type is never of fixed length, and asking must not recurse.

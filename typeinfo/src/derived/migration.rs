@@ -22,6 +22,7 @@ use super::schema::{StructSchema, VariantSchema, RECURSIVE};
 
 type Erased = Box<dyn Any + Send>;
 type ErasedReader = Arc<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
+type VariantReader = Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
 
 /// Today's field values as read from old bytes, by today's field index.
 pub struct Slots {
@@ -101,9 +102,17 @@ fn recursive_reader<T: 'static>(old: &SerializerSnapshot) -> Option<Compatibilit
             .map(|(n, c)| (*n, Arc::clone(c)))
     })?;
     let cell = cell.downcast::<OnceLock<MigrationReader<T>>>().ok()?;
+    // The recursion point of a migration: each level spends one level of the view's depth
+    // budget, as `Lazy` does for today's type and the restored `recursive` layout does for
+    // skipped fields.
     Some(Compatibility::AfterMigration(MigrationReader::new(
         move |input| match cell.get() {
-            Some(reader) => reader.read(input),
+            Some(reader) => {
+                input.enter()?;
+                let value = reader.read(input);
+                input.leave();
+                value
+            }
             None => Err(Error::custom(format!(
                 "the migration of recursive type `{name}` is incomplete"
             ))),
@@ -324,6 +333,9 @@ pub fn resolve_struct<T: Send + 'static>(
     if let Some(inc) = shape_change(old, new) {
         return Compatibility::Incompatible(inc);
     }
+    if let Err(e) = old.check_recursion() {
+        return Compatibility::Incompatible(corrupt(old, schema.name, e));
+    }
     let old_name = old.type_name();
     if old_name != schema.name {
         return Compatibility::Incompatible(
@@ -360,7 +372,7 @@ pub struct EnumPlan<'a> {
     /// For today's variant i, the old index it is read from.
     mapping: Vec<Option<usize>>,
     /// For each old variant, a reader into today's value.
-    readers: Vec<Option<Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>>>,
+    readers: Vec<Option<VariantReader>>,
     changed: bool,
 }
 
@@ -418,6 +430,9 @@ pub fn resolve_enum<T: Send + 'static>(
     }
     if let Some(inc) = shape_change(old, new) {
         return Compatibility::Incompatible(inc);
+    }
+    if let Err(e) = old.check_recursion() {
+        return Compatibility::Incompatible(corrupt(old, name, e));
     }
     let old_variant_names = match parse_enum_payload(old) {
         Ok((old_name, _)) if old_name != name => {

@@ -91,9 +91,10 @@ pub fn append_each<'a, T>(
         &'s mut std::mem::MaybeUninit<T>,
     ) -> crate::Result<&'s mut T>,
 ) -> crate::Result<()> {
-    // `read_len` bounded `len` by the remaining bytes; the cap keeps a corrupt length from
-    // reserving much when elements may be zero-sized.
-    out.reserve(len.min(input.remaining().max(16)));
+    // `read_len` bounded `len` by the remaining bytes (or the zero-sized budget); reserve
+    // at most `capacity_for` up front (grown as elements are read): an element may take
+    // far more memory than its smallest bytes.
+    out.reserve(typeinfo_serializers::capacity_for::<T>(len, 1));
     let mut local = input.clone();
     let mut result = Ok(());
     for _ in 0..len {
