@@ -429,7 +429,7 @@ fn three_byte_varints_read_inline_and_refuse_truncation() {
         let bytes = out.into_inner();
         for pad in [0usize, 1, 8] {
             let mut padded = bytes.clone();
-            padded.extend(std::iter::repeat(0x80).take(pad));
+            padded.extend(std::iter::repeat_n(0x80, pad));
             let mut input = DataInputView::new(&padded);
             assert_eq!(input.read_varint().unwrap(), v);
             assert_eq!(input.position(), bytes.len());
@@ -532,7 +532,7 @@ fn reserved_writer_refuses_writes_past_its_room() {
                 let mut w = out.reserved_writer(room);
                 assert!(put_all(&mut w, s, v, &d).is_err(), "room {room}");
                 assert!(w.remaining() <= room);
-                drop(w);
+                // `w` is dropped here, without `finish`.
                 assert_eq!(out.as_slice(), &[9]);
 
                 let mut w = out.reserved_writer(room);

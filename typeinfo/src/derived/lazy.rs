@@ -73,7 +73,7 @@ fn unavailable<T>(e: &Error) -> SerializerSnapshot {
     )
 }
 
-impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
+impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
     #[inline]
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
         self.get()?.serialize(value, out)

@@ -22,6 +22,7 @@ use super::schema::{StructSchema, VariantSchema, RECURSIVE};
 
 type Erased = Box<dyn Any + Send>;
 type ErasedReader = Arc<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
+type BoxedReader = Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
 
 /// Today's field values as read from old bytes, by today's field index.
 pub struct Slots {
@@ -360,7 +361,7 @@ pub struct EnumPlan<'a> {
     /// For today's variant i, the old index it is read from.
     mapping: Vec<Option<usize>>,
     /// For each old variant, a reader into today's value.
-    readers: Vec<Option<Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>>>,
+    readers: Vec<Option<BoxedReader>>,
     changed: bool,
 }
 
