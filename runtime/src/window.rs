@@ -202,7 +202,11 @@ impl WindowAssigner {
     /// `i64::MAX` needs `end = i64::MAX + 1`). Such a record is refused, never put into a
     /// window that does not contain it.
     #[inline]
-    pub fn assign(&self, ts: i64, out: &mut Vec<TimeWindow>) -> std::result::Result<(), OutOfRange> {
+    pub fn assign(
+        &self,
+        ts: i64,
+        out: &mut Vec<TimeWindow>,
+    ) -> std::result::Result<(), OutOfRange> {
         out.clear();
         let window = |start: i64, size: i64| {
             start

@@ -124,7 +124,7 @@ fn key_by_is_a_hash_edge_not_an_operator_and_the_plan_reads_well() -> typeinfo_r
 struct Legacy {
     id: u64,
 }
-typeinfo::generic_type!(Legacy);
+typeinfo::generic_type!(Legacy, name = "com.example.Legacy");
 
 #[test]
 fn a_disabled_generic_type_fails_when_the_graph_is_built_and_names_the_type() {

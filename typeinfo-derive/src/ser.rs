@@ -112,7 +112,7 @@ impl Gen<'_, '_> {
         } else if self.is_recursive(field) {
             quote!(#krate::__private::Lazy<#ty>)
         } else {
-            quote_spanned!(ty.span()=> <#ty as #krate::TypeInfo>::Serializer)
+            self.type_info_fn(ty, "Serializer")
         }
     }
 
@@ -125,8 +125,19 @@ impl Gen<'_, '_> {
         } else if self.is_recursive(field) {
             quote!(#krate::__private::Lazy::<#ty>::new(config)?)
         } else {
-            quote_spanned!(ty.span()=> <#ty as #krate::TypeInfo>::create_serializer(config)?)
+            let call = self.type_info_fn(ty, "create_serializer");
+            quote!(#call(config)?)
         }
+    }
+
+    /// `<Type as TypeInfo>::item`, spanned from the type's first token to its last: where
+    /// the type has no TypeInfo, the compiler reports it there, once for all the places
+    /// generated code asks (the serializer's type, its creation, the description).
+    fn type_info_fn(&self, ty: &syn::Type, item: &str) -> TokenStream {
+        let (first, last) = crate::span::ends(ty);
+        let krate = krate_at(self.cont, &self.krate, first);
+        let item = syn::Ident::new(item, last);
+        quote_spanned!(first=> <#ty as #krate::TypeInfo>::#item)
     }
 
     /// The value of a field that bytes do not hold (skipped, or added since), if it has one.
@@ -337,7 +348,8 @@ impl Gen<'_, '_> {
                 let text = type_text(ty);
                 quote!(#krate::TypeDescription::atomic(#text, #krate::TypeKind::Custom, false))
             } else {
-                quote!(<#ty as #krate::TypeInfo>::description())
+                let call = self.type_info_fn(ty, "description");
+                quote!(#call())
             };
             quote!(#krate::FieldDescription { name: ::std::string::String::from(#name), description: #description })
         });
@@ -481,10 +493,22 @@ fn struct_body(
     let fixed = g.fixed_length(gens);
     let min = g.min_length(gens);
     let descriptions = g.descriptions(gens);
-    let into_stmts = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
+    // Skipped fields get their default, as in `deserialize`: the reused value comes from
+    // another record, whose skipped fields must not leak into this one.
+    let into_stmts = gens.iter().map(|fg| {
         let b = &fg.binding;
-        let call = g.ts_call(fg, "deserialize_into", quote!(#b, __input));
-        quote!(#call?;)
+        match &fg.slot {
+            Some(_) => {
+                let call = g.ts_call(fg, "deserialize_into", quote!(#b, __input));
+                quote!(#call?;)
+            }
+            None => {
+                let default = g
+                    .default_value(fg.field)
+                    .unwrap_or_else(|| quote!(::core::default::Default::default()));
+                quote!(*#b = #default;)
+            }
+        }
     });
     let ref_pattern = pattern.clone();
     let writes_fixed: Vec<TokenStream> = gens

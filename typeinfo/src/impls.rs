@@ -159,9 +159,12 @@ impl<T: Comparable> Comparable for Option<T> {
 }
 impl<T: KeyType> KeyType for Option<T> {}
 
+// `Arc<T>` is `Send` (which `TypeInfo` requires) only when `T` is `Sync`; `Box<T>` needs
+// no more than `T` itself, so that a type holding a `Box` of a type parameter (a generic
+// recursive type) asks nothing more of that parameter than `TypeInfo`.
 macro_rules! pointer {
-    ($($ptr:ident => $ser:ident),*) => {$(
-        impl<T: TypeInfo + Sync> TypeInfo for $ptr<T> {
+    ($($ptr:ident $(+ $sync:ident)? => $ser:ident),*) => {$(
+        impl<T: TypeInfo $(+ $sync)?> TypeInfo for $ptr<T> {
             type Serializer = s::$ser<T::Serializer>;
             fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
                 Ok(s::$ser::new(T::create_serializer(config)?))
@@ -171,16 +174,16 @@ macro_rules! pointer {
                 T::description()
             }
         }
-        impl<T: Comparable + Sync> Comparable for $ptr<T> {
+        impl<T: Comparable $(+ $sync)?> Comparable for $ptr<T> {
             type Comparator = s::DerefComparator<T::Comparator>;
             fn comparator() -> Self::Comparator {
                 s::DerefComparator(T::comparator())
             }
         }
-        impl<T: KeyType + Sync> KeyType for $ptr<T> {}
+        impl<T: KeyType $(+ $sync)?> KeyType for $ptr<T> {}
     )*};
 }
-pointer!(Box => BoxSerializer, Arc => ArcSerializer);
+pointer!(Box => BoxSerializer, Arc + Sync => ArcSerializer);
 
 fn map_description<K: TypeInfo, V: TypeInfo>(name: &str, key_type: bool) -> TypeDescription {
     let (k, v) = (K::description(), V::description());

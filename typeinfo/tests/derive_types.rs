@@ -189,6 +189,63 @@ fn skipped_fields_are_not_written_and_read_back_as_default() -> typeinfo::Result
 }
 
 #[test]
+fn deserialize_into_gives_skipped_fields_their_default_as_deserialize_does() -> typeinfo::Result<()>
+{
+    use typeinfo::TypeSerializer;
+    let s = typeinfo::serializer::<WithSkip>()?;
+    let bytes = typeinfo::to_bytes(
+        &s,
+        &WithSkip {
+            kept: "new".into(),
+            cache: vec![9],
+            limit: 4,
+        },
+    )?;
+    // The reused value comes from another record: its skipped `cache` must not leak into
+    // the record read now.
+    let mut reuse = WithSkip {
+        kept: "old".into(),
+        cache: vec![1, 2, 3],
+        limit: 1,
+    };
+    s.deserialize_into(&mut reuse, &mut typeinfo::DataInputView::new(&bytes))?;
+    assert_eq!(reuse, typeinfo::from_bytes(&s, &bytes)?);
+    assert_eq!(
+        reuse,
+        WithSkip {
+            kept: "new".into(),
+            cache: vec![],
+            limit: 4
+        }
+    );
+
+    // The same in an enum variant and with a `default = "path"` skipped field.
+    let e = typeinfo::serializer::<SkipInVariant>()?;
+    let bytes = typeinfo::to_bytes(&e, &SkipInVariant::Hit { id: 2, seen: 5 })?;
+    let mut reuse = SkipInVariant::Hit { id: 1, seen: 99 };
+    e.deserialize_into(&mut reuse, &mut typeinfo::DataInputView::new(&bytes))?;
+    assert_eq!(
+        reuse,
+        SkipInVariant::Hit {
+            id: 2,
+            seen: default_limit()
+        }
+    );
+    assert_eq!(reuse, typeinfo::from_bytes(&e, &bytes)?);
+    Ok(())
+}
+
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+enum SkipInVariant {
+    Miss,
+    Hit {
+        id: u64,
+        #[typeinfo(skip, default = "default_limit")]
+        seen: u32,
+    },
+}
+
+#[test]
 fn bytes_have_no_per_field_markers() -> typeinfo::Result<()> {
     let s = typeinfo::serializer::<Event>()?;
     assert_eq!(typeinfo::to_bytes(&s, &Event::Tick)?, [0]);

@@ -120,7 +120,7 @@ struct Legacy {
     id: u64,
     tags: Vec<String>,
 }
-typeinfo::generic_type!(Legacy);
+typeinfo::generic_type!(Legacy, name = "com.example.Legacy");
 
 #[test]
 fn serde_types_are_a_generic_fallback() -> Result<(), ConformanceError> {
@@ -170,7 +170,8 @@ fn a_changed_serde_type_is_incompatible() {
     use typeinfo::{SnapshotRegistry, TypeSerializer};
     let legacy = typeinfo::serializer::<Legacy>().expect("generic types are enabled by default");
     let other =
-        typeinfo::GenericSerializer::<(u8, u8)>::new(&SerializerConfig::new()).expect("enabled");
+        typeinfo::GenericSerializer::<(u8, u8)>::new("com.example.Pair", &SerializerConfig::new())
+            .expect("enabled");
     let verdict = other.resolve(&legacy.snapshot(), &SnapshotRegistry::default());
     let inc = verdict
         .incompatibility()

@@ -108,7 +108,7 @@ fn unavailable<T>(e: &Error) -> SerializerSnapshot {
     )
 }
 
-impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
+impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
     #[inline]
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
         self.write_nested(out, |s, out| s.serialize(value, out))

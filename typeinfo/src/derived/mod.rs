@@ -11,8 +11,8 @@ pub mod schema;
 pub use lazy::Lazy;
 pub use migration::{resolve_enum, resolve_struct, EnumPlan, Slots, StructPlan};
 pub use schema::{
-    enum_snapshot, guarded_description, guarded_snapshot, struct_snapshot, variant_tag_key,
-    FieldSchema, StructSchema, VariantSchema,
+    enum_snapshot, guarded_description, guarded_snapshot, signed_discriminant_key, struct_snapshot,
+    variant_rank, variant_ranks, variant_tag_key, FieldSchema, StructSchema, VariantSchema,
 };
 
 /// Splits the first field's bytes (`len`, its fixed length) off a fixed-length record's

@@ -123,6 +123,49 @@ pub fn variant_tag_key(index: u32, variant_count: usize, out: &mut Vec<u8>) {
     }
 }
 
+/// The rank of each variant (by declaration index) in the order of their discriminants,
+/// for an enum with explicit discriminants (`High = 10, Low = 1`), which
+/// `#[derive(PartialOrd, Ord)]` orders by discriminant value, not by declaration.
+///
+/// `keys` holds each variant's discriminant mapped to a `u128` in the same order (unsigned
+/// values as they are, signed ones with the sign bit flipped). Discriminants are distinct
+/// (the compiler checks), so the ranks are a permutation of `0..N`.
+pub const fn variant_ranks<const N: usize>(keys: [u128; N]) -> [u32; N] {
+    let mut ranks = [0u32; N];
+    let mut i = 0;
+    while i < N {
+        let mut j = 0;
+        while j < N {
+            if keys[j] < keys[i] {
+                ranks[i] += 1;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    ranks
+}
+
+/// The order-preserving `u128` of a signed discriminant, for [`variant_ranks`].
+#[inline]
+pub const fn signed_discriminant_key(d: i128) -> u128 {
+    (d as u128) ^ (1u128 << 127)
+}
+
+/// The rank of the variant with serialized tag `tag` (its declaration index), for a derived
+/// comparator's `compare_serialized`.
+///
+/// # Errors
+///
+/// [`Error::InvalidTag`](crate::Error::InvalidTag) for a tag no variant has.
+#[inline]
+pub fn variant_rank(ranks: &[u32], tag: u64, what: &str) -> crate::Result<u32> {
+    match usize::try_from(tag).ok().and_then(|i| ranks.get(i)) {
+        Some(rank) => Ok(*rank),
+        None => Err(super::invalid_tag(what, tag)),
+    }
+}
+
 thread_local! {
     static DESCRIBING: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
