@@ -25,6 +25,7 @@
 //! timing loop (cleared, then written); every deserializer builds the owned value from
 //! the bytes its own serializer wrote, and the value is dropped inside the timing loop
 //! for all alike.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Serde-bridged types are named in snapshots by a stable name the user gives, not by
 //! `std::any::type_name` (which changes between compiler versions and when a module
 //! moves); snapshots written before stable names, which hold the `type_name`, still restore.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo::{
     kinds, Compatibility, DataOutputView, SerializerConfig, SerializerSnapshot, SnapshotRegistry,
