@@ -76,6 +76,7 @@ fn ascii(len: usize) -> String {
     (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect()
 }
 
+#[allow(clippy::expect_used)] // only called with literals of this file
 fn big(v: &str) -> BigDecimal {
     BigDecimal::from_str(v).expect("a valid BigDecimal literal")
 }

@@ -17,6 +17,9 @@ use crate::env::StateBackend;
 ///
 /// Keyed process functions reach it through [`KeyedContext::state`](crate::KeyedContext::state)
 /// and use the state crate's handles on it (`ValueState::value(backend, &())`, ...).
+// One per subtask, matched on every state access: boxing the larger variant would add an
+// indirection to the hot path to save a few hundred bytes once.
+#[allow(clippy::large_enum_variant)]
 pub enum KeyedBackend<K: StateKey> {
     /// Live objects in hash maps per key group.
     Heap(HeapKeyedStateBackend<K>),

@@ -196,6 +196,7 @@ impl<'s> BuildCtx<'s> {
     }
 
     /// The stream and pact of an input edge.
+    #[allow(clippy::type_complexity)] // a stream and its pact; the redesign of issue 11 names them
     fn input<I: Data>(
         &self,
         edge: &StreamEdge,
@@ -374,7 +375,7 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
     inputs: &[&StreamEdge],
     make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
 ) -> Result<()> {
-    let mut builder = OperatorBuilder::new(node.name.clone(), ctx.scope.clone());
+    let mut builder = OperatorBuilder::new(node.name.clone(), ctx.scope);
     let info = builder.operator_info();
     let mut handles = Vec::with_capacity(inputs.len());
     for edge in inputs {
@@ -636,7 +637,7 @@ pub(crate) fn build_source<'s, O: Data>(
     node: &StreamNode,
     make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>>,
 ) -> Result<()> {
-    let mut builder = OperatorBuilder::new(node.name.clone(), ctx.scope.clone());
+    let mut builder = OperatorBuilder::new(node.name.clone(), ctx.scope);
     let info = builder.operator_info();
     let (mut out, stream) = builder.new_output::<Batch<O>>();
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
@@ -816,7 +817,7 @@ pub(crate) fn source_part_stopped(data: &[u8]) -> bool {
 /// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
 /// of a stop-with-savepoint, and deletes old checkpoints.
 fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
-    let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), ctx.scope.clone());
+    let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), ctx.scope);
     let mut handles = Vec::new();
     for stream in std::mem::take(&mut ctx.progress) {
         let pact = EdgePact::Exchange(Box::new(move |peers| {
@@ -1026,10 +1027,10 @@ pub(crate) fn run(
                     .map(|n| (n, e.path()))
             })
         {
-            if epoch >= start_epoch || !path.join("_metadata").is_file() {
-                if restore.as_ref().is_none_or(|r| r.dir != path) {
-                    let _ = std::fs::remove_dir_all(&path);
-                }
+            if (epoch >= start_epoch || !path.join("_metadata").is_file())
+                && restore.as_ref().is_none_or(|r| r.dir != path)
+            {
+                let _ = std::fs::remove_dir_all(&path);
             }
         }
     }

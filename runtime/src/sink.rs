@@ -263,17 +263,6 @@ impl<T: Display + 'static> Operator<T, ()> for TextFileSink {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn file_names_carry_their_epoch() {
-        assert_eq!(super::file_epoch(".part-1-42.pending"), Some(42));
-        assert_eq!(super::file_epoch(".part-0-7.inprogress"), Some(7));
-        assert_eq!(super::file_epoch("part-3-0"), Some(0));
-        assert_eq!(super::file_epoch("other"), None);
-    }
-}
-
 /// Calls a function with every record.
 pub(crate) struct FnSink<F>(pub(crate) Arc<F>);
 
@@ -285,5 +274,16 @@ impl<T: 'static, F: Fn(T) + Send + Sync + 'static> Operator<T, ()> for FnSink<F>
     }
     fn watermark(&mut self, _watermark: i64, _out: &mut Outputs<(), T>) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_names_carry_their_epoch() {
+        assert_eq!(super::file_epoch(".part-1-42.pending"), Some(42));
+        assert_eq!(super::file_epoch(".part-0-7.inprogress"), Some(7));
+        assert_eq!(super::file_epoch("part-3-0"), Some(0));
+        assert_eq!(super::file_epoch("other"), None);
     }
 }

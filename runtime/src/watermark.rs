@@ -30,6 +30,7 @@ pub enum Emission {
 /// How a stream's records get event timestamps and how watermarks are generated.
 pub struct WatermarkStrategy<T> {
     out_of_orderness: Option<i64>,
+    #[allow(clippy::type_complexity)] // the user's timestamp assigner
     assigner: Option<Arc<dyn Fn(&T, i64) -> i64 + Send + Sync>>,
     emission: Emission,
 }

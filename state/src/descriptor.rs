@@ -220,6 +220,7 @@ pub struct ListState<N, V> {
 /// A registered map state.
 pub struct MapState<N, UK, UV> {
     pub(crate) id: StateId,
+    #[allow(clippy::type_complexity)] // a marker of three type parameters
     pub(crate) _types: PhantomData<fn() -> (N, UK, UV)>,
 }
 

@@ -32,7 +32,7 @@ pub enum Error {
         /// Which part (`key`, `namespace`, `value`, `user key`, `user value`).
         part: &'static str,
         /// The incompatibility, with the type path and the change.
-        incompatibility: typeinfo::Incompatibility,
+        incompatibility: Box<typeinfo::Incompatibility>,
     },
     /// A state was registered twice with different kinds or types.
     StateMismatch {
@@ -101,7 +101,7 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             Error::IncompatibleState {
                 incompatibility, ..
-            } => Some(incompatibility),
+            } => Some(incompatibility.as_ref()),
             _ => None,
         }
     }

@@ -26,7 +26,7 @@ pub fn key_group_for_bytes(key_bytes: &[u8], max_parallelism: u32) -> u16 {
 /// The subtask that owns `key_group`: `key_group * parallelism / max_parallelism`.
 #[inline]
 pub fn subtask_for_key_group(max_parallelism: u32, parallelism: u32, key_group: u16) -> u32 {
-    (u32::from(key_group) * parallelism / max_parallelism) as u32
+    u32::from(key_group) * parallelism / max_parallelism
 }
 
 /// Flink's default max parallelism: `min(max(round_up_pow2(p + p / 2), 128), 32768)`.

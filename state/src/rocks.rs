@@ -557,6 +557,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
 }
 
 /// The compaction filter of TTL: drops values (map entries) whose timestamp expired.
+#[allow(clippy::type_complexity)] // an optional skipper of a user key
 fn ttl_decision(
     ttl: &StateTtlConfig,
     now: i64,

@@ -349,7 +349,7 @@ pub(crate) fn part_transcoder<T: 'static, S: TypeSerializer<T> + Clone>(
             return Err(Error::IncompatibleState {
                 state: state.to_owned(),
                 part,
-                incompatibility,
+                incompatibility: Box::new(incompatibility),
             })
         }
     })

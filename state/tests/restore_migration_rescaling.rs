@@ -60,6 +60,7 @@ enum Kind {
 }
 
 /// A backend of one subtask, boxed behind an enum so tests can pick the kind at run time.
+#[allow(clippy::large_enum_variant)]
 enum AnyBackend {
     Heap(HeapKeyedStateBackend<String>),
     Rocks(RocksDbKeyedStateBackend<String>),

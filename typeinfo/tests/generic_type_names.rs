@@ -36,7 +36,8 @@ fn serde_snapshot(name: &str) -> SerializerSnapshot {
 
 /// The snapshot through its bytes, as a savepoint stores it.
 fn stored(snapshot: &SerializerSnapshot) -> SerializerSnapshot {
-    SerializerSnapshot::from_bytes(&snapshot.to_bytes().expect("a snapshot writes")).expect("a snapshot reads back")
+    SerializerSnapshot::from_bytes(&snapshot.to_bytes().expect("a snapshot writes"))
+        .expect("a snapshot reads back")
 }
 
 #[test]
