@@ -102,7 +102,12 @@ pub struct MoneyEventPeer {
 
 impl From<&MoneyEvent> for MoneyEventPeer {
     fn from(e: &MoneyEvent) -> Self {
-        Self { symbol: e.symbol.clone(), price: e.price, timestamp_ms: e.timestamp_ms, volume: e.volume }
+        Self {
+            symbol: e.symbol.clone(),
+            price: e.price,
+            timestamp_ms: e.timestamp_ms,
+            volume: e.volume,
+        }
     }
 }
 
@@ -191,7 +196,9 @@ pub struct Item {
     pub count: u16,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, TypeInfo, Serialize, Deserialize, SchemaWrite, SchemaRead)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, TypeInfo, Serialize, Deserialize, SchemaWrite, SchemaRead,
+)]
 pub enum ItemKind {
     Sword,
     Shield,
@@ -272,7 +279,9 @@ fn orders() -> Vec<Order> {
 fn money_events() -> Vec<MoneyEvent> {
     let mut events = sample_events();
     let mut rng = Rng(0x5EED_1002);
-    let symbols = ["AAPL", "MSFT", "GBPJPY", "ETH-USD", "XAUUSD", "EURUSD", "NVDA"];
+    let symbols = [
+        "AAPL", "MSFT", "GBPJPY", "ETH-USD", "XAUUSD", "EURUSD", "NVDA",
+    ];
     let mut ts = 1_700_000_000_000i64;
     while events.len() < RECORDS {
         ts += rng.below(5_000) as i64;
@@ -337,12 +346,32 @@ fn triangles() -> Vec<Triangle> {
     let mut rng = Rng(0x5EED_1004);
     (0..RECORDS)
         .map(|_| {
-            let mut v = || [rng.f32_in(-100.0, 100.0), rng.f32_in(-100.0, 100.0), rng.f32_in(-100.0, 100.0)];
+            let mut v = || {
+                [
+                    rng.f32_in(-100.0, 100.0),
+                    rng.f32_in(-100.0, 100.0),
+                    rng.f32_in(-100.0, 100.0),
+                ]
+            };
             let (v0, v1, v2) = (v(), v(), v());
-            let (a, b) = ([v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]], [v2[0] - v0[0], v2[1] - v0[1], v2[2] - v0[2]]);
-            let n = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
-            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt().max(f32::MIN_POSITIVE);
-            Triangle { v0, v1, v2, normal: [n[0] / len, n[1] / len, n[2] / len] }
+            let (a, b) = (
+                [v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]],
+                [v2[0] - v0[0], v2[1] - v0[1], v2[2] - v0[2]],
+            );
+            let n = [
+                a[1] * b[2] - a[2] * b[1],
+                a[2] * b[0] - a[0] * b[2],
+                a[0] * b[1] - a[1] * b[0],
+            ];
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+                .sqrt()
+                .max(f32::MIN_POSITIVE);
+            Triangle {
+                v0,
+                v1,
+                v2,
+                normal: [n[0] / len, n[1] / len, n[2] / len],
+            }
         })
         .collect()
 }
@@ -350,29 +379,60 @@ fn triangles() -> Vec<Triangle> {
 fn game_updates() -> Vec<GameUpdate> {
     let mut rng = Rng(0x5EED_1005);
     let names = ["alice", "bob", "carol_the_brave", "dave", "xX_sniper_Xx"];
-    let chats = ["gg", "anyone up for a raid?", "lag!", "need healing at the north gate, bring potions"];
-    let kinds = [ItemKind::Sword, ItemKind::Shield, ItemKind::Potion, ItemKind::Gold];
+    let chats = [
+        "gg",
+        "anyone up for a raid?",
+        "lag!",
+        "need healing at the north gate, bring potions",
+    ];
+    let kinds = [
+        ItemKind::Sword,
+        ItemKind::Shield,
+        ItemKind::Potion,
+        ItemKind::Gold,
+    ];
     (0..RECORDS)
         .map(|i| {
             let players = (0..2 + rng.below(4))
                 .map(|_| Player {
                     id: rng.below(10_000) as u32,
-                    pos: [rng.f32_in(-500.0, 500.0), rng.f32_in(0.0, 50.0), rng.f32_in(-500.0, 500.0)],
-                    health: if rng.below(5) == 0 { None } else { Some(rng.below(1_000) as u16) },
+                    pos: [
+                        rng.f32_in(-500.0, 500.0),
+                        rng.f32_in(0.0, 50.0),
+                        rng.f32_in(-500.0, 500.0),
+                    ],
+                    health: if rng.below(5) == 0 {
+                        None
+                    } else {
+                        Some(rng.below(1_000) as u16)
+                    },
                     inventory: (0..rng.below(5))
-                        .map(|_| Item { kind: *rng.pick(&kinds), count: 1 + rng.below(99) as u16 })
+                        .map(|_| Item {
+                            kind: *rng.pick(&kinds),
+                            count: 1 + rng.below(99) as u16,
+                        })
                         .collect(),
                 })
                 .collect();
             let events = (0..1 + rng.below(3))
                 .map(|_| match rng.below(4) {
-                    0 => Event::Join { id: rng.below(10_000) as u32, name: (*rng.pick(&names)).to_owned() },
+                    0 => Event::Join {
+                        id: rng.below(10_000) as u32,
+                        name: (*rng.pick(&names)).to_owned(),
+                    },
                     1 => Event::Leave(rng.below(10_000) as u32),
-                    2 => Event::Chat { from: rng.below(10_000) as u32, text: (*rng.pick(&chats)).to_owned() },
+                    2 => Event::Chat {
+                        from: rng.below(10_000) as u32,
+                        text: (*rng.pick(&chats)).to_owned(),
+                    },
                     _ => Event::Tick,
                 })
                 .collect();
-            GameUpdate { tick: 1_000_000 + 3 * i as u64, players, events }
+            GameUpdate {
+                tick: 1_000_000 + 3 * i as u64,
+                players,
+                events,
+            }
         })
         .collect()
 }
@@ -410,14 +470,26 @@ struct Sizes {
 fn size_stats(lib: &'static str, bytes: &[Vec<u8>]) -> (&'static str, f64, usize, usize) {
     let lens: Vec<usize> = bytes.iter().map(Vec::len).collect();
     let mean = lens.iter().sum::<usize>() as f64 / lens.len() as f64;
-    (lib, mean, *lens.iter().min().unwrap(), *lens.iter().max().unwrap())
+    (
+        lib,
+        mean,
+        *lens.iter().min().unwrap(),
+        *lens.iter().max().unwrap(),
+    )
 }
 
 /// Benchmarks one record type. `ours` and `ser` are what typeinfo serializes; `peers` are
 /// the same records as the serde and wincode peers see them (the same type except for the
 /// money event). With `derived`, the peer type's own derived typeinfo serializer is timed
 /// as `typeinfo_derive` too.
-fn bench_case<T, S, P>(c: &mut Criterion, case: &str, ours: &[T], ser: &S, peers: &[P], derived: bool) -> Sizes
+fn bench_case<T, S, P>(
+    c: &mut Criterion,
+    case: &str,
+    ours: &[T],
+    ser: &S,
+    peers: &[P],
+    derived: bool,
+) -> Sizes
 where
     T: PartialEq + std::fmt::Debug,
     S: TypeSerializer<T>,
@@ -435,19 +507,51 @@ where
     let derived_ser = typeinfo::serializer::<P>().expect("serializer");
 
     // The bytes each library reads back, and a check that each round-trips every record.
-    let ti: Vec<Vec<u8>> = ours.iter().map(|r| typeinfo::to_bytes(ser, r).expect("typeinfo serialize")).collect();
-    let td: Vec<Vec<u8>> = peers.iter().map(|r| typeinfo::to_bytes(&derived_ser, r).expect("typeinfo serialize")).collect();
-    let bc: Vec<Vec<u8>> = peers.iter().map(|r| bincode::serde::encode_to_vec(r, bincode_cfg).expect("bincode")).collect();
-    let pc: Vec<Vec<u8>> = peers.iter().map(|r| postcard::to_allocvec(r).expect("postcard")).collect();
-    let wc: Vec<Vec<u8>> = peers.iter().map(|r| wincode::serialize(r).expect("wincode")).collect();
+    let ti: Vec<Vec<u8>> = ours
+        .iter()
+        .map(|r| typeinfo::to_bytes(ser, r).expect("typeinfo serialize"))
+        .collect();
+    let td: Vec<Vec<u8>> = peers
+        .iter()
+        .map(|r| typeinfo::to_bytes(&derived_ser, r).expect("typeinfo serialize"))
+        .collect();
+    let bc: Vec<Vec<u8>> = peers
+        .iter()
+        .map(|r| bincode::serde::encode_to_vec(r, bincode_cfg).expect("bincode"))
+        .collect();
+    let pc: Vec<Vec<u8>> = peers
+        .iter()
+        .map(|r| postcard::to_allocvec(r).expect("postcard"))
+        .collect();
+    let wc: Vec<Vec<u8>> = peers
+        .iter()
+        .map(|r| wincode::serialize(r).expect("wincode"))
+        .collect();
     for i in 0..RECORDS {
-        assert_eq!(typeinfo::from_bytes(ser, &ti[i]).expect("typeinfo deserialize"), ours[i], "{case}[{i}] typeinfo");
-        assert_eq!(typeinfo::from_bytes(&derived_ser, &td[i]).expect("typeinfo deserialize"), peers[i], "{case}[{i}] derive");
-        let (v, n) = bincode::serde::decode_from_slice::<P, _>(&bc[i], bincode_cfg).expect("bincode deserialize");
+        assert_eq!(
+            typeinfo::from_bytes(ser, &ti[i]).expect("typeinfo deserialize"),
+            ours[i],
+            "{case}[{i}] typeinfo"
+        );
+        assert_eq!(
+            typeinfo::from_bytes(&derived_ser, &td[i]).expect("typeinfo deserialize"),
+            peers[i],
+            "{case}[{i}] derive"
+        );
+        let (v, n) = bincode::serde::decode_from_slice::<P, _>(&bc[i], bincode_cfg)
+            .expect("bincode deserialize");
         assert_eq!(v, peers[i], "{case}[{i}] bincode");
         assert_eq!(n, bc[i].len(), "{case}[{i}] bincode: trailing bytes");
-        assert_eq!(postcard::from_bytes::<P>(&pc[i]).expect("postcard deserialize"), peers[i], "{case}[{i}] postcard");
-        assert_eq!(wincode::deserialize_exact::<P>(&wc[i]).expect("wincode deserialize"), peers[i], "{case}[{i}] wincode");
+        assert_eq!(
+            postcard::from_bytes::<P>(&pc[i]).expect("postcard deserialize"),
+            peers[i],
+            "{case}[{i}] postcard"
+        );
+        assert_eq!(
+            wincode::deserialize_exact::<P>(&wc[i]).expect("wincode deserialize"),
+            peers[i],
+            "{case}[{i}] wincode"
+        );
     }
     let sizes = Sizes {
         case: case.to_owned(),
@@ -456,16 +560,30 @@ where
             if derived {
                 v.push(size_stats("typeinfo_derive", &td));
             }
-            v.extend([size_stats("bincode", &bc), size_stats("postcard", &pc), size_stats("wincode", &wc)]);
+            v.extend([
+                size_stats("bincode", &bc),
+                size_stats("postcard", &pc),
+                size_stats("wincode", &wc),
+            ]);
             v
         },
     };
     eprintln!(
         "{case}: bytes per record (mean over {RECORDS}): {}",
-        sizes.per_lib.iter().map(|(l, m, _, _)| format!("{l} {m:.1}")).collect::<Vec<_>>().join(", ")
+        sizes
+            .per_lib
+            .iter()
+            .map(|(l, m, _, _)| format!("{l} {m:.1}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     // Headroom so that no writer ever grows inside the timing loop.
-    let capacity = 2 * [&ti, &td, &bc, &pc, &wc].iter().flat_map(|v| v.iter().map(Vec::len)).max().unwrap() + 64;
+    let capacity = 2 * [&ti, &td, &bc, &pc, &wc]
+        .iter()
+        .flat_map(|v| v.iter().map(Vec::len))
+        .max()
+        .unwrap()
+        + 64;
 
     {
         let mut group = c.benchmark_group(format!("{case}/serialize"));
@@ -476,7 +594,8 @@ where
         group.bench_function("typeinfo", |b| {
             b.iter(|| {
                 out.clear();
-                ser.serialize(black_box(&ours[at.next()]), &mut out).unwrap();
+                ser.serialize(black_box(&ours[at.next()]), &mut out)
+                    .unwrap();
                 black_box(out.as_slice());
             })
         });
@@ -487,7 +606,9 @@ where
             group.bench_function("typeinfo_derive", |b| {
                 b.iter(|| {
                     out.clear();
-                    derived_ser.serialize(black_box(&peers[at.next()]), &mut out).unwrap();
+                    derived_ser
+                        .serialize(black_box(&peers[at.next()]), &mut out)
+                        .unwrap();
                     black_box(out.as_slice());
                 })
             });
@@ -498,7 +619,12 @@ where
         group.bench_function("bincode", |b| {
             b.iter(|| {
                 buf.clear();
-                bincode::serde::encode_into_std_write(black_box(&peers[at.next()]), &mut buf, bincode_cfg).unwrap();
+                bincode::serde::encode_into_std_write(
+                    black_box(&peers[at.next()]),
+                    &mut buf,
+                    bincode_cfg,
+                )
+                .unwrap();
                 black_box(buf.as_slice());
             })
         });
@@ -527,7 +653,12 @@ where
         let mut at = Cycle::default();
         group.bench_function("bincode_slice", |b| {
             b.iter(|| {
-                let n = bincode::serde::encode_into_slice(black_box(&peers[at.next()]), &mut slice, bincode_cfg).unwrap();
+                let n = bincode::serde::encode_into_slice(
+                    black_box(&peers[at.next()]),
+                    &mut slice,
+                    bincode_cfg,
+                )
+                .unwrap();
                 black_box(&slice[..n]);
             })
         });
@@ -537,7 +668,8 @@ where
         group.bench_function("postcard_extend", |b| {
             b.iter(|| {
                 ext.clear();
-                ext = postcard::to_extend(black_box(&peers[at.next()]), std::mem::take(&mut ext)).unwrap();
+                ext = postcard::to_extend(black_box(&peers[at.next()]), std::mem::take(&mut ext))
+                    .unwrap();
                 black_box(ext.as_slice());
             })
         });
@@ -561,22 +693,37 @@ where
 
         let mut at = Cycle::default();
         group.bench_function("typeinfo", |b| {
-            b.iter(|| ser.deserialize(&mut DataInputView::new(black_box(&ti[at.next()]))).unwrap())
+            b.iter(|| {
+                ser.deserialize(&mut DataInputView::new(black_box(&ti[at.next()])))
+                    .unwrap()
+            })
         });
         if derived {
             let mut at = Cycle::default();
             group.bench_function("typeinfo_derive", |b| {
-                b.iter(|| derived_ser.deserialize(&mut DataInputView::new(black_box(&td[at.next()]))).unwrap())
+                b.iter(|| {
+                    derived_ser
+                        .deserialize(&mut DataInputView::new(black_box(&td[at.next()])))
+                        .unwrap()
+                })
             });
         }
         let mut at = Cycle::default();
         group.bench_function("bincode", |b| {
-            b.iter(|| bincode::serde::decode_from_slice::<P, _>(black_box(&bc[at.next()]), bincode_cfg).unwrap().0)
+            b.iter(|| {
+                bincode::serde::decode_from_slice::<P, _>(black_box(&bc[at.next()]), bincode_cfg)
+                    .unwrap()
+                    .0
+            })
         });
         let mut at = Cycle::default();
-        group.bench_function("postcard", |b| b.iter(|| postcard::from_bytes::<P>(black_box(&pc[at.next()])).unwrap()));
+        group.bench_function("postcard", |b| {
+            b.iter(|| postcard::from_bytes::<P>(black_box(&pc[at.next()])).unwrap())
+        });
         let mut at = Cycle::default();
-        group.bench_function("wincode", |b| b.iter(|| wincode::deserialize::<P>(black_box(&wc[at.next()])).unwrap()));
+        group.bench_function("wincode", |b| {
+            b.iter(|| wincode::deserialize::<P>(black_box(&wc[at.next()])).unwrap())
+        });
         group.finish();
     }
 
@@ -598,8 +745,10 @@ fn bench_money_roundtrip(c: &mut Criterion, ours: &[MoneyEvent], peers: &[MoneyE
     group.bench_function("typeinfo", |b| {
         b.iter(|| {
             out.clear();
-            ser.serialize(black_box(&ours[at.next()]), &mut out).unwrap();
-            ser.deserialize(&mut DataInputView::new(black_box(out.as_slice()))).unwrap()
+            ser.serialize(black_box(&ours[at.next()]), &mut out)
+                .unwrap();
+            ser.deserialize(&mut DataInputView::new(black_box(out.as_slice())))
+                .unwrap()
         })
     });
     let mut out = DataOutputView::with_capacity(capacity);
@@ -607,8 +756,12 @@ fn bench_money_roundtrip(c: &mut Criterion, ours: &[MoneyEvent], peers: &[MoneyE
     group.bench_function("typeinfo_derive", |b| {
         b.iter(|| {
             out.clear();
-            derived_ser.serialize(black_box(&peers[at.next()]), &mut out).unwrap();
-            derived_ser.deserialize(&mut DataInputView::new(black_box(out.as_slice()))).unwrap()
+            derived_ser
+                .serialize(black_box(&peers[at.next()]), &mut out)
+                .unwrap();
+            derived_ser
+                .deserialize(&mut DataInputView::new(black_box(out.as_slice())))
+                .unwrap()
         })
     });
     let mut buf = Vec::<u8>::with_capacity(capacity);
@@ -616,8 +769,15 @@ fn bench_money_roundtrip(c: &mut Criterion, ours: &[MoneyEvent], peers: &[MoneyE
     group.bench_function("bincode", |b| {
         b.iter(|| {
             buf.clear();
-            bincode::serde::encode_into_std_write(black_box(&peers[at.next()]), &mut buf, bincode_cfg).unwrap();
-            bincode::serde::decode_from_slice::<MoneyEventPeer, _>(black_box(&buf), bincode_cfg).unwrap().0
+            bincode::serde::encode_into_std_write(
+                black_box(&peers[at.next()]),
+                &mut buf,
+                bincode_cfg,
+            )
+            .unwrap();
+            bincode::serde::decode_from_slice::<MoneyEventPeer, _>(black_box(&buf), bincode_cfg)
+                .unwrap()
+                .0
         })
     });
     let mut slice = vec![0u8; capacity];
@@ -677,21 +837,56 @@ fn benches(c: &mut Criterion) {
     let mut sizes = Vec::new();
 
     let data = orders();
-    sizes.push(bench_case(c, "order", &data, &typeinfo::serializer::<Order>().unwrap(), &data, false));
+    sizes.push(bench_case(
+        c,
+        "order",
+        &data,
+        &typeinfo::serializer::<Order>().unwrap(),
+        &data,
+        false,
+    ));
 
     let events = money_events();
     let peers: Vec<MoneyEventPeer> = events.iter().map(MoneyEventPeer::from).collect();
-    sizes.push(bench_case(c, "money_event", &events, &MoneyEventSerializer::default(), &peers, true));
+    sizes.push(bench_case(
+        c,
+        "money_event",
+        &events,
+        &MoneyEventSerializer::default(),
+        &peers,
+        true,
+    ));
     bench_money_roundtrip(c, &events, &peers);
 
     let data = weblogs();
-    sizes.push(bench_case(c, "weblog", &data, &typeinfo::serializer::<WebLog>().unwrap(), &data, false));
+    sizes.push(bench_case(
+        c,
+        "weblog",
+        &data,
+        &typeinfo::serializer::<WebLog>().unwrap(),
+        &data,
+        false,
+    ));
 
     let data = triangles();
-    sizes.push(bench_case(c, "triangle", &data, &typeinfo::serializer::<Triangle>().unwrap(), &data, false));
+    sizes.push(bench_case(
+        c,
+        "triangle",
+        &data,
+        &typeinfo::serializer::<Triangle>().unwrap(),
+        &data,
+        false,
+    ));
 
     let data = game_updates();
-    sizes.push(bench_case(c, "game_update", &data, &typeinfo::serializer::<GameUpdate>().unwrap(), &data, false));
+    sizes.push(bench_case(
+        c,
+        "game_update",
+        &data,
+        &typeinfo::serializer::<GameUpdate>().unwrap(),
+        &data,
+        false,
+    ));
 
     write_sizes(&sizes);
 }

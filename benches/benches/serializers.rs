@@ -69,7 +69,9 @@ fn strings() -> Vec<String> {
     (0..N_STRINGS)
         .map(|_| {
             let len = 5 + (rng.next() % 35) as usize;
-            (0..len).map(|_| ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize] as char).collect()
+            (0..len)
+                .map(|_| ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize] as char)
+                .collect()
         })
         .collect()
 }
@@ -92,7 +94,12 @@ fn vec_f32() -> Vec<f32> {
 fn pod_bytes<T: Copy>(values: &Vec<T>) -> &[u8] {
     // SAFETY: only called with primitive numbers (u64, f32): no padding, every byte is
     // initialized; the byte slice borrows `values`.
-    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values.as_slice())) }
+    unsafe {
+        std::slice::from_raw_parts(
+            values.as_ptr().cast::<u8>(),
+            std::mem::size_of_val(values.as_slice()),
+        )
+    }
 }
 
 /// A fresh `Vec<T>` holding the numbers whose in-memory bytes are `bytes`.
@@ -103,7 +110,11 @@ fn pod_from_bytes<T: Copy>(bytes: &[u8]) -> Vec<T> {
     // `n` elements, exactly `n * size_of::<T>()` bytes are copied, and the fresh
     // allocation cannot overlap `bytes`.
     unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * std::mem::size_of::<T>());
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            v.as_mut_ptr().cast::<u8>(),
+            n * std::mem::size_of::<T>(),
+        );
         v.set_len(n);
     }
     v
@@ -130,9 +141,20 @@ where
     let ti_bytes = typeinfo::to_bytes(&ser, data).expect("typeinfo serialize");
     let bc_bytes = bincode::serde::encode_to_vec(data, bincode_cfg).expect("bincode serialize");
     let pc_bytes = postcard::to_allocvec(data).expect("postcard serialize");
-    assert_eq!(&typeinfo::from_bytes(&ser, &ti_bytes).expect("typeinfo deserialize"), data);
-    assert_eq!(&bincode::serde::decode_from_slice::<T, _>(&bc_bytes, bincode_cfg).expect("bincode").0, data);
-    assert_eq!(&postcard::from_bytes::<T>(&pc_bytes).expect("postcard"), data);
+    assert_eq!(
+        &typeinfo::from_bytes(&ser, &ti_bytes).expect("typeinfo deserialize"),
+        data
+    );
+    assert_eq!(
+        &bincode::serde::decode_from_slice::<T, _>(&bc_bytes, bincode_cfg)
+            .expect("bincode")
+            .0,
+        data
+    );
+    assert_eq!(
+        &postcard::from_bytes::<T>(&pc_bytes).expect("postcard"),
+        data
+    );
     if let Some((to, from)) = memcpy {
         assert_eq!(&from(to(data)), data);
     }
@@ -141,7 +163,9 @@ where
         ti_bytes.len(),
         bc_bytes.len(),
         pc_bytes.len(),
-        memcpy.map(|(to, _)| format!(", memcpy {} bytes", to(data).len())).unwrap_or_default()
+        memcpy
+            .map(|(to, _)| format!(", memcpy {} bytes", to(data).len()))
+            .unwrap_or_default()
     );
     // Headroom so that no writer ever grows inside the timing loop.
     let capacity = 2 * ti_bytes.len().max(bc_bytes.len()).max(pc_bytes.len()) + 64;
@@ -163,7 +187,8 @@ where
         group.bench_function("bincode", |b| {
             b.iter(|| {
                 buf.clear();
-                bincode::serde::encode_into_std_write(black_box(data), &mut buf, bincode_cfg).unwrap();
+                bincode::serde::encode_into_std_write(black_box(data), &mut buf, bincode_cfg)
+                    .unwrap();
                 black_box(buf.as_slice());
             })
         });
@@ -191,7 +216,8 @@ where
         let mut slice = vec![0u8; capacity];
         group.bench_function("bincode_slice", |b| {
             b.iter(|| {
-                let n = bincode::serde::encode_into_slice(black_box(data), &mut slice, bincode_cfg).unwrap();
+                let n = bincode::serde::encode_into_slice(black_box(data), &mut slice, bincode_cfg)
+                    .unwrap();
                 black_box(&slice[..n]);
             })
         });
@@ -212,12 +238,21 @@ where
         config(&mut group, throughput);
 
         group.bench_function("typeinfo", |b| {
-            b.iter(|| ser.deserialize(&mut DataInputView::new(black_box(&ti_bytes))).unwrap())
+            b.iter(|| {
+                ser.deserialize(&mut DataInputView::new(black_box(&ti_bytes)))
+                    .unwrap()
+            })
         });
         group.bench_function("bincode", |b| {
-            b.iter(|| bincode::serde::decode_from_slice::<T, _>(black_box(&bc_bytes), bincode_cfg).unwrap().0)
+            b.iter(|| {
+                bincode::serde::decode_from_slice::<T, _>(black_box(&bc_bytes), bincode_cfg)
+                    .unwrap()
+                    .0
+            })
         });
-        group.bench_function("postcard", |b| b.iter(|| postcard::from_bytes::<T>(black_box(&pc_bytes)).unwrap()));
+        group.bench_function("postcard", |b| {
+            b.iter(|| postcard::from_bytes::<T>(black_box(&pc_bytes)).unwrap())
+        });
         if let Some((to, from)) = memcpy {
             let raw = to(data).to_vec();
             group.bench_function("memcpy", |b| b.iter(|| from(black_box(&raw))));
@@ -237,7 +272,13 @@ fn benches(c: &mut Criterion) {
     );
 
     let strs = strings();
-    bench_case(c, "strings", &strs, Throughput::Elements(strs.len() as u64), None);
+    bench_case(
+        c,
+        "strings",
+        &strs,
+        Throughput::Elements(strs.len() as u64),
+        None,
+    );
 
     let f32s = vec_f32();
     bench_case(

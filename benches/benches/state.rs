@@ -64,14 +64,20 @@ impl Raw {
         let mut list = cf.clone();
         list.set_merge_operator_associative("concat", concat);
         cf.set_inplace_update_support(true);
-        let db = DB::open_cf_with_opts(&opts, dir, [("value", cf.clone()), ("list", list), ("map", cf)]).expect("open raw rocksdb");
+        let db = DB::open_cf_with_opts(
+            &opts,
+            dir,
+            [("value", cf.clone()), ("list", list), ("map", cf)],
+        )
+        .expect("open raw rocksdb");
         let mut write = WriteOptions::default();
         write.disable_wal(true);
         let mut builder = CompositeKeyBuilder::new(128);
         let keys = keys
             .iter()
             .map(|k| {
-                let bytes = typeinfo::to_bytes(&typeinfo::StringSerializer, k).expect("a string serializes");
+                let bytes = typeinfo::to_bytes(&typeinfo::StringSerializer, k)
+                    .expect("a string serializes");
                 builder.set_key_bytes(key_group_for_bytes(&bytes, 128), &bytes);
                 builder.key_prefix().to_vec()
             })
@@ -84,7 +90,12 @@ fn bench_value(c: &mut Criterion) {
     let keys = keys();
     let dir = tempfile::tempdir().expect("temp dir");
     let raw = Raw::open(&dir.path().join("raw"), &keys);
-    let mut rocks = RocksDbKeyedStateBackend::<String>::open(&dir.path().join("ours"), options(), RocksDbOptions::default()).expect("open");
+    let mut rocks = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("ours"),
+        options(),
+        RocksDbOptions::default(),
+    )
+    .expect("open");
     let mut heap = HeapKeyedStateBackend::<String>::new(options()).expect("heap");
     let desc = ValueStateDescriptor::<u64>::new("count");
     let rocks_count = rocks.value_state::<(), u64>(&desc).expect("register");
@@ -92,15 +103,22 @@ fn bench_value(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("value/get_and_update");
     group.throughput(Throughput::Elements(1));
-    group.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1)).sample_size(30);
+    group
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
     let cf = raw.db.cf_handle("value").expect("cf");
     let mut i = 0;
     group.bench_function("raw_rocksdb", |b| {
         b.iter(|| {
             let key = &raw.keys[i % KEYS];
             i += 1;
-            let current = raw.db.get_pinned_cf(cf, key).expect("get").map_or(0, |v| u64::from_le_bytes(v[..8].try_into().expect("8 bytes")));
-            raw.db.put_cf_opt(cf, key, (current + 1).to_le_bytes(), &raw.write).expect("put");
+            let current = raw.db.get_pinned_cf(cf, key).expect("get").map_or(0, |v| {
+                u64::from_le_bytes(v[..8].try_into().expect("8 bytes"))
+            });
+            raw.db
+                .put_cf_opt(cf, key, (current + 1).to_le_bytes(), &raw.write)
+                .expect("put");
         })
     });
     let mut i = 0;
@@ -108,8 +126,13 @@ fn bench_value(c: &mut Criterion) {
         b.iter(|| {
             rocks.set_current_key(&keys[i % KEYS]).expect("key");
             i += 1;
-            let current = rocks_count.value(&mut rocks, &()).expect("get").unwrap_or(0);
-            rocks_count.update(&mut rocks, &(), current + 1).expect("put");
+            let current = rocks_count
+                .value(&mut rocks, &())
+                .expect("get")
+                .unwrap_or(0);
+            rocks_count
+                .update(&mut rocks, &(), current + 1)
+                .expect("put");
         })
     });
     let mut i = 0;
@@ -118,7 +141,9 @@ fn bench_value(c: &mut Criterion) {
             heap.set_current_key(&keys[i % KEYS]).expect("key");
             i += 1;
             let current = heap_count.value(&mut heap, &()).expect("get").unwrap_or(0);
-            heap_count.update(&mut heap, &(), black_box(current + 1)).expect("put");
+            heap_count
+                .update(&mut heap, &(), black_box(current + 1))
+                .expect("put");
         })
     });
     group.finish();
@@ -128,7 +153,12 @@ fn bench_list(c: &mut Criterion) {
     let keys = keys();
     let dir = tempfile::tempdir().expect("temp dir");
     let raw = Raw::open(&dir.path().join("raw"), &keys);
-    let mut rocks = RocksDbKeyedStateBackend::<String>::open(&dir.path().join("ours"), options(), RocksDbOptions::default()).expect("open");
+    let mut rocks = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("ours"),
+        options(),
+        RocksDbOptions::default(),
+    )
+    .expect("open");
     let mut heap = HeapKeyedStateBackend::<String>::new(options()).expect("heap");
     let desc = ListStateDescriptor::<u64>::new("events");
     let rocks_list = rocks.list_state::<(), u64>(&desc).expect("register");
@@ -136,7 +166,10 @@ fn bench_list(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("list/add_and_read");
     group.throughput(Throughput::Elements(1));
-    group.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1)).sample_size(30);
+    group
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
     let cf = raw.db.cf_handle("list").expect("cf");
     let mut i = 0u64;
     group.bench_function("raw_rocksdb", |b| {
@@ -145,9 +178,18 @@ fn bench_list(c: &mut Criterion) {
             if (i / KEYS as u64) % 16 == 0 {
                 raw.db.delete_cf_opt(cf, key, &raw.write).expect("reset");
             }
-            raw.db.merge_cf_opt(cf, key, i.to_le_bytes(), &raw.write).expect("merge");
-            let bytes = raw.db.get_pinned_cf(cf, key).expect("get").expect("present");
-            let list: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            raw.db
+                .merge_cf_opt(cf, key, i.to_le_bytes(), &raw.write)
+                .expect("merge");
+            let bytes = raw
+                .db
+                .get_pinned_cf(cf, key)
+                .expect("get")
+                .expect("present");
+            let list: Vec<u64> = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
             black_box(list);
             i += 1;
         })
@@ -155,7 +197,9 @@ fn bench_list(c: &mut Criterion) {
     let mut i = 0u64;
     group.bench_function("typeinfo_rocksdb", |b| {
         b.iter(|| {
-            rocks.set_current_key(&keys[i as usize % KEYS]).expect("key");
+            rocks
+                .set_current_key(&keys[i as usize % KEYS])
+                .expect("key");
             if (i / KEYS as u64) % 16 == 0 {
                 rocks_list.clear(&mut rocks, &()).expect("reset");
             }
@@ -183,7 +227,12 @@ fn bench_map(c: &mut Criterion) {
     let keys = keys();
     let dir = tempfile::tempdir().expect("temp dir");
     let raw = Raw::open(&dir.path().join("raw"), &keys);
-    let mut rocks = RocksDbKeyedStateBackend::<String>::open(&dir.path().join("ours"), options(), RocksDbOptions::default()).expect("open");
+    let mut rocks = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("ours"),
+        options(),
+        RocksDbOptions::default(),
+    )
+    .expect("open");
     let mut heap = HeapKeyedStateBackend::<String>::new(options()).expect("heap");
     let desc = MapStateDescriptor::<u32, u64>::new("by_minute");
     let rocks_map = rocks.map_state::<(), u32, u64>(&desc).expect("register");
@@ -200,16 +249,30 @@ fn bench_map(c: &mut Criterion) {
         v
     };
     // The pre-built raw keys include the user key too.
-    let raw_entries: Vec<Vec<Vec<u8>>> = raw.keys.iter().map(|k| (0..MAP_ENTRIES).map(|uk| user_key(k, uk)).collect()).collect();
+    let raw_entries: Vec<Vec<Vec<u8>>> = raw
+        .keys
+        .iter()
+        .map(|k| (0..MAP_ENTRIES).map(|uk| user_key(k, uk)).collect())
+        .collect();
 
     let mut group = c.benchmark_group("map");
     group.throughput(Throughput::Elements(1));
-    group.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1)).sample_size(30);
+    group
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
     let mut i = 0usize;
     group.bench_function("put/raw_rocksdb", |b| {
         b.iter(|| {
             let uk = (i / KEYS) as u32 % MAP_ENTRIES;
-            raw.db.put_cf_opt(cf, &raw_entries[i % KEYS][uk as usize], raw_value(uk, i as u64), &raw.write).expect("put");
+            raw.db
+                .put_cf_opt(
+                    cf,
+                    &raw_entries[i % KEYS][uk as usize],
+                    raw_value(uk, i as u64),
+                    &raw.write,
+                )
+                .expect("put");
             i += 1;
         })
     });
@@ -217,7 +280,9 @@ fn bench_map(c: &mut Criterion) {
     group.bench_function("put/typeinfo_rocksdb", |b| {
         b.iter(|| {
             rocks.set_current_key(&keys[i % KEYS]).expect("key");
-            rocks_map.put(&mut rocks, &(), (i / KEYS) as u32 % MAP_ENTRIES, i as u64).expect("put");
+            rocks_map
+                .put(&mut rocks, &(), (i / KEYS) as u32 % MAP_ENTRIES, i as u64)
+                .expect("put");
             i += 1;
         })
     });
@@ -225,7 +290,9 @@ fn bench_map(c: &mut Criterion) {
     group.bench_function("put/typeinfo_heap", |b| {
         b.iter(|| {
             heap.set_current_key(&keys[i % KEYS]).expect("key");
-            heap_map.put(&mut heap, &(), (i / KEYS) as u32 % MAP_ENTRIES, i as u64).expect("put");
+            heap_map
+                .put(&mut heap, &(), (i / KEYS) as u32 % MAP_ENTRIES, i as u64)
+                .expect("put");
             i += 1;
         })
     });
@@ -236,14 +303,25 @@ fn bench_map(c: &mut Criterion) {
         for uk in 0..MAP_ENTRIES {
             rocks_map.put(&mut rocks, &(), uk, uk as u64).expect("put");
             heap_map.put(&mut heap, &(), uk, uk as u64).expect("put");
-            raw.db.put_cf_opt(cf, &raw_entries[k][uk as usize], raw_value(uk, uk as u64), &raw.write).expect("put");
+            raw.db
+                .put_cf_opt(
+                    cf,
+                    &raw_entries[k][uk as usize],
+                    raw_value(uk, uk as u64),
+                    &raw.write,
+                )
+                .expect("put");
         }
     }
     let mut i = 0usize;
     group.bench_function("get/raw_rocksdb", |b| {
         b.iter(|| {
             let uk = i % MAP_ENTRIES as usize;
-            let v = raw.db.get_pinned_cf(cf, &raw_entries[i % KEYS][uk]).expect("get").expect("present");
+            let v = raw
+                .db
+                .get_pinned_cf(cf, &raw_entries[i % KEYS][uk])
+                .expect("get")
+                .expect("present");
             black_box(u64::from_le_bytes(v[4..12].try_into().expect("8 bytes")));
             i += 1;
         })
@@ -252,7 +330,11 @@ fn bench_map(c: &mut Criterion) {
     group.bench_function("get/typeinfo_rocksdb", |b| {
         b.iter(|| {
             rocks.set_current_key(&keys[i % KEYS]).expect("key");
-            black_box(rocks_map.get(&mut rocks, &(), &((i % MAP_ENTRIES as usize) as u32)).expect("get"));
+            black_box(
+                rocks_map
+                    .get(&mut rocks, &(), &((i % MAP_ENTRIES as usize) as u32))
+                    .expect("get"),
+            );
             i += 1;
         })
     });
@@ -260,7 +342,11 @@ fn bench_map(c: &mut Criterion) {
     group.bench_function("get/typeinfo_heap", |b| {
         b.iter(|| {
             heap.set_current_key(&keys[i % KEYS]).expect("key");
-            black_box(heap_map.get(&mut heap, &(), &((i % MAP_ENTRIES as usize) as u32)).expect("get"));
+            black_box(
+                heap_map
+                    .get(&mut heap, &(), &((i % MAP_ENTRIES as usize) as u32))
+                    .expect("get"),
+            );
             i += 1;
         })
     });
@@ -279,7 +365,10 @@ fn bench_map(c: &mut Criterion) {
             it.seek(prefix);
             let mut out = Vec::with_capacity(MAP_ENTRIES as usize);
             while let Some(v) = it.value() {
-                out.push((u32::from_le_bytes(v[..4].try_into().expect("4")), u64::from_le_bytes(v[4..12].try_into().expect("8"))));
+                out.push((
+                    u32::from_le_bytes(v[..4].try_into().expect("4")),
+                    u64::from_le_bytes(v[4..12].try_into().expect("8")),
+                ));
                 it.next();
             }
             black_box(out);

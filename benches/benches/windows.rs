@@ -21,7 +21,12 @@ use window_workload::Workload;
 const WINDOW_MS: i64 = 1_000;
 
 fn workload(events: u64) -> Workload {
-    Workload { events, keys: 10_000, events_per_ms: 100, window_ms: WINDOW_MS }
+    Workload {
+        events,
+        keys: 10_000,
+        events_per_ms: 100,
+        window_ms: WINDOW_MS,
+    }
 }
 
 fn runtime(events: u64, backend: StateBackend) -> u64 {
@@ -35,11 +40,14 @@ fn runtime(events: u64, backend: StateBackend) -> u64 {
 /// The same job written by hand: one thread, a hash map per open window, a watermark after
 /// every 1024 events (as the runtime's default emission).
 fn by_hand(events: u64) -> u64 {
-    let mut windows: HashMap<(u64, i64), (u64, f64), foldhash::fast::RandomState> = HashMap::default();
+    let mut windows: HashMap<(u64, i64), (u64, f64), foldhash::fast::RandomState> =
+        HashMap::default();
     let mut open: std::collections::BTreeMap<i64, Vec<u64>> = std::collections::BTreeMap::new();
     let mut results = 0;
     let mut max_ts = i64::MIN;
-    let mut fire = |watermark: i64, windows: &mut HashMap<(u64, i64), (u64, f64), _>, open: &mut std::collections::BTreeMap<i64, Vec<u64>>| {
+    let mut fire = |watermark: i64,
+                    windows: &mut HashMap<(u64, i64), (u64, f64), _>,
+                    open: &mut std::collections::BTreeMap<i64, Vec<u64>>| {
         while let Some(entry) = open.first_entry() {
             if *entry.key() + WINDOW_MS - 1 > watermark {
                 break;
@@ -74,21 +82,39 @@ fn by_hand(events: u64) -> u64 {
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("windows");
-    group.sample_size(10).measurement_time(Duration::from_secs(8));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8));
     // `cargo test --all-targets` runs each benchmark once, unoptimized: keep that run short.
     let scale = if cfg!(debug_assertions) { 100 } else { 1 };
     for (events, what) in [(2_000_000u64 / scale, "heap"), (200_000 / scale, "rocksdb")] {
         group.throughput(Throughput::Elements(events));
         match what {
             "heap" => {
-                assert_eq!(runtime(events, StateBackend::Heap), by_hand(events), "same results");
-                group.bench_with_input(BenchmarkId::new("typeinfo_heap", events), &events, |b, &n| b.iter(|| runtime(n, StateBackend::Heap)));
+                assert_eq!(
+                    runtime(events, StateBackend::Heap),
+                    by_hand(events),
+                    "same results"
+                );
+                group.bench_with_input(
+                    BenchmarkId::new("typeinfo_heap", events),
+                    &events,
+                    |b, &n| b.iter(|| runtime(n, StateBackend::Heap)),
+                );
             }
             _ => {
-                group.bench_with_input(BenchmarkId::new("typeinfo_rocksdb", events), &events, |b, &n| b.iter(|| runtime(n, StateBackend::rocksdb())));
+                group.bench_with_input(
+                    BenchmarkId::new("typeinfo_rocksdb", events),
+                    &events,
+                    |b, &n| b.iter(|| runtime(n, StateBackend::rocksdb())),
+                );
             }
         }
-        group.bench_with_input(BenchmarkId::new("hand_written_loop", events), &events, |b, &n| b.iter(|| by_hand(n)));
+        group.bench_with_input(
+            BenchmarkId::new("hand_written_loop", events),
+            &events,
+            |b, &n| b.iter(|| by_hand(n)),
+        );
     }
     group.finish();
 }

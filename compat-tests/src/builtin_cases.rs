@@ -48,7 +48,14 @@ impl crate::golden::Pinned for VarintFields {
 }
 
 fn varints(u: u64, i: i64) -> VarintFields {
-    VarintFields { u16: u as u16, u32: u as u32, u64: u, i16: i as i16, i32: i as i32, i64: i }
+    VarintFields {
+        u16: u as u16,
+        u32: u as u32,
+        u64: u,
+        i16: i as i16,
+        i32: i as i32,
+        i64: i,
+    }
 }
 
 /// One line per case: `"name" => Type: [values...]`.

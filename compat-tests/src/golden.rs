@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use typeinfo::{DataInputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer, Verdict};
+use typeinfo::{
+    DataInputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer, Verdict,
+};
 
 /// The directory of the current fixture set, relative to the crate root.
 pub const FIXTURE_DIR: &str = "fixtures/v1";
@@ -23,7 +25,8 @@ pub const BIN_EXT: &str = "bin";
 pub const SNAPSHOT_EXT: &str = "snapshot";
 
 /// How to write missing fixtures, quoted in failure messages.
-pub const WRITE_COMMAND: &str = "cargo run -p typeinfo-compat-tests --bin write_fixtures -- fixtures/v1";
+pub const WRITE_COMMAND: &str =
+    "cargo run -p typeinfo-compat-tests --bin write_fixtures -- fixtures/v1";
 
 /// The absolute path of the current fixture set.
 pub fn fixture_dir() -> PathBuf {
@@ -60,7 +63,10 @@ impl Fixture {
                 }
             })
         };
-        Ok(Self { bin: read(BIN_EXT)?, snapshot: read(SNAPSHOT_EXT)? })
+        Ok(Self {
+            bin: read(BIN_EXT)?,
+            snapshot: read(SNAPSHOT_EXT)?,
+        })
     }
 }
 
@@ -88,7 +94,23 @@ macro_rules! pinned_by_eq {
 }
 
 pinned_by_eq!(
-    (), bool, char, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, String, bytes::Bytes, Duration, SystemTime
+    (),
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    String,
+    bytes::Bytes,
+    Duration,
+    SystemTime
 );
 
 impl Pinned for f32 {
@@ -176,20 +198,32 @@ pinned_pointer!(Box, Arc);
 
 impl<K: Pinned, V: Pinned> Pinned for BTreeMap<K, V> {
     fn same(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().zip(other).all(|((ka, va), (kb, vb))| ka.same(kb) && va.same(vb))
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other)
+                .all(|((ka, va), (kb, vb))| ka.same(kb) && va.same(vb))
     }
     fn deterministic(&self) -> bool {
-        self.iter().all(|(k, v)| k.deterministic() && v.deterministic())
+        self.iter()
+            .all(|(k, v)| k.deterministic() && v.deterministic())
     }
 }
 
 impl<K: Pinned + Eq + Hash, V: Pinned, H: BuildHasher> Pinned for HashMap<K, V, H> {
     fn same(&self, other: &Self) -> bool {
         self.len() == other.len()
-            && self.iter().all(|(k, v)| other.get_key_value(k).is_some_and(|(ko, vo)| k.same(ko) && v.same(vo)))
+            && self.iter().all(|(k, v)| {
+                other
+                    .get_key_value(k)
+                    .is_some_and(|(ko, vo)| k.same(ko) && v.same(vo))
+            })
     }
     fn deterministic(&self) -> bool {
-        self.len() <= 1 && self.iter().all(|(k, v)| k.deterministic() && v.deterministic())
+        self.len() <= 1
+            && self
+                .iter()
+                .all(|(k, v)| k.deterministic() && v.deterministic())
     }
 }
 
@@ -282,13 +316,20 @@ impl<T> Case<T> {
     /// The values of a committed case never change: its fixture pins exactly them. Add a
     /// new case for new values.
     pub fn new(name: &'static str, type_name: &'static str, values: Vec<T>) -> Self {
-        Self { name, type_name, values }
+        Self {
+            name,
+            type_name,
+            values,
+        }
     }
 }
 
 impl<T> Debug for Case<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Case").field("name", &self.name).field("type", &self.type_name).finish()
+        f.debug_struct("Case")
+            .field("name", &self.name)
+            .field("type", &self.type_name)
+            .finish()
     }
 }
 
@@ -309,7 +350,11 @@ fn hex_lines(bytes: &[u8], indent: &str) -> String {
     if bytes.is_empty() {
         return "(empty)".to_owned();
     }
-    bytes.chunks(32).map(hex).collect::<Vec<_>>().join(&format!("\n{indent}"))
+    bytes
+        .chunks(32)
+        .map(hex)
+        .collect::<Vec<_>>()
+        .join(&format!("\n{indent}"))
 }
 
 fn slice(bytes: &[u8], range: &Range<usize>) -> Vec<u8> {
@@ -333,13 +378,19 @@ where
     }
 
     fn write(&self) -> Result<Fixture, String> {
-        let serializer = typeinfo::serializer::<T>().map_err(|e| format!("creating the serializer: {e}"))?;
+        let serializer =
+            typeinfo::serializer::<T>().map_err(|e| format!("creating the serializer: {e}"))?;
         let mut bin = Vec::new();
         for (i, value) in self.values.iter().enumerate() {
-            let bytes = typeinfo::to_bytes(&serializer, value).map_err(|e| format!("writing value #{i}: {e}"))?;
+            let bytes = typeinfo::to_bytes(&serializer, value)
+                .map_err(|e| format!("writing value #{i}: {e}"))?;
             bin.extend_from_slice(&bytes);
         }
-        Ok(Fixture { bin, snapshot: serializer.snapshot().to_bytes() })
+        let snapshot = serializer
+            .snapshot()
+            .to_bytes()
+            .map_err(|e| format!("writing the snapshot: {e}"))?;
+        Ok(Fixture { bin, snapshot })
     }
 
     fn check(&self, fixture: &Fixture) -> Vec<String> {
@@ -358,7 +409,9 @@ where
             match serializer.deserialize(&mut input) {
                 Ok(value) => {
                     if !value.same(expected) {
-                        problems.push(format!("value #{i}: the fixture decodes to {value:?}, expected {expected:?}"));
+                        problems.push(format!(
+                            "value #{i}: the fixture decodes to {value:?}, expected {expected:?}"
+                        ));
                     }
                     bounds.push(start..input.position());
                 }
@@ -417,7 +470,10 @@ where
         let snapshot = match SerializerSnapshot::from_bytes(&fixture.snapshot) {
             Ok(s) => s,
             Err(e) => {
-                problems.push(format!("the snapshot does not decode: {e} (bytes {})", hex(&fixture.snapshot)));
+                problems.push(format!(
+                    "the snapshot does not decode: {e} (bytes {})",
+                    hex(&fixture.snapshot)
+                ));
                 return problems;
             }
         };
@@ -433,7 +489,9 @@ where
         let restored = match registry.restore(&snapshot) {
             Ok(r) => r,
             Err(e) => {
-                problems.push(format!("the registry cannot restore the snapshot {snapshot:?}: {e}"));
+                problems.push(format!(
+                    "the registry cannot restore the snapshot {snapshot:?}: {e}"
+                ));
                 return problems;
             }
         };
@@ -450,7 +508,9 @@ where
             let value = match restored.deserialize(&mut input) {
                 Ok(v) => v,
                 Err(e) => {
-                    problems.push(format!("value #{i}: the restored serializer fails to read it at byte {start}: {e}"));
+                    problems.push(format!(
+                        "value #{i}: the restored serializer fails to read it at byte {start}: {e}"
+                    ));
                     restored_complete = false;
                     break;
                 }
@@ -502,18 +562,31 @@ where
     }
 
     fn hex_dump(&self) -> Result<String, String> {
-        let serializer = typeinfo::serializer::<T>().map_err(|e| format!("creating the serializer: {e}"))?;
+        let serializer =
+            typeinfo::serializer::<T>().map_err(|e| format!("creating the serializer: {e}"))?;
         let mut out = String::new();
         let _ = writeln!(out, "== {} : {}", self.name, self.type_name);
-        let snapshot = serializer.snapshot().to_bytes();
+        let snapshot = serializer
+            .snapshot()
+            .to_bytes()
+            .map_err(|e| format!("writing the snapshot: {e}"))?;
         let _ = writeln!(out, "snapshot: {}", hex_lines(&snapshot, "          "));
         for (i, value) in self.values.iter().enumerate() {
-            let bytes = typeinfo::to_bytes(&serializer, value).map_err(|e| format!("writing value #{i}: {e}"))?;
+            let bytes = typeinfo::to_bytes(&serializer, value)
+                .map_err(|e| format!("writing value #{i}: {e}"))?;
             let prefix = format!("#{i:<2} ");
             if value.deterministic() {
-                let _ = writeln!(out, "{prefix}{}", hex_lines(&bytes, &" ".repeat(prefix.len())));
+                let _ = writeln!(
+                    out,
+                    "{prefix}{}",
+                    hex_lines(&bytes, &" ".repeat(prefix.len()))
+                );
             } else {
-                let _ = writeln!(out, "{prefix}({} bytes; hash iteration order varies)", bytes.len());
+                let _ = writeln!(
+                    out,
+                    "{prefix}({} bytes; hash iteration order varies)",
+                    bytes.len()
+                );
             }
         }
         Ok(out)

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use typeinfo::{I64Serializer, StringSerializer, TupleSerializer, UnitSerializer, U32Serializer};
+use typeinfo::{I64Serializer, StringSerializer, TupleSerializer, U32Serializer, UnitSerializer};
 use typeinfo_state::{
-    key_group_for_bytes, BackendOptions, CompositeKeyBuilder, HeapKeyedStateBackend, KeyGroupRange, KeyedStateBackend,
-    ListStateDescriptor, MapStateDescriptor, OperatorStateBackend, Redistribution, Result, ValueStateDescriptor,
+    key_group_for_bytes, BackendOptions, CompositeKeyBuilder, HeapKeyedStateBackend, KeyGroupRange,
+    KeyedStateBackend, ListStateDescriptor, MapStateDescriptor, OperatorStateBackend,
+    Redistribution, Result, ValueStateDescriptor,
 };
 
 /// The subdirectory of the fixture directory holding the state fixtures.
@@ -16,12 +17,25 @@ pub const STATE_SUBDIR: &str = "state";
 pub fn pinned_keys() -> Vec<(String, Vec<u8>)> {
     let mut keys = Vec::new();
     for s in ["", "a", "ab", "user-1", "user-2", "EURUSD", "日本"] {
-        keys.push((format!("String {s:?}"), typeinfo::to_bytes(&StringSerializer, &s.to_owned()).unwrap_or_default()));
+        keys.push((
+            format!("String {s:?}"),
+            typeinfo::to_bytes(&StringSerializer, &s.to_owned()).unwrap_or_default(),
+        ));
     }
     for n in [0i64, 1, -1, 42, i64::MAX] {
-        keys.push((format!("i64 {n}"), typeinfo::to_bytes(&I64Serializer, &n).unwrap_or_default()));
+        keys.push((
+            format!("i64 {n}"),
+            typeinfo::to_bytes(&I64Serializer, &n).unwrap_or_default(),
+        ));
     }
-    keys.push(("(u32, String) (7, \"x\")".to_owned(), typeinfo::to_bytes(&TupleSerializer((U32Serializer, StringSerializer)), &(7u32, "x".to_owned())).unwrap_or_default()));
+    keys.push((
+        "(u32, String) (7, \"x\")".to_owned(),
+        typeinfo::to_bytes(
+            &TupleSerializer((U32Serializer, StringSerializer)),
+            &(7u32, "x".to_owned()),
+        )
+        .unwrap_or_default(),
+    ));
     keys
 }
 
@@ -30,10 +44,19 @@ pub const MAX_PARALLELISMS: [u32; 4] = [1, 128, 1000, 32768];
 
 /// The text of `key_groups.txt`: `label | hex bytes | key group per max parallelism`.
 pub fn key_groups_text() -> String {
-    let mut out = String::from("# key | serialized bytes (hex) | key group for max parallelism 1, 128, 1000, 32768\n");
+    let mut out = String::from(
+        "# key | serialized bytes (hex) | key group for max parallelism 1, 128, 1000, 32768\n",
+    );
     for (label, bytes) in pinned_keys() {
-        let groups: Vec<String> = MAX_PARALLELISMS.iter().map(|m| key_group_for_bytes(&bytes, *m).to_string()).collect();
-        out.push_str(&format!("{label} | {} | {}\n", crate::golden::hex(&bytes), groups.join(" ")));
+        let groups: Vec<String> = MAX_PARALLELISMS
+            .iter()
+            .map(|m| key_group_for_bytes(&bytes, *m).to_string())
+            .collect();
+        out.push_str(&format!(
+            "{label} | {} | {}\n",
+            crate::golden::hex(&bytes),
+            groups.join(" ")
+        ));
     }
     out
 }
@@ -45,10 +68,21 @@ pub fn composite_keys_text() -> Result<String> {
     small.set_key(7, &"ab".to_owned(), &StringSerializer)?;
     let line = crate::golden::hex(small.set_namespace(&(), &UnitSerializer)?);
     out.push_str(&format!("maxP 128, kg 7, key \"ab\", ns () | {line}\n"));
-    let ns = small.set_namespace(&(0i64, 60_000i64), &TupleSerializer((I64Serializer, I64Serializer)))?.to_vec();
-    out.push_str(&format!("maxP 128, kg 7, key \"ab\", ns (0, 60000) | {}\n", crate::golden::hex(&ns)));
+    let ns = small
+        .set_namespace(
+            &(0i64, 60_000i64),
+            &TupleSerializer((I64Serializer, I64Serializer)),
+        )?
+        .to_vec();
+    out.push_str(&format!(
+        "maxP 128, kg 7, key \"ab\", ns (0, 60000) | {}\n",
+        crate::golden::hex(&ns)
+    ));
     let with_user_key = small.with_user_key(&[0x80, 0, 0, 5]).to_vec();
-    out.push_str(&format!("... with user key 5i32 normalized | {}\n", crate::golden::hex(&with_user_key)));
+    out.push_str(&format!(
+        "... with user key 5i32 normalized | {}\n",
+        crate::golden::hex(&with_user_key)
+    ));
     let mut large = CompositeKeyBuilder::new(1024);
     large.set_key(700, &"ab".to_owned(), &StringSerializer)?;
     let line = crate::golden::hex(large.set_namespace(&(), &UnitSerializer)?);
@@ -61,7 +95,8 @@ pub const SAVEPOINT_KEYS: u64 = 20;
 
 /// Writes the v1 keyed snapshot: a value, a list and a map state over 20 keys.
 pub fn write_keyed_snapshot(path: &Path) -> Result<()> {
-    let mut b = HeapKeyedStateBackend::<String>::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?;
+    let mut b =
+        HeapKeyedStateBackend::<String>::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?;
     let count = b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
     let events = b.list_state::<(), String>(&ListStateDescriptor::new("events"))?;
     let by_minute = b.map_state::<(), i64, f64>(&MapStateDescriptor::new("by_minute"))?;

@@ -38,7 +38,9 @@ pub const USER_SUBDIR: &str = "user";
 
 /// The absolute path of the user-type fixtures of the current set (`fixtures/v1/user`).
 pub fn user_fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE_DIR).join(USER_SUBDIR)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(FIXTURE_DIR)
+        .join(USER_SUBDIR)
 }
 
 /// Every user-type golden case: the v1 types and their fixed values, in a fixed order.
@@ -51,7 +53,11 @@ pub fn user_cases() -> Vec<Box<dyn GoldenCase>> {
         Box::new(Case::new("address", "v1::Address", v1::addresses())),
         Box::new(Case::new("customer", "v1::Customer", v1::customers())),
         Box::new(Case::new("payment", "v1::Payment", v1::payments())),
-        Box::new(Case::new("envelope_order", "v1::Envelope<v1::Order>", v1::envelope_orders())),
+        Box::new(Case::new(
+            "envelope_order",
+            "v1::Envelope<v1::Order>",
+            v1::envelope_orders(),
+        )),
     ]
 }
 
@@ -125,9 +131,18 @@ pub mod v1 {
     /// The values of `fixtures/v1/user/line_item.*`.
     pub fn line_items() -> Vec<LineItem> {
         vec![
-            LineItem { sku: s("A-1"), qty: 2 },
-            LineItem { sku: s(""), qty: i32::MIN },
-            LineItem { sku: s("ünï-€-😀"), qty: i32::MAX },
+            LineItem {
+                sku: s("A-1"),
+                qty: 2,
+            },
+            LineItem {
+                sku: s(""),
+                qty: i32::MIN,
+            },
+            LineItem {
+                sku: s("ünï-€-😀"),
+                qty: i32::MAX,
+            },
         ]
     }
 
@@ -140,16 +155,35 @@ pub mod v1 {
                 amount: 19.99,
                 note: Some(s("leave at door")),
                 tags: vec![s("gift"), s("express")],
-                items: vec![LineItem { sku: s("A-1"), qty: 2 }, LineItem { sku: s("B-7"), qty: -3 }],
+                items: vec![
+                    LineItem {
+                        sku: s("A-1"),
+                        qty: 2,
+                    },
+                    LineItem {
+                        sku: s("B-7"),
+                        qty: -3,
+                    },
+                ],
             },
-            Order { id: u64::MAX, user_id: s(""), amount: -0.0, note: None, tags: vec![], items: vec![] },
+            Order {
+                id: u64::MAX,
+                user_id: s(""),
+                amount: -0.0,
+                note: None,
+                tags: vec![],
+                items: vec![],
+            },
             Order {
                 id: 0,
                 user_id: s("ü-42"),
                 amount: f32::INFINITY,
                 note: Some(s("")),
                 tags: vec![s("")],
-                items: vec![LineItem { sku: s(""), qty: i32::MIN }],
+                items: vec![LineItem {
+                    sku: s(""),
+                    qty: i32::MIN,
+                }],
             },
         ]
     }
@@ -157,8 +191,16 @@ pub mod v1 {
     /// The values of `fixtures/v1/user/address.*`.
     pub fn addresses() -> Vec<Address> {
         vec![
-            Address { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
-            Address { street: s(""), city: s("Zürich"), zip: None },
+            Address {
+                street: s("1 Main St"),
+                city: s("Springfield"),
+                zip: Some(s("12345")),
+            },
+            Address {
+                street: s(""),
+                city: s("Zürich"),
+                zip: None,
+            },
         ]
     }
 
@@ -167,13 +209,29 @@ pub mod v1 {
         vec![
             Customer {
                 name: s("Ada"),
-                address: Address { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    zip: Some(s("12345")),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
             },
-            Customer { name: s(""), address: Address { street: s(""), city: s(""), zip: None }, prefs: BTreeMap::new() },
+            Customer {
+                name: s(""),
+                address: Address {
+                    street: s(""),
+                    city: s(""),
+                    zip: None,
+                },
+                prefs: BTreeMap::new(),
+            },
             Customer {
                 name: s("Bob"),
-                address: Address { street: s("Bahnhofstr. 1"), city: s("Zürich"), zip: Some(s("8001")) },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    zip: Some(s("8001")),
+                },
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
             },
         ]
@@ -183,9 +241,15 @@ pub mod v1 {
     pub fn payments() -> Vec<Payment> {
         vec![
             Payment::Cash,
-            Payment::Card { last4: 4242, network: s("visa") },
+            Payment::Card {
+                last4: 4242,
+                network: s("visa"),
+            },
             Payment::Voucher(s("SPRING"), 500),
-            Payment::Card { last4: u16::MAX, network: s("") },
+            Payment::Card {
+                last4: u16::MAX,
+                network: s(""),
+            },
             Payment::Voucher(s(""), i32::MIN),
         ]
     }
@@ -193,7 +257,16 @@ pub mod v1 {
     /// The values of `fixtures/v1/user/envelope_order.*`.
     pub fn envelope_orders() -> Vec<Envelope<Order>> {
         let orders = orders();
-        vec![Envelope { seq: 0, body: orders[0].clone() }, Envelope { seq: u64::MAX, body: orders[1].clone() }]
+        vec![
+            Envelope {
+                seq: 0,
+                body: orders[0].clone(),
+            },
+            Envelope {
+                seq: u64::MAX,
+                body: orders[1].clone(),
+            },
+        ]
     }
 }
 
@@ -209,7 +282,14 @@ impl Pinned for v1::LineItem {
 
 impl Pinned for v1::Order {
     fn same(&self, other: &Self) -> bool {
-        let Self { id, user_id, amount, note, tags, items } = self;
+        let Self {
+            id,
+            user_id,
+            amount,
+            note,
+            tags,
+            items,
+        } = self;
         id.same(&other.id)
             && user_id.same(&other.user_id)
             && amount.same(&other.amount)
@@ -228,7 +308,11 @@ impl Pinned for v1::Address {
 
 impl Pinned for v1::Customer {
     fn same(&self, other: &Self) -> bool {
-        let Self { name, address, prefs } = self;
+        let Self {
+            name,
+            address,
+            prefs,
+        } = self;
         name.same(&other.name) && address.same(&other.address) && prefs.same(&other.prefs)
     }
 }
@@ -238,7 +322,16 @@ impl Pinned for v1::Payment {
         use v1::Payment::{Card, Cash, Voucher};
         match (self, other) {
             (Cash, Cash) => true,
-            (Card { last4: a, network: b }, Card { last4: c, network: d }) => a.same(c) && b.same(d),
+            (
+                Card {
+                    last4: a,
+                    network: b,
+                },
+                Card {
+                    last4: c,
+                    network: d,
+                },
+            ) => a.same(c) && b.same(d),
             (Voucher(a, b), Voucher(c, d)) => a.same(c) && b.same(d),
             _ => false,
         }
@@ -374,7 +467,11 @@ pub mod v3 {
             holder: Option<String>,
             network: String,
         },
-        Voucher(String, i32, #[typeinfo(default = "default_voucher_issuer")] String),
+        Voucher(
+            String,
+            i32,
+            #[typeinfo(default = "default_voucher_issuer")] String,
+        ),
     }
 
     #[derive(TypeInfo, Debug, Clone, PartialEq)]
@@ -772,7 +869,11 @@ pub mod v14 {
     #[typeinfo(name = "Payment")]
     pub enum Payment {
         Cash,
-        Card { last4: u16, network: String, cvv: u16 },
+        Card {
+            last4: u16,
+            network: String,
+            cvv: u16,
+        },
         Voucher(String, i32),
     }
 }

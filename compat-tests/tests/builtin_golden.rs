@@ -4,9 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use typeinfo_compat_tests::state_cases::STATE_SUBDIR;
 use typeinfo_compat_tests::builtin_cases;
-use typeinfo_compat_tests::golden::{fixture_dir, Fixture, BIN_EXT, FIXTURE_DIR, SNAPSHOT_EXT, WRITE_COMMAND};
+use typeinfo_compat_tests::golden::{
+    fixture_dir, Fixture, BIN_EXT, FIXTURE_DIR, SNAPSHOT_EXT, WRITE_COMMAND,
+};
+use typeinfo_compat_tests::state_cases::STATE_SUBDIR;
 use typeinfo_compat_tests::user_types::USER_SUBDIR;
 
 /// Every case's committed fixture decodes to its values, matches today's bytes, and its
@@ -26,7 +28,12 @@ fn committed_fixtures_read_back() {
         let problems = case.check(&fixture);
         if !problems.is_empty() {
             let list: Vec<String> = problems.iter().map(|p| format!("  - {p}")).collect();
-            failures.push(format!("{} ({}):\n{}", case.name(), case.type_name(), list.join("\n")));
+            failures.push(format!(
+                "{} ({}):\n{}",
+                case.name(),
+                case.type_name(),
+                list.join("\n")
+            ));
         }
     }
     assert!(
@@ -61,31 +68,54 @@ fn todays_bytes_pass_the_check() {
 #[test]
 fn the_check_catches_tampered_fixtures() {
     let cases = builtin_cases();
-    let find = |name: &str| cases.iter().find(|c| c.name() == name).expect("a case of that name");
+    let find = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.name() == name)
+            .expect("a case of that name")
+    };
     let (i64s, strings) = (find("i64"), find("string"));
     let good = i64s.write().expect("i64 writes");
     assert!(i64s.check(&good).is_empty());
 
     let mut flipped = good.clone();
     flipped.bin[3] ^= 0x01;
-    assert!(!i64s.check(&flipped).is_empty(), "a flipped byte goes unnoticed");
+    assert!(
+        !i64s.check(&flipped).is_empty(),
+        "a flipped byte goes unnoticed"
+    );
 
     let mut short = good.clone();
     short.bin.pop();
-    assert!(!i64s.check(&short).is_empty(), "a missing byte goes unnoticed");
+    assert!(
+        !i64s.check(&short).is_empty(),
+        "a missing byte goes unnoticed"
+    );
 
     let mut long = good.clone();
     long.bin.push(0);
-    assert!(!i64s.check(&long).is_empty(), "a trailing byte goes unnoticed");
+    assert!(
+        !i64s.check(&long).is_empty(),
+        "a trailing byte goes unnoticed"
+    );
 
-    let foreign = Fixture { bin: good.bin.clone(), snapshot: strings.write().expect("string writes").snapshot };
-    assert!(!i64s.check(&foreign).is_empty(), "a foreign snapshot goes unnoticed");
+    let foreign = Fixture {
+        bin: good.bin.clone(),
+        snapshot: strings.write().expect("string writes").snapshot,
+    };
+    assert!(
+        !i64s.check(&foreign).is_empty(),
+        "a foreign snapshot goes unnoticed"
+    );
 
     // Floats are compared by bits: -0.0 written where 0.0 is expected is caught.
     let f64s = find("f64");
     let mut sign = f64s.write().expect("f64 writes");
     sign.bin[7] ^= 0x80;
-    assert!(!f64s.check(&sign).is_empty(), "a sign bit of 0.0 goes unnoticed");
+    assert!(
+        !f64s.check(&sign).is_empty(),
+        "a sign bit of 0.0 goes unnoticed"
+    );
 }
 
 /// Case names are unique file stems.
@@ -95,7 +125,10 @@ fn case_names_are_unique_file_stems() {
     for case in builtin_cases() {
         let name = case.name();
         assert!(
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
             "case name `{name}` is not a lower-case file stem"
         );
         assert!(seen.insert(name.to_owned()), "two cases are named `{name}`");
@@ -111,17 +144,34 @@ fn case_names_are_unique_file_stems() {
 #[test]
 fn every_fixture_file_has_a_case() {
     let dir = fixture_dir();
-    let names: BTreeSet<String> = builtin_cases().iter().map(|c| c.name().to_owned()).collect();
-    let entries = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}; write the fixtures with `{WRITE_COMMAND}`", dir.display()));
+    let names: BTreeSet<String> = builtin_cases()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        panic!(
+            "cannot list {}: {e}; write the fixtures with `{WRITE_COMMAND}`",
+            dir.display()
+        )
+    });
     let mut orphans = Vec::new();
     for entry in entries {
         let path = entry.expect("a directory entry").path();
-        if path.is_dir() && path.file_name().is_some_and(|n| n == USER_SUBDIR || n == STATE_SUBDIR || n == "runtime") {
+        if path.is_dir()
+            && path
+                .file_name()
+                .is_some_and(|n| n == USER_SUBDIR || n == STATE_SUBDIR || n == "runtime")
+        {
             continue;
         }
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-        let ext = path.extension().and_then(|s| s.to_str()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let ext = path
+            .extension()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
         if !(ext == BIN_EXT || ext == SNAPSHOT_EXT) || !names.contains(stem) {
             orphans.push(path.display().to_string());
         }
@@ -140,7 +190,9 @@ fn every_fixture_file_has_a_case() {
 fn hex() {
     let mut dump = String::new();
     for case in builtin_cases() {
-        let section = case.hex_dump().unwrap_or_else(|e| panic!("{}: {e}", case.name()));
+        let section = case
+            .hex_dump()
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name()));
         dump.push_str(&section);
         dump.push('\n');
     }

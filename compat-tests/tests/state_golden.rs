@@ -19,7 +19,11 @@ fn read(name: &str) -> String {
 
 #[test]
 fn key_groups_of_fixed_keys_never_change() {
-    assert_eq!(key_groups_text(), read("key_groups.txt"), "the key group hash changed: every stored keyed state would be lost");
+    assert_eq!(
+        key_groups_text(),
+        read("key_groups.txt"),
+        "the key group hash changed: every stored keyed state would be lost"
+    );
 }
 
 #[test]
@@ -37,21 +41,34 @@ fn check_keyed<B: KeyedStateBackend<String>>(b: &mut B) -> Result<()> {
     for i in 0..SAVEPOINT_KEYS {
         b.set_current_key(&format!("user-{i}"))?;
         assert_eq!(count.value(b, &())?, Some(i * 3));
-        assert_eq!(events.get(b, &())?, vec![format!("login-{i}"), format!("buy-{i}")]);
-        assert_eq!(by_minute.entries(b, &())?, vec![(-60_000, -(i as f64)), (60_000, i as f64 + 0.25)]);
+        assert_eq!(
+            events.get(b, &())?,
+            vec![format!("login-{i}"), format!("buy-{i}")]
+        );
+        assert_eq!(
+            by_minute.entries(b, &())?,
+            vec![(-60_000, -(i as f64)), (60_000, i as f64 + 0.25)]
+        );
     }
     Ok(())
 }
 
 #[test]
 fn the_v1_keyed_snapshot_restores_into_the_heap() -> Result<()> {
-    check_keyed(&mut HeapKeyedStateBackend::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?)
+    check_keyed(&mut HeapKeyedStateBackend::new(BackendOptions::new(
+        128,
+        KeyGroupRange::all(128),
+    )?)?)
 }
 
 #[test]
 fn the_v1_keyed_snapshot_restores_into_rocksdb() -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
-    check_keyed(&mut RocksDbKeyedStateBackend::open(dir.path(), BackendOptions::new(128, KeyGroupRange::all(128))?, RocksDbOptions::default())?)
+    check_keyed(&mut RocksDbKeyedStateBackend::open(
+        dir.path(),
+        BackendOptions::new(128, KeyGroupRange::all(128))?,
+        RocksDbOptions::default(),
+    )?)
 }
 
 #[test]
@@ -61,6 +78,9 @@ fn the_v1_operator_snapshot_restores() -> Result<()> {
     let rules = ops.broadcast_state::<String, i32>("rules")?;
     ops.restore(&[state_dir().join("operator.ostate").as_path()])?;
     assert_eq!(offsets.get(&mut ops)?, vec![10, 20, 30, 40]);
-    assert_eq!(rules.read_only(&mut ops)?.get(&"limit".to_owned()), Some(&100));
+    assert_eq!(
+        rules.read_only(&mut ops)?.get(&"limit".to_owned()),
+        Some(&100)
+    );
     Ok(())
 }

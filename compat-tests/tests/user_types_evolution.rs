@@ -12,11 +12,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use typeinfo::{
-    Compatibility, DataInputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer, Value, Verdict,
+    Compatibility, DataInputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer,
+    Value, Verdict,
 };
 use typeinfo_compat_tests::golden::{Fixture, BIN_EXT, SNAPSHOT_EXT, WRITE_COMMAND};
 use typeinfo_compat_tests::user_types::{
-    user_cases, user_fixture_dir, v1, v10, v11, v12, v13, v14, v15, v16, v17, v2, v3, v4, v5, v6, v7, v8, v9,
+    user_cases, user_fixture_dir, v1, v10, v11, v12, v13, v14, v15, v16, v17, v2, v3, v4, v5, v6,
+    v7, v8, v9,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -38,14 +40,21 @@ fn stored(name: &str) -> Stored {
     let fixture = Fixture::read(&user_fixture_dir(), name).unwrap_or_else(|e| panic!("{e}"));
     let snapshot = SerializerSnapshot::from_bytes(&fixture.snapshot)
         .unwrap_or_else(|e| panic!("fixtures/v1/user/{name}.snapshot does not decode: {e}"));
-    Stored { snapshot, bin: fixture.bin }
+    Stored {
+        snapshot,
+        bin: fixture.bin,
+    }
 }
 
 /// Equal by `PartialEq`, and by `Debug`, which tells apart what `PartialEq` calls equal
 /// (`-0.0` and `0.0`).
 fn assert_same<T: Debug + PartialEq>(what: &str, actual: &T, expected: &T) {
     assert_eq!(actual, expected, "{what}");
-    assert_eq!(format!("{actual:?}"), format!("{expected:?}"), "{what} (compared by Debug: float signs)");
+    assert_eq!(
+        format!("{actual:?}"),
+        format!("{expected:?}"),
+        "{what} (compared by Debug: float signs)"
+    );
 }
 
 /// Reads the committed fixture `name` with today's type `T`: resolves `T`'s serializer
@@ -68,17 +77,31 @@ where
         "fixture `{name}` read as `{type_name}`: {compatibility:?} (old snapshot {:?})",
         stored.snapshot
     );
-    let reader = compatibility.into_reader(serializer.clone()).expect("a compatible verdict has a reader");
+    let reader = compatibility
+        .into_reader(serializer.clone())
+        .expect("a compatible verdict has a reader");
     let mut input = DataInputView::new(&stored.bin);
     for (i, expected) in expected.iter().enumerate() {
         let start = input.position();
-        let actual = reader
-            .read(&mut input)
-            .unwrap_or_else(|e| panic!("fixture `{name}` as `{type_name}`: value #{i} fails to read at byte {start}: {e}"));
-        assert_same(&format!("fixture `{name}` as `{type_name}`, value #{i}"), &actual, expected);
-        let bytes = typeinfo::to_bytes(&serializer, &actual).expect("today's serializer writes the migrated value");
-        let again = typeinfo::from_bytes(&serializer, &bytes).expect("today's serializer reads its own bytes");
-        assert_same(&format!("fixture `{name}` as `{type_name}`, value #{i}, written again"), &again, expected);
+        let actual = reader.read(&mut input).unwrap_or_else(|e| {
+            panic!(
+                "fixture `{name}` as `{type_name}`: value #{i} fails to read at byte {start}: {e}"
+            )
+        });
+        assert_same(
+            &format!("fixture `{name}` as `{type_name}`, value #{i}"),
+            &actual,
+            expected,
+        );
+        let bytes = typeinfo::to_bytes(&serializer, &actual)
+            .expect("today's serializer writes the migrated value");
+        let again = typeinfo::from_bytes(&serializer, &bytes)
+            .expect("today's serializer reads its own bytes");
+        assert_same(
+            &format!("fixture `{name}` as `{type_name}`, value #{i}, written again"),
+            &again,
+            expected,
+        );
     }
     assert!(
         input.is_empty(),
@@ -97,10 +120,14 @@ fn incompatibility<T: TypeInfo>(name: &str) -> String {
     let serializer = typeinfo::serializer::<T>().expect("today's serializer");
     let compatibility = serializer.resolve(&stored.snapshot, &SnapshotRegistry::default());
     let Compatibility::Incompatible(inc) = compatibility else {
-        panic!("fixture `{name}` read as `{type_name}`: expected Incompatible, got {compatibility:?}");
+        panic!(
+            "fixture `{name}` read as `{type_name}`: expected Incompatible, got {compatibility:?}"
+        );
     };
     // Reading is refused too: the error carries the same incompatibility.
-    let refused = serializer.resolve(&stored.snapshot, &SnapshotRegistry::default()).into_reader(serializer.clone());
+    let refused = serializer
+        .resolve(&stored.snapshot, &SnapshotRegistry::default())
+        .into_reader(serializer.clone());
     assert_eq!(refused.err().as_ref(), Some(&inc));
     inc.to_string()
 }
@@ -125,7 +152,12 @@ fn committed_user_fixtures_pass_the_golden_check() {
             Ok(fixture) => {
                 let problems = case.check(&fixture);
                 if !problems.is_empty() {
-                    failures.push(format!("{} ({}):\n  - {}", case.name(), case.type_name(), problems.join("\n  - ")));
+                    failures.push(format!(
+                        "{} ({}):\n  - {}",
+                        case.name(),
+                        case.type_name(),
+                        problems.join("\n  - ")
+                    ));
                 }
             }
             Err(e) => failures.push(format!("{} ({}): {e}", case.name(), case.type_name())),
@@ -154,7 +186,10 @@ fn vsome(v: Value) -> Value {
 }
 
 fn vstruct(name: &str, fields: Vec<(&str, Value)>) -> Value {
-    Value::Struct { name: s(name), fields: fields.into_iter().map(|(n, v)| (s(n), v)).collect() }
+    Value::Struct {
+        name: s(name),
+        fields: fields.into_iter().map(|(n, v)| (s(n), v)).collect(),
+    }
 }
 
 fn venum(index: u32, variant: &str, fields: Vec<(&str, Value)>) -> Value {
@@ -172,7 +207,10 @@ fn vline(sku: &str, qty: i32) -> Value {
 
 fn vaddress(street: &str, city: &str, zip: Option<&str>) -> Value {
     let zip = Value::Option(zip.map(|z| Box::new(vs(z))));
-    vstruct("Address", vec![("street", vs(street)), ("city", vs(city)), ("zip", zip)])
+    vstruct(
+        "Address",
+        vec![("street", vs(street)), ("city", vs(city)), ("zip", zip)],
+    )
 }
 
 fn vorders() -> Vec<Value> {
@@ -185,7 +223,10 @@ fn vorders() -> Vec<Value> {
                 ("amount", Value::F32(19.99)),
                 ("note", vsome(vs("leave at door"))),
                 ("tags", Value::List(vec![vs("gift"), vs("express")])),
-                ("items", Value::List(vec![vline("A-1", 2), vline("B-7", -3)])),
+                (
+                    "items",
+                    Value::List(vec![vline("A-1", 2), vline("B-7", -3)]),
+                ),
             ],
         ),
         vstruct(
@@ -219,9 +260,22 @@ fn vorders() -> Vec<Value> {
 fn restored_serializers_read_every_v1_fixture_into_values() {
     let orders = vorders();
     let expected: Vec<(&str, Vec<Value>)> = vec![
-        ("line_item", vec![vline("A-1", 2), vline("", i32::MIN), vline("ünï-€-😀", i32::MAX)]),
+        (
+            "line_item",
+            vec![
+                vline("A-1", 2),
+                vline("", i32::MIN),
+                vline("ünï-€-😀", i32::MAX),
+            ],
+        ),
         ("order", orders.clone()),
-        ("address", vec![vaddress("1 Main St", "Springfield", Some("12345")), vaddress("", "Zürich", None)]),
+        (
+            "address",
+            vec![
+                vaddress("1 Main St", "Springfield", Some("12345")),
+                vaddress("", "Zürich", None),
+            ],
+        ),
         (
             "customer",
             vec![
@@ -229,20 +283,39 @@ fn restored_serializers_read_every_v1_fixture_into_values() {
                     "Customer",
                     vec![
                         ("name", vs("Ada")),
-                        ("address", vaddress("1 Main St", "Springfield", Some("12345"))),
-                        ("prefs", Value::Map(vec![(vs("lang"), Value::I16(1)), (vs("theme"), Value::I16(-2))])),
+                        (
+                            "address",
+                            vaddress("1 Main St", "Springfield", Some("12345")),
+                        ),
+                        (
+                            "prefs",
+                            Value::Map(vec![
+                                (vs("lang"), Value::I16(1)),
+                                (vs("theme"), Value::I16(-2)),
+                            ]),
+                        ),
                     ],
                 ),
                 vstruct(
                     "Customer",
-                    vec![("name", vs("")), ("address", vaddress("", "", None)), ("prefs", Value::Map(vec![]))],
+                    vec![
+                        ("name", vs("")),
+                        ("address", vaddress("", "", None)),
+                        ("prefs", Value::Map(vec![])),
+                    ],
                 ),
                 vstruct(
                     "Customer",
                     vec![
                         ("name", vs("Bob")),
                         ("address", vaddress("Bahnhofstr. 1", "Zürich", Some("8001"))),
-                        ("prefs", Value::Map(vec![(vs("a"), Value::I16(i16::MIN)), (vs("z"), Value::I16(i16::MAX))])),
+                        (
+                            "prefs",
+                            Value::Map(vec![
+                                (vs("a"), Value::I16(i16::MIN)),
+                                (vs("z"), Value::I16(i16::MAX)),
+                            ]),
+                        ),
                     ],
                 ),
             ],
@@ -251,34 +324,68 @@ fn restored_serializers_read_every_v1_fixture_into_values() {
             "payment",
             vec![
                 venum(0, "Cash", vec![]),
-                venum(1, "Card", vec![("last4", Value::U16(4242)), ("network", vs("visa"))]),
-                venum(2, "Voucher", vec![("0", vs("SPRING")), ("1", Value::I32(500))]),
-                venum(1, "Card", vec![("last4", Value::U16(u16::MAX)), ("network", vs(""))]),
-                venum(2, "Voucher", vec![("0", vs("")), ("1", Value::I32(i32::MIN))]),
+                venum(
+                    1,
+                    "Card",
+                    vec![("last4", Value::U16(4242)), ("network", vs("visa"))],
+                ),
+                venum(
+                    2,
+                    "Voucher",
+                    vec![("0", vs("SPRING")), ("1", Value::I32(500))],
+                ),
+                venum(
+                    1,
+                    "Card",
+                    vec![("last4", Value::U16(u16::MAX)), ("network", vs(""))],
+                ),
+                venum(
+                    2,
+                    "Voucher",
+                    vec![("0", vs("")), ("1", Value::I32(i32::MIN))],
+                ),
             ],
         ),
         (
             "envelope_order",
             vec![
-                vstruct("Envelope", vec![("seq", Value::U64(0)), ("body", orders[0].clone())]),
-                vstruct("Envelope", vec![("seq", Value::U64(u64::MAX)), ("body", orders[1].clone())]),
+                vstruct(
+                    "Envelope",
+                    vec![("seq", Value::U64(0)), ("body", orders[0].clone())],
+                ),
+                vstruct(
+                    "Envelope",
+                    vec![("seq", Value::U64(u64::MAX)), ("body", orders[1].clone())],
+                ),
             ],
         ),
     ];
     let case_names: BTreeSet<String> = user_cases().iter().map(|c| c.name().to_owned()).collect();
     let checked: BTreeSet<String> = expected.iter().map(|(n, _)| s(n)).collect();
-    assert_eq!(checked, case_names, "every user fixture has its expected Values here");
+    assert_eq!(
+        checked, case_names,
+        "every user fixture has its expected Values here"
+    );
 
     let registry = SnapshotRegistry::default();
     for (name, values) in expected {
         let stored = stored(name);
-        let restored = registry.restore(&stored.snapshot).unwrap_or_else(|e| panic!("`{name}` does not restore: {e}"));
+        let restored = registry
+            .restore(&stored.snapshot)
+            .unwrap_or_else(|e| panic!("`{name}` does not restore: {e}"));
         let mut input = DataInputView::new(&stored.bin);
         for (i, expected) in values.iter().enumerate() {
-            let value = restored.deserialize(&mut input).unwrap_or_else(|e| panic!("`{name}` value #{i}: {e}"));
+            let value = restored
+                .deserialize(&mut input)
+                .unwrap_or_else(|e| panic!("`{name}` value #{i}: {e}"));
             assert_same(&format!("`{name}` value #{i} as Value"), &value, expected);
         }
-        assert!(input.is_empty(), "`{name}`: {} bytes left after {} values", input.remaining(), values.len());
+        assert!(
+            input.is_empty(),
+            "`{name}`: {} bytes left after {} values",
+            input.remaining(),
+            values.len()
+        );
     }
 }
 
@@ -289,26 +396,45 @@ fn every_user_fixture_file_has_a_case() {
     let dir = user_fixture_dir();
     let names: BTreeSet<String> = user_cases().iter().map(|c| c.name().to_owned()).collect();
     let mut seen = BTreeSet::new();
-    let entries = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}; write the fixtures with `{WRITE_COMMAND}`", dir.display()));
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        panic!(
+            "cannot list {}: {e}; write the fixtures with `{WRITE_COMMAND}`",
+            dir.display()
+        )
+    });
     let mut orphans = Vec::new();
     for entry in entries {
         let path = entry.expect("a directory entry").path();
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
-        let ext = path.extension().and_then(|s| s.to_str()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let ext = path
+            .extension()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
         if (ext == BIN_EXT || ext == SNAPSHOT_EXT) && names.contains(&stem) {
             seen.insert(format!("{stem}.{ext}"));
         } else {
             orphans.push(path.display().to_string());
         }
     }
-    assert!(orphans.is_empty(), "files in {} without a user case:\n{}", dir.display(), orphans.join("\n"));
+    assert!(
+        orphans.is_empty(),
+        "files in {} without a user case:\n{}",
+        dir.display(),
+        orphans.join("\n")
+    );
     let missing: Vec<String> = names
         .iter()
         .flat_map(|n| [format!("{n}.{BIN_EXT}"), format!("{n}.{SNAPSHOT_EXT}")])
         .filter(|f| !seen.contains(f))
         .collect();
-    assert!(missing.is_empty(), "missing user fixtures {missing:?}: write them with `{WRITE_COMMAND}`");
+    assert!(
+        missing.is_empty(),
+        "missing user fixtures {missing:?}: write them with `{WRITE_COMMAND}`"
+    );
 }
 
 /// A readable dump of today's v1 bytes and snapshots: a layout change of derived types
@@ -317,7 +443,11 @@ fn every_user_fixture_file_has_a_case() {
 fn user_hex() {
     let mut dump = String::new();
     for case in user_cases() {
-        dump.push_str(&case.hex_dump().unwrap_or_else(|e| panic!("{}: {e}", case.name())));
+        dump.push_str(
+            &case
+                .hex_dump()
+                .unwrap_or_else(|e| panic!("{}: {e}", case.name())),
+        );
         dump.push('\n');
     }
     insta::assert_snapshot!("user_hex", dump);
@@ -335,9 +465,18 @@ fn v2_identical_schema_reads_as_is() {
         "line_item",
         Verdict::AsIs,
         &[
-            OrderLine { sku: s("A-1"), qty: 2 },
-            OrderLine { sku: s(""), qty: i32::MIN },
-            OrderLine { sku: s("ünï-€-😀"), qty: i32::MAX },
+            OrderLine {
+                sku: s("A-1"),
+                qty: 2,
+            },
+            OrderLine {
+                sku: s(""),
+                qty: i32::MIN,
+            },
+            OrderLine {
+                sku: s("ünï-€-😀"),
+                qty: i32::MAX,
+            },
         ],
     );
     let orders = [
@@ -347,16 +486,35 @@ fn v2_identical_schema_reads_as_is() {
             amount: 19.99,
             note: Some(s("leave at door")),
             tags: vec![s("gift"), s("express")],
-            items: vec![OrderLine { sku: s("A-1"), qty: 2 }, OrderLine { sku: s("B-7"), qty: -3 }],
+            items: vec![
+                OrderLine {
+                    sku: s("A-1"),
+                    qty: 2,
+                },
+                OrderLine {
+                    sku: s("B-7"),
+                    qty: -3,
+                },
+            ],
         },
-        PurchaseOrder { id: u64::MAX, user_id: s(""), amount: -0.0, note: None, tags: vec![], items: vec![] },
+        PurchaseOrder {
+            id: u64::MAX,
+            user_id: s(""),
+            amount: -0.0,
+            note: None,
+            tags: vec![],
+            items: vec![],
+        },
         PurchaseOrder {
             id: 0,
             user_id: s("ü-42"),
             amount: f32::INFINITY,
             note: Some(s("")),
             tags: vec![s("")],
-            items: vec![OrderLine { sku: s(""), qty: i32::MIN }],
+            items: vec![OrderLine {
+                sku: s(""),
+                qty: i32::MIN,
+            }],
         },
     ];
     assert_reads("order", Verdict::AsIs, &orders);
@@ -364,8 +522,16 @@ fn v2_identical_schema_reads_as_is() {
         "address",
         Verdict::AsIs,
         &[
-            PostalAddress { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
-            PostalAddress { street: s(""), city: s("Zürich"), zip: None },
+            PostalAddress {
+                street: s("1 Main St"),
+                city: s("Springfield"),
+                zip: Some(s("12345")),
+            },
+            PostalAddress {
+                street: s(""),
+                city: s("Zürich"),
+                zip: None,
+            },
         ],
     );
     assert_reads(
@@ -374,17 +540,29 @@ fn v2_identical_schema_reads_as_is() {
         &[
             Client {
                 name: s("Ada"),
-                address: PostalAddress { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
+                address: PostalAddress {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    zip: Some(s("12345")),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
             },
             Client {
                 name: s(""),
-                address: PostalAddress { street: s(""), city: s(""), zip: None },
+                address: PostalAddress {
+                    street: s(""),
+                    city: s(""),
+                    zip: None,
+                },
                 prefs: BTreeMap::new(),
             },
             Client {
                 name: s("Bob"),
-                address: PostalAddress { street: s("Bahnhofstr. 1"), city: s("Zürich"), zip: Some(s("8001")) },
+                address: PostalAddress {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    zip: Some(s("8001")),
+                },
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
             },
         ],
@@ -394,9 +572,15 @@ fn v2_identical_schema_reads_as_is() {
         Verdict::AsIs,
         &[
             PaymentMethod::Cash,
-            PaymentMethod::Card { last4: 4242, network: s("visa") },
+            PaymentMethod::Card {
+                last4: 4242,
+                network: s("visa"),
+            },
             PaymentMethod::Voucher(s("SPRING"), 500),
-            PaymentMethod::Card { last4: u16::MAX, network: s("") },
+            PaymentMethod::Card {
+                last4: u16::MAX,
+                network: s(""),
+            },
             PaymentMethod::Voucher(s(""), i32::MIN),
         ],
     );
@@ -404,7 +588,16 @@ fn v2_identical_schema_reads_as_is() {
     assert_reads(
         "envelope_order",
         Verdict::AsIs,
-        &[Message { seq: 0, body: first }, Message { seq: u64::MAX, body: second }],
+        &[
+            Message {
+                seq: 0,
+                body: first,
+            },
+            Message {
+                seq: u64::MAX,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -462,21 +655,33 @@ fn v3_added_fields_take_their_defaults() {
             Customer {
                 email: None,
                 name: s("Ada"),
-                address: Address { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    zip: Some(s("12345")),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
                 vip: false,
             },
             Customer {
                 email: None,
                 name: s(""),
-                address: Address { street: s(""), city: s(""), zip: None },
+                address: Address {
+                    street: s(""),
+                    city: s(""),
+                    zip: None,
+                },
                 prefs: BTreeMap::new(),
                 vip: false,
             },
             Customer {
                 email: None,
                 name: s("Bob"),
-                address: Address { street: s("Bahnhofstr. 1"), city: s("Zürich"), zip: Some(s("8001")) },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    zip: Some(s("8001")),
+                },
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
                 vip: false,
             },
@@ -487,9 +692,17 @@ fn v3_added_fields_take_their_defaults() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { last4: 4242, holder: None, network: s("visa") },
+            Payment::Card {
+                last4: 4242,
+                holder: None,
+                network: s("visa"),
+            },
             Payment::Voucher(s("SPRING"), 500, s("legacy")),
-            Payment::Card { last4: u16::MAX, holder: None, network: s("") },
+            Payment::Card {
+                last4: u16::MAX,
+                holder: None,
+                network: s(""),
+            },
             Payment::Voucher(s(""), i32::MIN, s("legacy")),
         ],
     );
@@ -497,7 +710,18 @@ fn v3_added_fields_take_their_defaults() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { seq: 0, attempts: 1, body: first }, Envelope { seq: u64::MAX, attempts: 1, body: second }],
+        &[
+            Envelope {
+                seq: 0,
+                attempts: 1,
+                body: first,
+            },
+            Envelope {
+                seq: u64::MAX,
+                attempts: 1,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -510,16 +734,41 @@ fn v4_removed_fields_are_skipped() {
     use v4::{Address, Customer, Envelope, Order, Payment};
 
     let orders = [
-        Order { id: 1, user_id: s("u-1"), amount: 19.99 },
-        Order { id: u64::MAX, user_id: s(""), amount: -0.0 },
-        Order { id: 0, user_id: s("ü-42"), amount: f32::INFINITY },
+        Order {
+            id: 1,
+            user_id: s("u-1"),
+            amount: 19.99,
+        },
+        Order {
+            id: u64::MAX,
+            user_id: s(""),
+            amount: -0.0,
+        },
+        Order {
+            id: 0,
+            user_id: s("ü-42"),
+            amount: f32::INFINITY,
+        },
     ];
     assert_reads("order", Verdict::AfterMigration, &orders);
-    assert_reads("address", Verdict::AfterMigration, &[Address { city: s("Springfield") }, Address { city: s("Zürich") }]);
+    assert_reads(
+        "address",
+        Verdict::AfterMigration,
+        &[
+            Address {
+                city: s("Springfield"),
+            },
+            Address { city: s("Zürich") },
+        ],
+    );
     assert_reads(
         "customer",
         Verdict::AfterMigration,
-        &[Customer { name: s("Ada") }, Customer { name: s("") }, Customer { name: s("Bob") }],
+        &[
+            Customer { name: s("Ada") },
+            Customer { name: s("") },
+            Customer { name: s("Bob") },
+        ],
     );
     assert_reads(
         "payment",
@@ -536,7 +785,16 @@ fn v4_removed_fields_are_skipped() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { seq: 0, body: first }, Envelope { seq: u64::MAX, body: second }],
+        &[
+            Envelope {
+                seq: 0,
+                body: first,
+            },
+            Envelope {
+                seq: u64::MAX,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -552,23 +810,51 @@ fn v5_reordered_fields_are_matched_by_name() {
         "line_item",
         Verdict::AfterMigration,
         &[
-            LineItem { qty: 2, sku: s("A-1") },
-            LineItem { qty: i32::MIN, sku: s("") },
-            LineItem { qty: i32::MAX, sku: s("ünï-€-😀") },
+            LineItem {
+                qty: 2,
+                sku: s("A-1"),
+            },
+            LineItem {
+                qty: i32::MIN,
+                sku: s(""),
+            },
+            LineItem {
+                qty: i32::MAX,
+                sku: s("ünï-€-😀"),
+            },
         ],
     );
     let orders = [
         Order {
-            items: vec![LineItem { qty: 2, sku: s("A-1") }, LineItem { qty: -3, sku: s("B-7") }],
+            items: vec![
+                LineItem {
+                    qty: 2,
+                    sku: s("A-1"),
+                },
+                LineItem {
+                    qty: -3,
+                    sku: s("B-7"),
+                },
+            ],
             amount: 19.99,
             note: Some(s("leave at door")),
             id: 1,
             tags: vec![s("gift"), s("express")],
             user_id: s("u-1"),
         },
-        Order { items: vec![], amount: -0.0, note: None, id: u64::MAX, tags: vec![], user_id: s("") },
         Order {
-            items: vec![LineItem { qty: i32::MIN, sku: s("") }],
+            items: vec![],
+            amount: -0.0,
+            note: None,
+            id: u64::MAX,
+            tags: vec![],
+            user_id: s(""),
+        },
+        Order {
+            items: vec![LineItem {
+                qty: i32::MIN,
+                sku: s(""),
+            }],
             amount: f32::INFINITY,
             note: Some(s("")),
             id: 0,
@@ -583,17 +869,29 @@ fn v5_reordered_fields_are_matched_by_name() {
         &[
             Customer {
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
-                address: Address { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    zip: Some(s("12345")),
+                },
                 name: s("Ada"),
             },
             Customer {
                 prefs: BTreeMap::new(),
-                address: Address { street: s(""), city: s(""), zip: None },
+                address: Address {
+                    street: s(""),
+                    city: s(""),
+                    zip: None,
+                },
                 name: s(""),
             },
             Customer {
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
-                address: Address { street: s("Bahnhofstr. 1"), city: s("Zürich"), zip: Some(s("8001")) },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    zip: Some(s("8001")),
+                },
                 name: s("Bob"),
             },
         ],
@@ -603,9 +901,15 @@ fn v5_reordered_fields_are_matched_by_name() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { network: s("visa"), last4: 4242 },
+            Payment::Card {
+                network: s("visa"),
+                last4: 4242,
+            },
             Payment::Voucher(s("SPRING"), 500),
-            Payment::Card { network: s(""), last4: u16::MAX },
+            Payment::Card {
+                network: s(""),
+                last4: u16::MAX,
+            },
             Payment::Voucher(s(""), i32::MIN),
         ],
     );
@@ -613,7 +917,16 @@ fn v5_reordered_fields_are_matched_by_name() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { body: first, seq: 0 }, Envelope { body: second, seq: u64::MAX }],
+        &[
+            Envelope {
+                body: first,
+                seq: 0,
+            },
+            Envelope {
+                body: second,
+                seq: u64::MAX,
+            },
+        ],
     );
 }
 
@@ -634,7 +947,14 @@ fn v6_renamed_fields_and_variant_are_read_through_aliases() {
             labels: vec![s("gift"), s("express")],
             items: vec![line_item("A-1", 2), line_item("B-7", -3)],
         },
-        Order { id: u64::MAX, customer_id: s(""), total: -0.0, note: None, labels: vec![], items: vec![] },
+        Order {
+            id: u64::MAX,
+            customer_id: s(""),
+            total: -0.0,
+            note: None,
+            labels: vec![],
+            items: vec![],
+        },
         Order {
             id: 0,
             customer_id: s("ü-42"),
@@ -651,17 +971,29 @@ fn v6_renamed_fields_and_variant_are_read_through_aliases() {
         &[
             Customer {
                 full_name: s("Ada"),
-                address: Address { street: s("1 Main St"), city: s("Springfield"), zip: Some(s("12345")) },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    zip: Some(s("12345")),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
             },
             Customer {
                 full_name: s(""),
-                address: Address { street: s(""), city: s(""), zip: None },
+                address: Address {
+                    street: s(""),
+                    city: s(""),
+                    zip: None,
+                },
                 prefs: BTreeMap::new(),
             },
             Customer {
                 full_name: s("Bob"),
-                address: Address { street: s("Bahnhofstr. 1"), city: s("Zürich"), zip: Some(s("8001")) },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    zip: Some(s("8001")),
+                },
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
             },
         ],
@@ -671,9 +1003,15 @@ fn v6_renamed_fields_and_variant_are_read_through_aliases() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { last4: 4242, scheme: s("visa") },
+            Payment::Card {
+                last4: 4242,
+                scheme: s("visa"),
+            },
             Payment::GiftCard(s("SPRING"), 500),
-            Payment::Card { last4: u16::MAX, scheme: s("") },
+            Payment::Card {
+                last4: u16::MAX,
+                scheme: s(""),
+            },
             Payment::GiftCard(s(""), i32::MIN),
         ],
     );
@@ -681,7 +1019,16 @@ fn v6_renamed_fields_and_variant_are_read_through_aliases() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { seq: 0, body: first }, Envelope { seq: u64::MAX, body: second }],
+        &[
+            Envelope {
+                seq: 0,
+                body: first,
+            },
+            Envelope {
+                seq: u64::MAX,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -698,9 +1045,15 @@ fn v7_variant_added_at_the_end_migrates() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { last4: 4242, network: s("visa") },
+            Payment::Card {
+                last4: 4242,
+                network: s("visa"),
+            },
             Payment::Voucher(s("SPRING"), 500),
-            Payment::Card { last4: u16::MAX, network: s("") },
+            Payment::Card {
+                last4: u16::MAX,
+                network: s(""),
+            },
             Payment::Voucher(s(""), i32::MIN),
         ],
     );
@@ -715,9 +1068,15 @@ fn v8_variant_added_first_and_variants_reordered_migrates_by_name() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { last4: 4242, network: s("visa") },
+            Payment::Card {
+                last4: 4242,
+                network: s("visa"),
+            },
             Payment::Voucher(s("SPRING"), 500),
-            Payment::Card { last4: u16::MAX, network: s("") },
+            Payment::Card {
+                last4: u16::MAX,
+                network: s(""),
+            },
             Payment::Voucher(s(""), i32::MIN),
         ],
     );
@@ -735,9 +1094,18 @@ fn v9_widened_fields_migrate() {
         "line_item",
         Verdict::AfterMigration,
         &[
-            LineItem { sku: s("A-1"), qty: 2 },
-            LineItem { sku: s(""), qty: -2_147_483_648 },
-            LineItem { sku: s("ünï-€-😀"), qty: 2_147_483_647 },
+            LineItem {
+                sku: s("A-1"),
+                qty: 2,
+            },
+            LineItem {
+                sku: s(""),
+                qty: -2_147_483_648,
+            },
+            LineItem {
+                sku: s("ünï-€-😀"),
+                qty: 2_147_483_647,
+            },
         ],
     );
     let orders = [
@@ -748,16 +1116,35 @@ fn v9_widened_fields_migrate() {
             amount: 19.989_999_771_118_164,
             note: Some(s("leave at door")),
             tags: vec![Some(s("gift")), Some(s("express"))],
-            items: vec![LineItem { sku: s("A-1"), qty: 2 }, LineItem { sku: s("B-7"), qty: -3 }],
+            items: vec![
+                LineItem {
+                    sku: s("A-1"),
+                    qty: 2,
+                },
+                LineItem {
+                    sku: s("B-7"),
+                    qty: -3,
+                },
+            ],
         },
-        Order { id: u64::MAX, user_id: Some(s("")), amount: -0.0, note: None, tags: vec![], items: vec![] },
+        Order {
+            id: u64::MAX,
+            user_id: Some(s("")),
+            amount: -0.0,
+            note: None,
+            tags: vec![],
+            items: vec![],
+        },
         Order {
             id: 0,
             user_id: Some(s("ü-42")),
             amount: f64::INFINITY,
             note: Some(s("")),
             tags: vec![Some(s(""))],
-            items: vec![LineItem { sku: s(""), qty: -2_147_483_648 }],
+            items: vec![LineItem {
+                sku: s(""),
+                qty: -2_147_483_648,
+            }],
         },
     ];
     assert_reads("order", Verdict::AfterMigration, &orders);
@@ -765,8 +1152,16 @@ fn v9_widened_fields_migrate() {
         "address",
         Verdict::AfterMigration,
         &[
-            Address { street: s("1 Main St"), city: Some(s("Springfield")), zip: Some(s("12345")) },
-            Address { street: s(""), city: Some(s("Zürich")), zip: None },
+            Address {
+                street: s("1 Main St"),
+                city: Some(s("Springfield")),
+                zip: Some(s("12345")),
+            },
+            Address {
+                street: s(""),
+                city: Some(s("Zürich")),
+                zip: None,
+            },
         ],
     );
     assert_reads(
@@ -775,17 +1170,29 @@ fn v9_widened_fields_migrate() {
         &[
             Customer {
                 name: s("Ada"),
-                address: Address { street: s("1 Main St"), city: Some(s("Springfield")), zip: Some(s("12345")) },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: Some(s("Springfield")),
+                    zip: Some(s("12345")),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
             },
             Customer {
                 name: s(""),
-                address: Address { street: s(""), city: Some(s("")), zip: None },
+                address: Address {
+                    street: s(""),
+                    city: Some(s("")),
+                    zip: None,
+                },
                 prefs: BTreeMap::new(),
             },
             Customer {
                 name: s("Bob"),
-                address: Address { street: s("Bahnhofstr. 1"), city: Some(s("Zürich")), zip: Some(s("8001")) },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: Some(s("Zürich")),
+                    zip: Some(s("8001")),
+                },
                 prefs: BTreeMap::from([(s("a"), -32_768), (s("z"), 32_767)]),
             },
         ],
@@ -795,9 +1202,15 @@ fn v9_widened_fields_migrate() {
         Verdict::AfterMigration,
         &[
             Payment::Cash,
-            Payment::Card { last4: 4242, network: Some(s("visa")) },
+            Payment::Card {
+                last4: 4242,
+                network: Some(s("visa")),
+            },
             Payment::Voucher(s("SPRING"), 500),
-            Payment::Card { last4: 65_535, network: Some(s("")) },
+            Payment::Card {
+                last4: 65_535,
+                network: Some(s("")),
+            },
             Payment::Voucher(s(""), -2_147_483_648),
         ],
     );
@@ -805,7 +1218,16 @@ fn v9_widened_fields_migrate() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { seq: 0, body: first }, Envelope { seq: u64::MAX, body: second }],
+        &[
+            Envelope {
+                seq: 0,
+                body: first,
+            },
+            Envelope {
+                seq: u64::MAX,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -821,9 +1243,21 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
         "line_item",
         Verdict::AfterMigration,
         &[
-            LineItem { code: s("A-1"), qty: 2, unit_price_cents: 0 },
-            LineItem { code: s(""), qty: i32::MIN, unit_price_cents: 0 },
-            LineItem { code: s("ünï-€-😀"), qty: i32::MAX, unit_price_cents: 0 },
+            LineItem {
+                code: s("A-1"),
+                qty: 2,
+                unit_price_cents: 0,
+            },
+            LineItem {
+                code: s(""),
+                qty: i32::MIN,
+                unit_price_cents: 0,
+            },
+            LineItem {
+                code: s("ünï-€-😀"),
+                qty: i32::MAX,
+                unit_price_cents: 0,
+            },
         ],
     );
     let orders = [
@@ -834,18 +1268,37 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
             note: Some(s("leave at door")),
             tags: vec![s("gift"), s("express")],
             items: vec![
-                LineItem { code: s("A-1"), qty: 2, unit_price_cents: 0 },
-                LineItem { code: s("B-7"), qty: -3, unit_price_cents: 0 },
+                LineItem {
+                    code: s("A-1"),
+                    qty: 2,
+                    unit_price_cents: 0,
+                },
+                LineItem {
+                    code: s("B-7"),
+                    qty: -3,
+                    unit_price_cents: 0,
+                },
             ],
         },
-        Order { id: u64::MAX, user_id: s(""), amount: -0.0, note: None, tags: vec![], items: vec![] },
+        Order {
+            id: u64::MAX,
+            user_id: s(""),
+            amount: -0.0,
+            note: None,
+            tags: vec![],
+            items: vec![],
+        },
         Order {
             id: 0,
             user_id: s("ü-42"),
             amount: f32::INFINITY,
             note: Some(s("")),
             tags: vec![s("")],
-            items: vec![LineItem { code: s(""), qty: i32::MIN, unit_price_cents: 0 }],
+            items: vec![LineItem {
+                code: s(""),
+                qty: i32::MIN,
+                unit_price_cents: 0,
+            }],
         },
     ];
     assert_reads("order", Verdict::AfterMigration, &orders);
@@ -853,8 +1306,16 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
         "address",
         Verdict::AfterMigration,
         &[
-            Address { street: s("1 Main St"), city: s("Springfield"), country: s("CH") },
-            Address { street: s(""), city: s("Zürich"), country: s("CH") },
+            Address {
+                street: s("1 Main St"),
+                city: s("Springfield"),
+                country: s("CH"),
+            },
+            Address {
+                street: s(""),
+                city: s("Zürich"),
+                country: s("CH"),
+            },
         ],
     );
     assert_reads(
@@ -863,17 +1324,29 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
         &[
             Customer {
                 name: s("Ada"),
-                address: Address { street: s("1 Main St"), city: s("Springfield"), country: s("CH") },
+                address: Address {
+                    street: s("1 Main St"),
+                    city: s("Springfield"),
+                    country: s("CH"),
+                },
                 prefs: BTreeMap::from([(s("lang"), 1), (s("theme"), -2)]),
             },
             Customer {
                 name: s(""),
-                address: Address { street: s(""), city: s(""), country: s("CH") },
+                address: Address {
+                    street: s(""),
+                    city: s(""),
+                    country: s("CH"),
+                },
                 prefs: BTreeMap::new(),
             },
             Customer {
                 name: s("Bob"),
-                address: Address { street: s("Bahnhofstr. 1"), city: s("Zürich"), country: s("CH") },
+                address: Address {
+                    street: s("Bahnhofstr. 1"),
+                    city: s("Zürich"),
+                    country: s("CH"),
+                },
                 prefs: BTreeMap::from([(s("a"), i16::MIN), (s("z"), i16::MAX)]),
             },
         ],
@@ -882,7 +1355,16 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
     assert_reads(
         "envelope_order",
         Verdict::AfterMigration,
-        &[Envelope { seq: 0, body: first }, Envelope { seq: u64::MAX, body: second }],
+        &[
+            Envelope {
+                seq: 0,
+                body: first,
+            },
+            Envelope {
+                seq: u64::MAX,
+                body: second,
+            },
+        ],
     );
 }
 
@@ -893,13 +1375,19 @@ fn v10_nested_changes_migrate_the_enclosing_types() {
 #[test]
 fn v11_field_type_changed_is_incompatible() {
     insta::assert_snapshot!("v11_order", incompatibility::<v11::Order>("order"));
-    insta::assert_snapshot!("v11_envelope_order", incompatibility::<v11::Envelope<v11::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v11_envelope_order",
+        incompatibility::<v11::Envelope<v11::Order>>("envelope_order")
+    );
 }
 
 #[test]
 fn v12_different_type_identity_is_incompatible() {
     insta::assert_snapshot!("v12_order", incompatibility::<v12::Order>("order"));
-    insta::assert_snapshot!("v12_envelope_order", incompatibility::<v12::Envelope<v12::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v12_envelope_order",
+        incompatibility::<v12::Envelope<v12::Order>>("envelope_order")
+    );
     insta::assert_snapshot!("v12_address", incompatibility::<v12::Address>("address"));
     insta::assert_snapshot!("v12_customer", incompatibility::<v12::Customer>("customer"));
     insta::assert_snapshot!("v12_payment", incompatibility::<v12::Payment>("payment"));
@@ -913,7 +1401,10 @@ fn v13_removed_variant_is_incompatible() {
 #[test]
 fn v14_field_added_without_default_is_incompatible() {
     insta::assert_snapshot!("v14_order", incompatibility::<v14::Order>("order"));
-    insta::assert_snapshot!("v14_envelope_order", incompatibility::<v14::Envelope<v14::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v14_envelope_order",
+        incompatibility::<v14::Envelope<v14::Order>>("envelope_order")
+    );
     insta::assert_snapshot!("v14_address", incompatibility::<v14::Address>("address"));
     insta::assert_snapshot!("v14_customer", incompatibility::<v14::Customer>("customer"));
     insta::assert_snapshot!("v14_payment", incompatibility::<v14::Payment>("payment"));
@@ -921,9 +1412,15 @@ fn v14_field_added_without_default_is_incompatible() {
 
 #[test]
 fn v15_narrowing_and_nested_type_changes_are_incompatible() {
-    insta::assert_snapshot!("v15_line_item", incompatibility::<v15::LineItem>("line_item"));
+    insta::assert_snapshot!(
+        "v15_line_item",
+        incompatibility::<v15::LineItem>("line_item")
+    );
     insta::assert_snapshot!("v15_order", incompatibility::<v15::Order>("order"));
-    insta::assert_snapshot!("v15_envelope_order", incompatibility::<v15::Envelope<v15::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v15_envelope_order",
+        incompatibility::<v15::Envelope<v15::Order>>("envelope_order")
+    );
     insta::assert_snapshot!("v15_customer", incompatibility::<v15::Customer>("customer"));
     insta::assert_snapshot!("v15_payment", incompatibility::<v15::Payment>("payment"));
 }
@@ -931,7 +1428,10 @@ fn v15_narrowing_and_nested_type_changes_are_incompatible() {
 #[test]
 fn v16_reversed_widenings_are_incompatible() {
     insta::assert_snapshot!("v16_order", incompatibility::<v16::Order>("order"));
-    insta::assert_snapshot!("v16_envelope_order", incompatibility::<v16::Envelope<v16::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v16_envelope_order",
+        incompatibility::<v16::Envelope<v16::Order>>("envelope_order")
+    );
     insta::assert_snapshot!("v16_payment", incompatibility::<v16::Payment>("payment"));
 }
 
@@ -944,9 +1444,15 @@ fn v17_struct_became_enum_is_incompatible() {
         incompatibility::<v17::Payment>("payment"),
         incompatibility::<v1::Envelope<v17::Order>>("envelope_order"),
     ] {
-        assert!(message.contains("struct") && message.contains("enum"), "the message does not name both kinds: {message}");
+        assert!(
+            message.contains("struct") && message.contains("enum"),
+            "the message does not name both kinds: {message}"
+        );
     }
     insta::assert_snapshot!("v17_order", incompatibility::<v17::Order>("order"));
     insta::assert_snapshot!("v17_payment", incompatibility::<v17::Payment>("payment"));
-    insta::assert_snapshot!("v17_envelope_order", incompatibility::<v1::Envelope<v17::Order>>("envelope_order"));
+    insta::assert_snapshot!(
+        "v17_envelope_order",
+        incompatibility::<v1::Envelope<v17::Order>>("envelope_order")
+    );
 }

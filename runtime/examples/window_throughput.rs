@@ -24,9 +24,17 @@ use window_workload::Workload;
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str, default: &str| -> String {
-        args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_owned())
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+            .unwrap_or_else(|| default.to_owned())
     };
-    let num = |flag: &str, default: &str| value(flag, default).parse::<u64>().map_err(|e| format!("{flag}: {e}"));
+    let num = |flag: &str, default: &str| {
+        value(flag, default)
+            .parse::<u64>()
+            .map_err(|e| format!("{flag}: {e}"))
+    };
     let events = num("--events", "20000000")?;
     let keys = num("--keys", "10000")?.max(1);
     let per_ms = num("--events-per-ms", "100")?.max(1);
@@ -35,15 +43,30 @@ fn run() -> Result<(), String> {
     let state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
     let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;
     let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let checkpoint_dir = args.iter().position(|a| a == "--checkpoint-dir").and_then(|i| args.get(i + 1)).map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
+    let checkpoint_dir = args
+        .iter()
+        .position(|a| a == "--checkpoint-dir")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
 
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(parallelism).set_state_backend(state);
     if checkpoint_ms > 0 {
-        env.enable_checkpointing(CheckpointConfig::new(checkpoint_dir, std::time::Duration::from_millis(checkpoint_ms)));
+        env.enable_checkpointing(CheckpointConfig::new(
+            checkpoint_dir,
+            std::time::Duration::from_millis(checkpoint_ms),
+        ));
     }
-    let results = Workload { events, keys, events_per_ms: per_ms, window_ms: window_ms as i64 }.build(&env);
-    let result = env.execute("window_throughput").map_err(|e| e.to_string())?;
+    let results = Workload {
+        events,
+        keys,
+        events_per_ms: per_ms,
+        window_ms: window_ms as i64,
+    }
+    .build(&env);
+    let result = env
+        .execute("window_throughput")
+        .map_err(|e| e.to_string())?;
     let secs = result.elapsed.as_secs_f64();
     println!(
         "events={events} keys={keys} parallelism={parallelism} checkpoint_interval_ms={checkpoint_ms} window_results={} seconds={secs:.3}",

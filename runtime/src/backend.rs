@@ -5,9 +5,10 @@ use std::path::Path;
 
 use typeinfo_state::savepoint::{KeyedSnapshot, RestoreReport};
 use typeinfo_state::{
-    AggregatingState, AggregatingStateDescriptor, BackendOptions, HeapKeyedStateBackend, KeyGroupRange, KeyedStateBackend, ListState,
-    ListStateDescriptor, MapKey, MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor, RocksDbKeyedStateBackend,
-    StateId, StateKey, StateMeta, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
+    AggregatingState, AggregatingStateDescriptor, BackendOptions, HeapKeyedStateBackend,
+    KeyGroupRange, KeyedStateBackend, ListState, ListStateDescriptor, MapKey, MapState,
+    MapStateDescriptor, ReducingState, ReducingStateDescriptor, RocksDbKeyedStateBackend, StateId,
+    StateKey, StateMeta, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
 };
 
 use crate::env::StateBackend;
@@ -34,11 +35,18 @@ impl<K: StateKey> std::fmt::Debug for KeyedBackend<K> {
 
 impl<K: StateKey> KeyedBackend<K> {
     /// Opens the backend `config` names for one subtask; RocksDB lives in `dir`.
-    pub(crate) fn open(config: &StateBackend, options: BackendOptions, dir: &Path) -> typeinfo_state::Result<Self> {
+    pub(crate) fn open(
+        config: &StateBackend,
+        options: BackendOptions,
+        dir: &Path,
+    ) -> typeinfo_state::Result<Self> {
         Ok(match config {
             StateBackend::Heap => KeyedBackend::Heap(HeapKeyedStateBackend::new(options)?),
             StateBackend::RocksDb { options: rocks, .. } => {
-                std::fs::create_dir_all(dir).map_err(|source| typeinfo_state::Error::Io { path: dir.to_owned(), source })?;
+                std::fs::create_dir_all(dir).map_err(|source| typeinfo_state::Error::Io {
+                    path: dir.to_owned(),
+                    source,
+                })?;
                 KeyedBackend::RocksDb(RocksDbKeyedStateBackend::open(dir, options, rocks.clone())?)
             }
         })
@@ -71,10 +79,16 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     fn current_key_group(&self) -> typeinfo_state::Result<u16> {
         delegate!(self, b => b.current_key_group())
     }
-    fn value_state<N: StateNamespace, V: StateValue>(&mut self, d: &ValueStateDescriptor<V>) -> typeinfo_state::Result<ValueState<N, V>> {
+    fn value_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        d: &ValueStateDescriptor<V>,
+    ) -> typeinfo_state::Result<ValueState<N, V>> {
         delegate!(self, b => b.value_state(d))
     }
-    fn list_state<N: StateNamespace, V: StateValue>(&mut self, d: &ListStateDescriptor<V>) -> typeinfo_state::Result<ListState<N, V>> {
+    fn list_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        d: &ListStateDescriptor<V>,
+    ) -> typeinfo_state::Result<ListState<N, V>> {
         delegate!(self, b => b.list_state(d))
     }
     fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(
@@ -83,7 +97,10 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     ) -> typeinfo_state::Result<MapState<N, UK, UV>> {
         delegate!(self, b => b.map_state(d))
     }
-    fn reducing_state<N: StateNamespace, V: StateValue>(&mut self, d: &ReducingStateDescriptor<V>) -> typeinfo_state::Result<ReducingState<N, V>> {
+    fn reducing_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        d: &ReducingStateDescriptor<V>,
+    ) -> typeinfo_state::Result<ReducingState<N, V>> {
         delegate!(self, b => b.reducing_state(d))
     }
     fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
@@ -93,11 +110,20 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         delegate!(self, b => b.aggregating_state(d))
     }
     #[inline]
-    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> typeinfo_state::Result<Option<V>> {
+    fn value_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<Option<V>> {
         delegate!(self, b => b.value_get(state, namespace))
     }
     #[inline]
-    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> typeinfo_state::Result<()> {
+    fn value_put<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.value_put(state, namespace, value))
     }
     #[inline]
@@ -109,34 +135,80 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.value_update(state, namespace, update))
     }
-    fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> typeinfo_state::Result<V> {
+    fn copy_value<V: StateValue>(
+        &mut self,
+        state: StateId,
+        value: &V,
+    ) -> typeinfo_state::Result<V> {
         delegate!(self, b => b.copy_value(state, value))
     }
-    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> typeinfo_state::Result<Vec<V>> {
+    fn list_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<Vec<V>> {
         delegate!(self, b => b.list_get(state, namespace))
     }
-    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> typeinfo_state::Result<()> {
+    fn list_add<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.list_add(state, namespace, value))
     }
-    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> typeinfo_state::Result<()> {
+    fn list_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.list_update(state, namespace, values))
     }
-    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> typeinfo_state::Result<Option<UV>> {
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> typeinfo_state::Result<Option<UV>> {
         delegate!(self, b => b.map_get(state, namespace, key))
     }
-    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> typeinfo_state::Result<()> {
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: UK,
+        value: UV,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.map_put::<N, UK, UV>(state, namespace, key, value))
     }
-    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> typeinfo_state::Result<()> {
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.map_remove::<N, UK, UV>(state, namespace, key))
     }
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> typeinfo_state::Result<Vec<(UK, UV)>> {
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<Vec<(UK, UV)>> {
         delegate!(self, b => b.map_entries(state, namespace))
     }
-    fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> typeinfo_state::Result<()> {
+    fn clear<N: StateNamespace>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.clear(state, namespace))
     }
-    fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> typeinfo_state::Result<Vec<K>> {
+    fn keys<N: StateNamespace>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<Vec<K>> {
         delegate!(self, b => b.keys(state, namespace))
     }
     fn states(&self) -> Vec<StateMeta> {

@@ -55,7 +55,11 @@ pub struct CheckpointConfig {
 impl CheckpointConfig {
     /// Checkpoints in `dir` every `interval`, keeping the last 3.
     pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
-        CheckpointConfig { dir: dir.into(), interval, retained: 3 }
+        CheckpointConfig {
+            dir: dir.into(),
+            interval,
+            retained: 3,
+        }
     }
 }
 
@@ -72,7 +76,15 @@ pub struct RestoreSettings {
 
 const OSTATE_MAGIC: &[u8; 4] = b"TIOP";
 const OSTATE_VERSION: u8 = 1;
-const METADATA_HEADER: &str = "typeinfo checkpoint v1";
+/// The first line of `_metadata` as written today: version 2 ends with a checksum line.
+const METADATA_HEADER: &str = "typeinfo checkpoint v2";
+/// The first line of `_metadata` written before it had a checksum (still read).
+const METADATA_HEADER_V1: &str = "typeinfo checkpoint v1";
+/// The largest epoch a checkpoint may carry: a restored job continues at `epoch + 1`, and
+/// epochs are timely timestamps that must never wrap.
+pub(crate) const MAX_EPOCH: u64 = i64::MAX as u64;
+/// The largest max parallelism (Flink's limit, the key-group count a state file can hold).
+const MAX_MAX_PARALLELISM: u64 = 32_768;
 
 /// The directory name of an operator's state.
 pub(crate) fn operator_key(uid: Option<&str>, node: usize) -> String {
@@ -112,17 +124,24 @@ impl OperatorPart {
         if bytes.len() < 4 + 1 + 8 + 1 + 4 || &bytes[..4] != OSTATE_MAGIC {
             return Err(corrupt("not an operator state file".into()));
         }
-        let (body, crc) = bytes.split_at(bytes.len() - 4);
-        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("four bytes")) {
+        let Some((body, crc)) = bytes.split_last_chunk::<4>() else {
+            return Err(corrupt("not an operator state file".into()));
+        };
+        if crc32fast::hash(body) != u32::from_le_bytes(*crc) {
             return Err(corrupt("checksum mismatch".into()));
         }
         let mut input = DataInputView::new(&body[4..]);
         let version = input.read_u8().map_err(|e| corrupt(e.to_string()))?;
         if version != OSTATE_VERSION {
-            return Err(corrupt(format!("version {version}, this build reads {OSTATE_VERSION}")));
+            return Err(corrupt(format!(
+                "version {version}, this build reads {OSTATE_VERSION}"
+            )));
         }
         let watermark = input.read_i64().map_err(|e| corrupt(e.to_string()))?;
-        let data = input.read_len_prefixed().map_err(|e| corrupt(e.to_string()))?.to_vec();
+        let data = input
+            .read_len_prefixed()
+            .map_err(|e| corrupt(e.to_string()))?
+            .to_vec();
         if !input.is_empty() {
             return Err(corrupt("bytes after the state".into()));
         }
@@ -130,12 +149,23 @@ impl OperatorPart {
     }
 
     pub(crate) fn write(&self, dir: &Path, subtask: usize) -> Result<()> {
-        fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
-        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| Error::State { operator: String::new(), source })
+        fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| {
+            Error::State {
+                operator: String::new(),
+                source,
+            }
+        })
     }
 
     pub(crate) fn read(path: &Path) -> Result<Self> {
-        let bytes = fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let bytes = fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         Self::decode(path, &bytes)
     }
 }
@@ -162,51 +192,129 @@ impl Metadata {
         let operators = graph
             .nodes()
             .iter()
-            .map(|n| (operator_key(n.uid(), n.id()), (n.parallelism(), n.name().to_owned())))
+            .map(|n| {
+                (
+                    operator_key(n.uid(), n.id()),
+                    (n.parallelism(), n.name().to_owned()),
+                )
+            })
             .collect();
-        Metadata { epoch, max_parallelism: graph.max_parallelism(), operators }
+        Metadata {
+            epoch,
+            max_parallelism: graph.max_parallelism(),
+            operators,
+        }
     }
 
+    /// The text of `_metadata`: a header, `epoch`, `max_parallelism`, one `operator` line per
+    /// operator, and `crc32 <8 hex digits>` of every byte before that line.
     fn encode(&self) -> String {
-        let mut s = format!("{METADATA_HEADER}\nepoch {}\nmax_parallelism {}\n", self.epoch, self.max_parallelism);
+        let mut s = format!(
+            "{METADATA_HEADER}\nepoch {}\nmax_parallelism {}\n",
+            self.epoch, self.max_parallelism
+        );
         for (key, (p, name)) in &self.operators {
+            // Names are free text for people; keep the file one operator a line.
+            let name = name.replace(['\n', '\r'], " ");
             s.push_str(&format!("operator {key} {p} {name}\n"));
         }
+        let crc = crc32fast::hash(s.as_bytes());
+        s.push_str(&format!("crc32 {crc:08x}\n"));
         s
     }
 
     pub(crate) fn write(&self, chk: &Path) -> Result<()> {
-        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| Error::State { operator: String::new(), source })
+        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| {
+            Error::State {
+                operator: String::new(),
+                source,
+            }
+        })
     }
 
     pub(crate) fn read(chk: &Path) -> Result<Self> {
         let path = chk.join("_metadata");
-        let text = fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        let text = fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&path, &text)
+    }
+
+    /// Parses the text of `_metadata` (from `path`, for messages); every number is checked
+    /// against its range, and a version 2 file against its checksum.
+    fn parse(path: &Path, text: &str) -> Result<Self> {
         let corrupt = |what: &str| Error::Corrupt(format!("{}: {what}", path.display()));
-        let mut lines = text.lines();
-        if lines.next() != Some(METADATA_HEADER) {
-            return Err(corrupt("not a typeinfo checkpoint"));
-        }
-        let mut field = |name: &str| -> Result<u64> {
-            lines
+        let header = text.lines().next();
+        let body = match header {
+            Some(METADATA_HEADER) => {
+                // The checksum line is the last line; it covers every byte before it.
+                let trimmed = text
+                    .strip_suffix('\n')
+                    .ok_or_else(|| corrupt("truncated (no final newline)"))?;
+                let at = trimmed
+                    .rfind('\n')
+                    .ok_or_else(|| corrupt("no checksum line"))?;
+                let (body, last) = (&text[..at + 1], &trimmed[at + 1..]);
+                let stored = last
+                    .strip_prefix("crc32 ")
+                    .filter(|hex| hex.len() == 8)
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                    .ok_or_else(|| corrupt("no checksum line"))?;
+                if crc32fast::hash(body.as_bytes()) != stored {
+                    return Err(corrupt("checksum mismatch"));
+                }
+                body
+            }
+            Some(METADATA_HEADER_V1) => text,
+            _ => return Err(corrupt("not a typeinfo checkpoint")),
+        };
+        let mut lines = body.lines().skip(1);
+        let mut field = |name: &str, max: u64| -> Result<u64> {
+            let value = lines
                 .next()
                 .and_then(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| corrupt(&format!("missing `{name}`")))
+                .and_then(|l| l.strip_prefix(' '))
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| corrupt(&format!("missing `{name}`")))?;
+            if value > max {
+                return Err(corrupt(&format!("`{name}` {value} is above {max}")));
+            }
+            Ok(value)
         };
-        let epoch = field("epoch")?;
-        let max_parallelism = field("max_parallelism")? as u32;
+        let epoch = field("epoch", MAX_EPOCH)?;
+        let max_parallelism = u32::try_from(field("max_parallelism", MAX_MAX_PARALLELISM)?)
+            .map_err(|_| corrupt("`max_parallelism` out of range"))?;
+        if max_parallelism == 0 {
+            return Err(corrupt("`max_parallelism` 0"));
+        }
         let mut operators = BTreeMap::new();
         for line in lines {
             let mut parts = line.splitn(4, ' ');
-            match (parts.next(), parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
-                (Some("operator"), Some(key), Some(p), Some(name)) => {
-                    operators.insert(key.to_owned(), (p, name.to_owned()));
+            match (
+                parts.next(),
+                parts.next(),
+                parts.next().and_then(|p| p.parse::<u32>().ok()),
+                parts.next(),
+            ) {
+                (Some("operator"), Some(key), Some(p), Some(name))
+                    if (1..=max_parallelism).contains(&p) =>
+                {
+                    if operators
+                        .insert(key.to_owned(), (p, name.to_owned()))
+                        .is_some()
+                    {
+                        return Err(corrupt(&format!("operator `{key}` listed twice")));
+                    }
                 }
                 _ => return Err(corrupt(&format!("bad line `{line}`"))),
             }
         }
-        Ok(Metadata { epoch, max_parallelism, operators })
+        Ok(Metadata {
+            epoch,
+            max_parallelism,
+            operators,
+        })
     }
 }
 
@@ -216,7 +324,10 @@ pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
     if let Ok(entries) = fs::read_dir(root) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(epoch) = name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()) {
+            if let Some(epoch) = name
+                .strip_prefix("chk-")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
                 if e.path().join("_metadata").is_file() {
                     out.push((epoch, e.path()));
                 }
@@ -231,15 +342,23 @@ pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
 /// completed checkpoint under it.
 pub(crate) fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
     if !path.exists() {
-        return Err(Error::Io { path: path.to_owned(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such checkpoint or savepoint") });
+        return Err(Error::Io {
+            path: path.to_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such checkpoint or savepoint",
+            ),
+        });
     }
     let chk = if path.join("_metadata").is_file() {
         path.to_owned()
     } else {
-        completed(path)
-            .pop()
-            .map(|(_, p)| p)
-            .ok_or_else(|| Error::Corrupt(format!("{}: no completed checkpoint (no chk-*/_metadata)", path.display())))?
+        completed(path).pop().map(|(_, p)| p).ok_or_else(|| {
+            Error::Corrupt(format!(
+                "{}: no completed checkpoint (no chk-*/_metadata)",
+                path.display()
+            ))
+        })?
     };
     let metadata = Metadata::read(&chk)?;
     Ok((chk, metadata))
@@ -255,7 +374,11 @@ pub(crate) struct Restore {
 impl Restore {
     /// Checks `metadata` against the graph: the same max parallelism, sources at their old
     /// parallelism, and no operator state without an operator (unless allowed).
-    pub(crate) fn check(settings: &RestoreSettings, graph: &StreamGraph, sources: &[usize]) -> Result<Self> {
+    pub(crate) fn check(
+        settings: &RestoreSettings,
+        graph: &StreamGraph,
+        sources: &[usize],
+    ) -> Result<Self> {
         let (dir, metadata) = locate(&settings.path)?;
         if metadata.max_parallelism != graph.max_parallelism() {
             return Err(Error::Config(format!(
@@ -266,7 +389,11 @@ impl Restore {
                 metadata.max_parallelism
             )));
         }
-        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph.nodes().iter().map(|n| (operator_key(n.uid(), n.id()), n)).collect();
+        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph
+            .nodes()
+            .iter()
+            .map(|n| (operator_key(n.uid(), n.id()), n))
+            .collect();
         for (key, (p, name)) in &metadata.operators {
             let has_state = dir.join(key).is_dir();
             match keys.get(key) {
@@ -292,22 +419,36 @@ impl Restore {
 
     /// The operator-local parts of every old subtask of `key` (empty for a new operator).
     pub(crate) fn parts(&self, key: &str) -> Result<Vec<OperatorPart>> {
-        let Some((p, _)) = self.metadata.operators.get(key) else { return Ok(Vec::new()) };
+        let Some((p, _)) = self.metadata.operators.get(key) else {
+            return Ok(Vec::new());
+        };
         let dir = self.dir.join(key);
-        (0..*p as usize).map(|s| ostate_path(&dir, s)).filter(|p| p.exists()).map(|p| OperatorPart::read(&p)).collect()
+        (0..*p as usize)
+            .map(|s| ostate_path(&dir, s))
+            .filter(|p| p.exists())
+            .map(|p| OperatorPart::read(&p))
+            .collect()
     }
 
     /// The keyed state files of every old subtask of `key`.
     pub(crate) fn keyed_files(&self, key: &str) -> Vec<PathBuf> {
-        let Some((p, _)) = self.metadata.operators.get(key) else { return Vec::new() };
+        let Some((p, _)) = self.metadata.operators.get(key) else {
+            return Vec::new();
+        };
         let dir = self.dir.join(key);
-        (0..*p as usize).map(|s| kstate_path(&dir, s)).filter(|p| p.exists()).collect()
+        (0..*p as usize)
+            .map(|s| kstate_path(&dir, s))
+            .filter(|p| p.exists())
+            .collect()
     }
 }
 
 /// Copies a completed checkpoint to `target` (a savepoint): files first, `_metadata` last.
 pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
-    let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
+    let io = |path: &Path, source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
     fs::create_dir_all(target).map_err(|e| io(target, e))?;
     for entry in fs::read_dir(chk).map_err(|e| io(chk, e))? {
         let entry = entry.map_err(|e| io(chk, e))?;
@@ -318,13 +459,22 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
             for f in fs::read_dir(&path).map_err(|e| io(&path, e))? {
                 let f = f.map_err(|e| io(&path, e))?.path();
                 let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
-                let to = sub.join(f.file_name().expect("a file name"));
-                write_atomically(&to, &bytes).map_err(|source| Error::State { operator: String::new(), source })?;
+                let Some(name) = f.file_name() else {
+                    continue;
+                };
+                let to = sub.join(name);
+                write_atomically(&to, &bytes).map_err(|source| Error::State {
+                    operator: String::new(),
+                    source,
+                })?;
             }
         }
     }
     let bytes = fs::read(chk.join("_metadata")).map_err(|e| io(chk, e))?;
-    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State { operator: String::new(), source })
+    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State {
+        operator: String::new(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -333,16 +483,100 @@ mod tests {
 
     #[test]
     fn operator_parts_round_trip_and_refuse_damage() {
-        let part = OperatorPart { watermark: -5, data: vec![1, 2, 3] };
+        let part = OperatorPart {
+            watermark: -5,
+            data: vec![1, 2, 3],
+        };
         let bytes = part.encode();
         assert_eq!(OperatorPart::decode(Path::new("p"), &bytes).unwrap(), part);
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x40;
-            assert!(OperatorPart::decode(Path::new("p"), &bad).is_err(), "flipped byte {i}");
+            assert!(
+                OperatorPart::decode(Path::new("p"), &bad).is_err(),
+                "flipped byte {i}"
+            );
         }
         for n in 0..bytes.len() {
-            assert!(OperatorPart::decode(Path::new("p"), &bytes[..n]).is_err(), "truncated to {n}");
+            assert!(
+                OperatorPart::decode(Path::new("p"), &bytes[..n]).is_err(),
+                "truncated to {n}"
+            );
         }
+    }
+
+    fn metadata() -> Metadata {
+        Metadata {
+            epoch: 41,
+            max_parallelism: 128,
+            operators: BTreeMap::from([
+                ("uid-orders".to_owned(), (2, "orders source".to_owned())),
+                ("node-3".to_owned(), (3, "window".to_owned())),
+            ]),
+        }
+    }
+
+    #[test]
+    fn metadata_round_trips_and_every_damage_is_refused() {
+        let m = metadata();
+        let text = m.encode();
+        assert!(
+            text.starts_with("typeinfo checkpoint v2\nepoch 41\n"),
+            "{text}"
+        );
+        assert_eq!(Metadata::parse(Path::new("m"), &text).unwrap(), m);
+        let bytes = text.as_bytes();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.to_vec();
+            bad[i] ^= 0x01;
+            if let Ok(bad) = String::from_utf8(bad) {
+                assert!(
+                    Metadata::parse(Path::new("m"), &bad).is_err(),
+                    "flipped byte {i}: {bad}"
+                );
+            }
+        }
+        for n in 0..bytes.len() {
+            assert!(
+                Metadata::parse(Path::new("m"), &text[..n]).is_err(),
+                "truncated to {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn metadata_numbers_out_of_range_are_refused_not_truncated() {
+        let with = |epoch: &str, maxp: &str, p: &str| {
+            format!("typeinfo checkpoint v1\nepoch {epoch}\nmax_parallelism {maxp}\noperator node-0 {p} x\n")
+        };
+        let parse = |t: &str| Metadata::parse(Path::new("m"), t);
+        assert!(
+            parse(&with("7", "128", "2")).is_ok(),
+            "a version 1 file still reads"
+        );
+        // 2^32 + 128 would truncate to 128 with `as u32`.
+        assert!(parse(&with("7", "4294967424", "2")).is_err());
+        assert!(parse(&with("7", "0", "1")).is_err());
+        assert!(parse(&with("7", "32769", "2")).is_err());
+        // `epoch + 1` must not overflow when the job continues after it.
+        assert!(parse(&with(&u64::MAX.to_string(), "128", "2")).is_err());
+        assert!(parse(&with(&MAX_EPOCH.to_string(), "128", "2")).is_ok());
+        // An operator's parallelism is within 1..=max_parallelism (it sizes loops over parts).
+        assert!(parse(&with("7", "128", "0")).is_err());
+        assert!(parse(&with("7", "128", "129")).is_err());
+        assert!(parse(&with("7", "128", "4294967295")).is_err());
+        assert!(parse(&with("-1", "128", "2")).is_err());
+    }
+
+    #[test]
+    fn the_metadata_example_of_format_md_reads() {
+        let format =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/FORMAT.md")).unwrap();
+        let start = format.find("typeinfo checkpoint v2\n").unwrap();
+        let end = start + format[start..].find("```").unwrap();
+        let m = Metadata::parse(Path::new("FORMAT.md"), &format[start..end]).unwrap();
+        assert_eq!(m.epoch, 12);
+        assert_eq!(m.operators.len(), 2);
+        assert_eq!(m.encode(), format[start..end]);
     }
 }

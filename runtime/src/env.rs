@@ -13,6 +13,7 @@ use typeinfo_state::{default_max_parallelism, RocksDbOptions};
 use crate::checkpoint::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
 use crate::graph::{self, StreamGraph, Transformation};
+use crate::handshake::JobSecret;
 
 /// Where keyed state lives.
 #[derive(Debug, Clone, Default)]
@@ -33,7 +34,10 @@ pub enum StateBackend {
 impl StateBackend {
     /// RocksDB in a temporary directory with default tuning.
     pub fn rocksdb() -> Self {
-        StateBackend::RocksDb { dir: None, options: RocksDbOptions::default() }
+        StateBackend::RocksDb {
+            dir: None,
+            options: RocksDbOptions::default(),
+        }
     }
 
     /// Parses `heap` or `rocksdb` (as command-line examples take it).
@@ -45,7 +49,9 @@ impl StateBackend {
         match name {
             "heap" => Ok(StateBackend::Heap),
             "rocksdb" => Ok(StateBackend::rocksdb()),
-            other => Err(Error::Config(format!("unknown state backend `{other}`: expected `heap` or `rocksdb`"))),
+            other => Err(Error::Config(format!(
+                "unknown state backend `{other}`: expected `heap` or `rocksdb`"
+            ))),
         }
     }
 }
@@ -55,31 +61,55 @@ impl StateBackend {
 /// Every process runs the same program with the same job; process `process` listens on
 /// `hosts[process]` and connects to the others (timely's communication). The job's
 /// parallelism is split evenly: each process runs `parallelism / hosts.len()` workers.
+///
+/// Before a connection carries a batch, both ends prove that they know the job's `secret`
+/// (a challenge-response handshake with HMAC-SHA-256, see [`crate::handshake`] for the
+/// protocol and the threat model: the traffic itself is not encrypted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
     /// `host:port` of every process, in process order.
     pub hosts: Vec<String>,
     /// This process's index in `hosts`.
     pub process: usize,
+    /// The secret every process of the job shares.
+    pub secret: JobSecret,
 }
 
 impl Cluster {
-    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments; `None` when
-    /// `--hosts` is absent.
+    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments and the job secret
+    /// from the environment ([`JobSecret::from_env`]: `TYPEINFO_JOB_SECRET` or
+    /// `TYPEINFO_JOB_SECRET_FILE`, never an argument); `None` when `--hosts` is absent.
     ///
     /// # Errors
     ///
-    /// A malformed or missing value.
+    /// A malformed or missing value, or no (or too short a) secret.
     pub fn from_args(args: &[String]) -> Result<Option<Self>> {
-        let value = |flag: &str| args.iter().position(|a| a == flag).map(|i| args.get(i + 1).cloned());
-        let Some(hosts) = value("--hosts") else { return Ok(None) };
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .map(|i| args.get(i + 1).cloned())
+        };
+        let Some(hosts) = value("--hosts") else {
+            return Ok(None);
+        };
         let hosts = hosts.ok_or_else(|| Error::Config("--hosts needs a value".into()))?;
         let process = value("--process")
             .flatten()
             .ok_or_else(|| Error::Config("--hosts needs --process".into()))?
             .parse()
             .map_err(|e| Error::Config(format!("--process: {e}")))?;
-        Ok(Some(Cluster { hosts: hosts.split(',').map(str::to_owned).collect(), process }))
+        let hosts: Vec<String> = hosts.split(',').map(str::to_owned).collect();
+        if process >= hosts.len() {
+            return Err(Error::Config(format!(
+                "--process {process}: there are only {} hosts",
+                hosts.len()
+            )));
+        }
+        Ok(Some(Cluster {
+            hosts,
+            process,
+            secret: JobSecret::from_env()?,
+        }))
     }
 }
 
@@ -138,7 +168,8 @@ impl Default for ExecutionConfig {
 impl ExecutionConfig {
     /// The number of key groups of the job.
     pub fn max_parallelism(&self) -> u32 {
-        self.max_parallelism.unwrap_or_else(|| default_max_parallelism(self.parallelism))
+        self.max_parallelism
+            .unwrap_or_else(|| default_max_parallelism(self.parallelism))
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
@@ -147,10 +178,15 @@ impl ExecutionConfig {
         }
         let max = self.max_parallelism();
         if max == 0 || max > 32_768 {
-            return Err(Error::Config(format!("max parallelism {max} must be between 1 and 32768")));
+            return Err(Error::Config(format!(
+                "max parallelism {max} must be between 1 and 32768"
+            )));
         }
         if self.parallelism > max {
-            return Err(Error::Config(format!("parallelism {} exceeds the max parallelism {max}", self.parallelism)));
+            return Err(Error::Config(format!(
+                "parallelism {} exceeds the max parallelism {max}",
+                self.parallelism
+            )));
         }
         if let Some(stop) = &self.stop_with_savepoint {
             if self.checkpointing.is_none() {
@@ -159,7 +195,11 @@ impl ExecutionConfig {
         }
         if let Some(c) = &self.cluster {
             if c.hosts.is_empty() || c.process >= c.hosts.len() {
-                return Err(Error::Config(format!("process {} is not one of the {} hosts", c.process, c.hosts.len())));
+                return Err(Error::Config(format!(
+                    "process {} is not one of the {} hosts",
+                    c.process,
+                    c.hosts.len()
+                )));
             }
             if self.parallelism as usize % c.hosts.len() != 0 {
                 return Err(Error::Config(format!(
@@ -229,7 +269,12 @@ impl StreamExecutionEnvironment {
 
     /// An environment with `config`.
     pub fn with_config(config: ExecutionConfig) -> Self {
-        StreamExecutionEnvironment { state: Rc::new(RefCell::new(EnvState { config, transformations: Vec::new() })) }
+        StreamExecutionEnvironment {
+            state: Rc::new(RefCell::new(EnvState {
+                config,
+                transformations: Vec::new(),
+            })),
+        }
     }
 
     /// Sets the default parallelism of operators.
@@ -294,11 +339,21 @@ impl StreamExecutionEnvironment {
     pub(crate) fn add(&self, name: impl Into<String>, kind: graph::Kind) -> usize {
         let mut s = self.state.borrow_mut();
         let id = s.transformations.len();
-        s.transformations.push(Transformation { id, name: name.into(), uid: None, parallelism: None, kind });
+        s.transformations.push(Transformation {
+            id,
+            name: name.into(),
+            uid: None,
+            parallelism: None,
+            kind,
+        });
         id
     }
 
-    pub(crate) fn with_transformation<R>(&self, id: usize, f: impl FnOnce(&mut Transformation) -> R) -> R {
+    pub(crate) fn with_transformation<R>(
+        &self,
+        id: usize,
+        f: impl FnOnce(&mut Transformation) -> R,
+    ) -> R {
         f(&mut self.state.borrow_mut().transformations[id])
     }
 
@@ -333,8 +388,17 @@ impl StreamExecutionEnvironment {
         let graph = Arc::new(self.stream_graph()?);
         let config = self.config();
         let started = Instant::now();
-        let (metrics, migrations) = crate::exec::run(job_name, graph, config, Arc::new(crate::exec::JobShared::new()))?;
-        Ok(JobResult { elapsed: started.elapsed(), metrics, migrations })
+        let (metrics, migrations) = crate::exec::run(
+            job_name,
+            graph,
+            config,
+            Arc::new(crate::exec::JobShared::new()),
+        )?;
+        Ok(JobResult {
+            elapsed: started.elapsed(),
+            metrics,
+            migrations,
+        })
     }
 
     /// Starts the job in the background and returns a client to take savepoints while it
@@ -355,10 +419,18 @@ impl StreamExecutionEnvironment {
             .spawn(move || {
                 let started = Instant::now();
                 let (metrics, migrations) = crate::exec::run(&name, graph, config, shared)?;
-                Ok(JobResult { elapsed: started.elapsed(), metrics, migrations })
+                Ok(JobResult {
+                    elapsed: started.elapsed(),
+                    metrics,
+                    migrations,
+                })
             })
             .map_err(|e| Error::Config(format!("cannot start the job's thread: {e}")))?;
-        Ok(JobClient { thread, job, checkpointing })
+        Ok(JobClient {
+            thread,
+            job,
+            checkpointing,
+        })
     }
 }
 
@@ -372,7 +444,9 @@ pub struct JobClient {
 
 impl std::fmt::Debug for crate::exec::JobShared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JobShared").field("failed", &self.failed()).finish_non_exhaustive()
+        f.debug_struct("JobShared")
+            .field("failed", &self.failed())
+            .finish_non_exhaustive()
     }
 }
 
@@ -388,7 +462,9 @@ impl JobClient {
     /// timeout passed; the copy failed.
     pub fn trigger_savepoint(&self, dir: impl Into<PathBuf>, timeout: Duration) -> Result<PathBuf> {
         if !self.checkpointing {
-            return Err(Error::Config("a savepoint is a checkpoint: enable checkpointing to take one".into()));
+            return Err(Error::Config(
+                "a savepoint is a checkpoint: enable checkpointing to take one".into(),
+            ));
         }
         {
             let mut request = self.job.request();
@@ -403,7 +479,9 @@ impl JobClient {
                 return result.map_err(Error::Corrupt);
             }
             if self.thread.is_finished() {
-                return Err(Error::Config("the job ended before the savepoint completed".into()));
+                return Err(Error::Config(
+                    "the job ended before the savepoint completed".into(),
+                ));
             }
             if Instant::now() >= deadline {
                 self.job.request().dir = None;
@@ -424,6 +502,11 @@ impl JobClient {
     ///
     /// The job's error.
     pub fn wait(self) -> Result<JobResult> {
-        self.thread.join().unwrap_or_else(|_| Err(Error::Function { operator: "job".into(), message: "the job's thread panicked".into() }))
+        self.thread.join().unwrap_or_else(|_| {
+            Err(Error::Function {
+                operator: "job".into(),
+                message: "the job's thread panicked".into(),
+            })
+        })
     }
 }

@@ -37,6 +37,16 @@ pub enum Error {
         /// The operator.
         operator: String,
     },
+    /// A record's timestamp has no window that `i64` milliseconds can represent (its window
+    /// would start before `i64::MIN` or end after `i64::MAX`).
+    TimestampOutOfRange {
+        /// The operator.
+        operator: String,
+        /// The record's timestamp.
+        timestamp: i64,
+        /// The window assigner.
+        assigner: String,
+    },
     /// A user function returned an error or panicked.
     Function {
         /// The operator.
@@ -56,7 +66,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// An error returned by a user function.
     pub fn function(message: impl Into<String>) -> Self {
-        Error::Function { operator: String::new(), message: message.into() }
+        Error::Function {
+            operator: String::new(),
+            message: message.into(),
+        }
     }
 
     /// Names the operator in errors that carry one and do not name one yet.
@@ -64,6 +77,7 @@ impl Error {
         match &mut self {
             Error::Function { operator, .. }
             | Error::MissingTimestamp { operator }
+            | Error::TimestampOutOfRange { operator, .. }
             | Error::State { operator, .. }
             | Error::Type { operator, .. }
                 if operator.is_empty() =>
@@ -82,12 +96,22 @@ impl fmt::Display for Error {
             Error::Config(msg) => write!(f, "invalid job configuration: {msg}"),
             Error::Graph(msg) => write!(f, "invalid stream graph: {msg}"),
             Error::Type { operator, source } => write!(f, "operator `{operator}`: {source}"),
-            Error::State { operator, source } => write!(f, "operator `{operator}`: state: {source}"),
+            Error::State { operator, source } => {
+                write!(f, "operator `{operator}`: state: {source}")
+            }
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::MissingTimestamp { operator } => write!(
                 f,
                 "operator `{operator}` needs event timestamps but a record has none: \
                  call assign_timestamps_and_watermarks before event-time windows or timers"
+            ),
+            Error::TimestampOutOfRange {
+                operator,
+                timestamp,
+                assigner,
+            } => write!(
+                f,
+                "operator `{operator}`: a record at timestamp {timestamp} has no window of {assigner} within the range of i64 milliseconds"
             ),
             Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
             Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),
@@ -109,12 +133,18 @@ impl std::error::Error for Error {
 
 impl From<typeinfo_state::Error> for Error {
     fn from(source: typeinfo_state::Error) -> Self {
-        Error::State { operator: String::new(), source }
+        Error::State {
+            operator: String::new(),
+            source,
+        }
     }
 }
 
 impl From<typeinfo::Error> for Error {
     fn from(source: typeinfo::Error) -> Self {
-        Error::Type { operator: String::new(), source }
+        Error::Type {
+            operator: String::new(),
+            source,
+        }
     }
 }

@@ -17,13 +17,18 @@ use std::time::{Duration, Instant};
 
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::Capability;
-use typeinfo::{DataInputView, DataOutputView};
 use timely::dataflow::{Scope, Stream};
 use timely::progress::frontier::MutableAntichain;
 use timely::{CommunicationConfig, WorkerConfig};
+use typeinfo::{DataInputView, DataOutputView};
 
-use crate::channel::{register_wire_serializer, sender_id, Batch, EdgeDistributor, EdgePact, Epoch, Msg, Route, RouterFactory};
-use crate::checkpoint::{self, checkpoint_dir, kstate_path, operator_key, ostate_path, Metadata, OperatorPart, Restore};
+use crate::channel::{
+    register_wire_serializer, sender_id, Batch, EdgeDistributor, EdgePact, Epoch, Msg, Route,
+    RouterFactory,
+};
+use crate::checkpoint::{
+    self, checkpoint_dir, kstate_path, operator_key, ostate_path, Metadata, OperatorPart, Restore,
+};
 use crate::env::{ExecutionConfig, StateBackend};
 use crate::error::{Error, Result};
 use crate::graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
@@ -79,7 +84,10 @@ impl JobShared {
 
     /// Records what a restore migrated.
     pub(crate) fn migrated(&self, what: String) {
-        self.migrations.lock().unwrap_or_else(|p| p.into_inner()).push(what);
+        self.migrations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(what);
     }
 
     /// Records the job's first error; every operator stops at its next activation.
@@ -101,7 +109,12 @@ impl JobShared {
 
     /// Adds `value` to the counter `name`.
     pub(crate) fn count(&self, name: &str, value: u64) {
-        *self.metrics.lock().unwrap_or_else(|p| p.into_inner()).entry(name.to_owned()).or_default() += value;
+        *self
+            .metrics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name.to_owned())
+            .or_default() += value;
     }
 }
 
@@ -123,7 +136,10 @@ impl<'s, T: Data> ErasedInner for Stream<'s, Epoch, Batch<T>> {
 
 impl<'s> ErasedStream<'s> {
     fn new<T: Data>(stream: Stream<'s, Epoch, Batch<T>>) -> Self {
-        ErasedStream { type_id: TypeId::of::<T>(), stream: Box::new(stream) }
+        ErasedStream {
+            type_id: TypeId::of::<T>(),
+            stream: Box::new(stream),
+        }
     }
 
     fn get<T: Data>(&self) -> Option<Stream<'s, Epoch, Batch<T>>> {
@@ -133,6 +149,9 @@ impl<'s> ErasedStream<'s> {
         // SAFETY: `stream` was boxed by `new::<T>` from a `Stream<'s, Epoch, Batch<T>>` (the
         // type id of `T` matches, and `'s` is this struct's own lifetime), so the pointer is
         // to a live value of exactly that type, borrowed here for the duration of the clone.
+        // The one unsafe block of the runtime; the redesign of issue 11 (typed builders)
+        // removes it, and with it this allow.
+        #[allow(unsafe_code)]
         let stream = unsafe { &*self.stream.ptr().cast::<Stream<'s, Epoch, Batch<T>>>() };
         Some(stream.clone())
     }
@@ -177,29 +196,57 @@ impl<'s> BuildCtx<'s> {
     }
 
     /// The stream and pact of an input edge.
-    fn input<I: Data>(&self, edge: &StreamEdge) -> Result<(Stream<'s, Epoch, Batch<I>>, EdgePact<I>)> {
+    fn input<I: Data>(
+        &self,
+        edge: &StreamEdge,
+    ) -> Result<(Stream<'s, Epoch, Batch<I>>, EdgePact<I>)> {
         let stream = self
             .streams
             .get(&(edge.source, edge.source_port))
             .and_then(ErasedStream::get::<I>)
-            .ok_or_else(|| Error::Graph(format!("edge {} -> {} does not carry {}", edge.source, edge.target, std::any::type_name::<I>())))?;
+            .ok_or_else(|| {
+                Error::Graph(format!(
+                    "edge {} -> {} does not carry {}",
+                    edge.source,
+                    edge.target,
+                    std::any::type_name::<I>()
+                ))
+            })?;
         let targets = self.graph.nodes[edge.target].parallelism as usize;
         let own = self.worker;
-        let route = match edge.partitioner {
-            PartitionerKind::Forward => return Ok((stream, EdgePact::Pipeline)),
-            PartitionerKind::Rebalance => Route::Rebalance { next: own % targets },
-            PartitionerKind::Broadcast => Route::Broadcast,
-            PartitionerKind::Hash => {
-                let factory = edge
-                    .router
-                    .as_ref()
-                    .and_then(|r| r.downcast_ref::<RouterFactory<I>>())
-                    .ok_or_else(|| Error::Graph(format!("hash edge {} -> {} has no router", edge.source, edge.target)))?;
-                let node = &self.graph.nodes[edge.target];
-                Route::Hash(factory(targets as u32, self.max_parallelism).map_err(|source| Error::Type { operator: node.name.clone(), source })?)
-            }
-        };
-        Ok((stream, EdgePact::Exchange(Box::new(move |peers| EdgeDistributor::new(route, own, targets, peers)))))
+        let route =
+            match edge.partitioner {
+                PartitionerKind::Forward => return Ok((stream, EdgePact::Pipeline)),
+                PartitionerKind::Rebalance => Route::Rebalance {
+                    next: own % targets,
+                },
+                PartitionerKind::Broadcast => Route::Broadcast,
+                PartitionerKind::Hash => {
+                    let factory = edge
+                        .router
+                        .as_ref()
+                        .and_then(|r| r.downcast_ref::<RouterFactory<I>>())
+                        .ok_or_else(|| {
+                            Error::Graph(format!(
+                                "hash edge {} -> {} has no router",
+                                edge.source, edge.target
+                            ))
+                        })?;
+                    let node = &self.graph.nodes[edge.target];
+                    Route::Hash(factory(targets as u32, self.max_parallelism).map_err(
+                        |source| Error::Type {
+                            operator: node.name.clone(),
+                            source,
+                        },
+                    )?)
+                }
+            };
+        Ok((
+            stream,
+            EdgePact::Exchange(Box::new(move |peers| {
+                EdgeDistributor::new(route, own, targets, peers)
+            })),
+        ))
     }
 
     /// The ids of the upstream subtasks whose watermarks reach this worker through `edges`.
@@ -208,19 +255,32 @@ impl<'s> BuildCtx<'s> {
         for e in edges {
             match e.partitioner {
                 PartitionerKind::Forward => senders.push(sender_id(e.source, self.worker)),
-                _ => senders.extend((0..self.graph.nodes[e.source].parallelism as usize).map(|s| sender_id(e.source, s))),
+                _ => senders.extend(
+                    (0..self.graph.nodes[e.source].parallelism as usize)
+                        .map(|s| sender_id(e.source, s)),
+                ),
             }
         }
         senders
     }
 
-    fn register_output<T: Data>(&mut self, node: &StreamNode, port: usize, stream: Stream<'s, Epoch, Batch<T>>) {
+    fn register_output<T: Data>(
+        &mut self,
+        node: &StreamNode,
+        port: usize,
+        stream: Stream<'s, Epoch, Batch<T>>,
+    ) {
         if port == 0 {
-            if let Some(serializer) = node.serializer.as_ref().and_then(|s| s.downcast_ref::<T::Serializer>()) {
+            if let Some(serializer) = node
+                .serializer
+                .as_ref()
+                .and_then(|s| s.downcast_ref::<T::Serializer>())
+            {
                 register_wire_serializer::<T>(serializer.clone());
             }
         }
-        self.streams.insert((node.id, port), ErasedStream::new(stream));
+        self.streams
+            .insert((node.id, port), ErasedStream::new(stream));
     }
 }
 
@@ -248,7 +308,10 @@ impl WatermarkTracker {
 
     /// Records a watermark of `from`; returns the operator's new watermark if it advanced.
     pub(crate) fn update(&mut self, from: u32, watermark: i64) -> Result<Option<i64>> {
-        let slot = *self.slots.get(&from).ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))?;
+        let slot = *self
+            .slots
+            .get(&from)
+            .ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))?;
         if watermark <= self.marks[slot] {
             return Ok(None);
         }
@@ -281,7 +344,10 @@ fn guarded(job: &JobShared, operator: &str, body: impl FnOnce() -> Result<()>) -
             false
         }
         Err(payload) => {
-            job.fail(Error::Function { operator: operator.to_owned(), message: panic_message(payload) });
+            job.fail(Error::Function {
+                operator: operator.to_owned(),
+                message: panic_message(payload),
+            });
             false
         }
     }
@@ -289,7 +355,10 @@ fn guarded(job: &JobShared, operator: &str, body: impl FnOnce() -> Result<()>) -
 
 /// The lowest epoch any input may still deliver (`None` once every input is exhausted).
 fn frontier_min(frontiers: &[MutableAntichain<Epoch>]) -> Option<Epoch> {
-    frontiers.iter().filter_map(|f| f.frontier().iter().copied().min()).min()
+    frontiers
+        .iter()
+        .filter_map(|f| f.frontier().iter().copied().min())
+        .min()
 }
 
 /// Builds a node with a one-input operator: main output of `O` (port 0), late-data side
@@ -356,7 +425,10 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
         });
         let mut current = start;
         let mut stash: BTreeMap<Epoch, Vec<Batch<I>>> = BTreeMap::new();
-        let mut outputs: Outputs<O, I> = Outputs { main: Output::new(from), side: Output::new(from) };
+        let mut outputs: Outputs<O, I> = Outputs {
+            main: Output::new(from),
+            side: Output::new(from),
+        };
         move |frontiers: &[MutableAntichain<Epoch>]| {
             if job.failed() {
                 op = None;
@@ -383,7 +455,16 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
                 // Every batch of a finished epoch, in epoch order; then, if the frontier moved,
                 // this subtask's part of the checkpoint of the last finished epoch; then the
                 // batches of the current epoch (which belong to the next checkpoint).
-                drain(&mut stash, frontier, operator.as_mut(), &mut tracker, &mut outputs, cap, &mut main, &mut side)?;
+                drain(
+                    &mut stash,
+                    frontier,
+                    operator.as_mut(),
+                    &mut tracker,
+                    &mut outputs,
+                    cap,
+                    &mut main,
+                    &mut side,
+                )?;
                 if let Some(f) = frontier.filter(|f| *f > current) {
                     if let Some(root) = &checkpoints {
                         snapshot(operator.as_mut(), root, &setup, f - 1, tracker.current)?;
@@ -391,7 +472,16 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
                     current = f;
                     cap.iter_mut().for_each(|c| c.downgrade(&f));
                 }
-                drain(&mut stash, frontier.map(|f| f + 1), operator.as_mut(), &mut tracker, &mut outputs, cap, &mut main, &mut side)?;
+                drain(
+                    &mut stash,
+                    frontier.map(|f| f + 1),
+                    operator.as_mut(),
+                    &mut tracker,
+                    &mut outputs,
+                    cap,
+                    &mut main,
+                    &mut side,
+                )?;
                 let now_cap = (cap[0].delayed(&current), cap[1].delayed(&current));
                 operator.begin_epoch(current);
                 if let Some(due) = operator.next_processing_time() {
@@ -400,7 +490,8 @@ pub(crate) fn build_operator<'s, I: Data, O: Data>(
                         operator.processing_time(now, &mut outputs)?;
                     }
                     if let Some(next) = operator.next_processing_time() {
-                        activator.activate_after(Duration::from_millis((next - now_ms()).max(1) as u64));
+                        activator
+                            .activate_after(Duration::from_millis((next - now_ms()).max(1) as u64));
                     }
                 }
                 operator.end_of_activation(&mut outputs)?;
@@ -444,7 +535,9 @@ fn drain<I: Data, O: Data>(
         if below.is_some_and(|b| t >= b) {
             break;
         }
-        let batches = stash.remove(&t).expect("just seen");
+        let Some(batches) = stash.remove(&t) else {
+            break;
+        };
         let (main_cap, side_cap) = (cap[0].delayed(&t), cap[1].delayed(&t));
         operator.begin_epoch(t);
         for mut batch in batches {
@@ -471,7 +564,10 @@ type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::Progr
     'a,
     Epoch,
     Batch<T>,
-    timely::dataflow::channels::pushers::Counter<Epoch, timely::dataflow::channels::pushers::Tee<Epoch, Batch<T>>>,
+    timely::dataflow::channels::pushers::Counter<
+        Epoch,
+        timely::dataflow::channels::pushers::Tee<Epoch, Batch<T>>,
+    >,
 >;
 
 /// Ships what an operator emitted, at the epoch of `main_cap` / `side_cap`.
@@ -483,17 +579,32 @@ fn ship<O: Data, I: Data>(
     side_cap: &Capability<Epoch>,
 ) {
     if !outputs.main.msgs.is_empty() {
-        main.give(main_cap, &mut Batch::of(std::mem::take(&mut outputs.main.msgs)));
+        main.give(
+            main_cap,
+            &mut Batch::of(std::mem::take(&mut outputs.main.msgs)),
+        );
     }
     if !outputs.side.msgs.is_empty() {
-        side.give(side_cap, &mut Batch::of(std::mem::take(&mut outputs.side.msgs)));
+        side.give(
+            side_cap,
+            &mut Batch::of(std::mem::take(&mut outputs.side.msgs)),
+        );
     }
 }
 
 /// Writes one operator subtask's part of checkpoint `epoch`.
-fn snapshot<I: 'static, O: 'static>(operator: &mut dyn Operator<I, O>, root: &Path, setup: &OperatorSetup, epoch: Epoch, watermark: i64) -> Result<()> {
+fn snapshot<I: 'static, O: 'static>(
+    operator: &mut dyn Operator<I, O>,
+    root: &Path,
+    setup: &OperatorSetup,
+    epoch: Epoch,
+    watermark: i64,
+) -> Result<()> {
     let dir = checkpoint_dir(root, epoch).join(&setup.key);
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+        path: dir.clone(),
+        source,
+    })?;
     let data = operator.snapshot(epoch, &kstate_path(&dir, setup.subtask))?;
     if let Some(delay) = checkpoint_write_delay() {
         // Fault injection: widen the window in which a crash leaves a half-written checkpoint.
@@ -508,7 +619,10 @@ fn snapshot<I: 'static, O: 'static>(operator: &mut dyn Operator<I, O>, root: &Pa
 fn checkpoint_write_delay() -> Option<Duration> {
     static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     *DELAY.get_or_init(|| {
-        std::env::var("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis)
+        std::env::var("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
     })
 }
 
@@ -564,7 +678,10 @@ pub(crate) fn build_source<'s, O: Data>(
         } else {
             None
         };
-        let mut next_checkpoint = Instant::now() + checkpoints.as_ref().map_or(Duration::MAX / 4, |c| c.interval);
+        let mut next_checkpoint = Instant::now()
+            + checkpoints
+                .as_ref()
+                .map_or(Duration::MAX / 4, |c| c.interval);
         let mut stopped_at: Option<Epoch> = None;
         let mut seen_request = 0;
         activator.activate();
@@ -573,7 +690,9 @@ pub(crate) fn build_source<'s, O: Data>(
                 source = None;
                 cap = None;
             }
-            let (Some(function), Some(c)) = (source.as_mut(), cap.as_mut()) else { return };
+            let (Some(function), Some(c)) = (source.as_mut(), cap.as_mut()) else {
+                return;
+            };
             let epoch = *c[0].time();
             let stopped = stop.as_ref().is_some_and(|s| emitted >= s.after_records);
             let mut more = true;
@@ -587,7 +706,9 @@ pub(crate) fn build_source<'s, O: Data>(
                     let began = Instant::now();
                     let mut made = 0;
                     loop {
-                        let budget = stop.as_ref().map_or(64, |s| (s.after_records - emitted).min(64) as usize);
+                        let budget = stop
+                            .as_ref()
+                            .map_or(64, |s| (s.after_records - emitted).min(64) as usize);
                         let before = output.msgs.len();
                         more = function.run(&mut output, budget)?;
                         let n = output.msgs.len() - before;
@@ -596,8 +717,10 @@ pub(crate) fn build_source<'s, O: Data>(
                         if !more {
                             output.watermark(i64::MAX);
                         }
-                        let stop_now = !more || stop.as_ref().is_some_and(|s| emitted >= s.after_records);
-                        let out_of_time = made >= 8 * 1024 || began.elapsed() > Duration::from_millis(1);
+                        let stop_now =
+                            !more || stop.as_ref().is_some_and(|s| emitted >= s.after_records);
+                        let out_of_time =
+                            made >= 8 * 1024 || began.elapsed() > Duration::from_millis(1);
                         if output.msgs.len() >= 1024 || stop_now || out_of_time {
                             session.give(&c[0], &mut Batch::of(std::mem::take(&mut output.msgs)));
                         }
@@ -613,17 +736,26 @@ pub(crate) fn build_source<'s, O: Data>(
                         let mut request = job.request();
                         if request.dir.is_some() && request.id > seen_request {
                             seen_request = request.id;
-                            request.after_epoch = Some(request.after_epoch.map_or(epoch, |e| e.max(epoch)));
+                            request.after_epoch =
+                                Some(request.after_epoch.map_or(epoch, |e| e.max(epoch)));
                             true
                         } else {
                             false
                         }
                     };
-                    if more && (asked || Instant::now() >= next_checkpoint || (stopped && stopped_at.is_none())) {
+                    if more
+                        && (asked
+                            || Instant::now() >= next_checkpoint
+                            || (stopped && stopped_at.is_none()))
+                    {
                         // The position after this epoch's records, then the next epoch.
                         let dir = checkpoint_dir(&checkpoints.dir, epoch).join(&setup.key);
                         let data = encode_source_part(emitted, &function.position(), stopped);
-                        OperatorPart { watermark: i64::MIN, data }.write(&dir, setup.subtask)?;
+                        OperatorPart {
+                            watermark: i64::MIN,
+                            data,
+                        }
+                        .write(&dir, setup.subtask)?;
                         c.iter_mut().for_each(|c| c.downgrade(&(epoch + 1)));
                         next_checkpoint = Instant::now() + checkpoints.interval;
                         if stopped && stopped_at.is_none() {
@@ -687,7 +819,9 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
     let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), ctx.scope.clone());
     let mut handles = Vec::new();
     for stream in std::mem::take(&mut ctx.progress) {
-        let pact = EdgePact::Exchange(Box::new(move |peers| EdgeDistributor::new(Route::Rebalance { next: 0 }, 0, 1, peers)));
+        let pact = EdgePact::Exchange(Box::new(move |peers| {
+            EdgeDistributor::new(Route::Rebalance { next: 0 }, 0, 1, peers)
+        }));
         handles.push(builder.new_input(stream, pact));
     }
     let active = ctx.worker == 0;
@@ -709,8 +843,16 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
             let frontier = frontier_min(frontiers);
             let result = (|| -> Result<()> {
                 if let (Some(checkpoints), Some(f)) = (&checkpoints, frontier) {
-                    if let Some(epoch) = f.checked_sub(1).filter(|e| last_completed.is_none_or(|l| *e > l)) {
-                        if complete_checkpoint(&graph, &checkpoints.dir, epoch, checkpoints.retained)? {
+                    if let Some(epoch) = f
+                        .checked_sub(1)
+                        .filter(|e| last_completed.is_none_or(|l| *e > l))
+                    {
+                        if complete_checkpoint(
+                            &graph,
+                            &checkpoints.dir,
+                            epoch,
+                            checkpoints.retained,
+                        )? {
                             last_completed = Some(epoch);
                             // After the savepoint of a stop, nothing more is published: the job
                             // that restores the savepoint writes the rest.
@@ -718,13 +860,20 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
                                 publish_sinks(&job, Some(epoch))?;
                             }
                             if let Some(stop) = &stop {
-                                saved = saved || save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
+                                saved = saved
+                                    || save_if_stopped(&graph, &checkpoints.dir, epoch, &stop.dir)?;
                             }
                             let mut request = job.request();
-                            if let (Some(dir), Some(after)) = (request.dir.clone(), request.after_epoch) {
+                            if let (Some(dir), Some(after)) =
+                                (request.dir.clone(), request.after_epoch)
+                            {
                                 if epoch >= after {
-                                    let copied = checkpoint::copy_checkpoint(&checkpoint_dir(&checkpoints.dir, epoch), &dir);
-                                    request.result = Some(copied.map(|()| dir).map_err(|e| e.to_string()));
+                                    let copied = checkpoint::copy_checkpoint(
+                                        &checkpoint_dir(&checkpoints.dir, epoch),
+                                        &dir,
+                                    );
+                                    request.result =
+                                        Some(copied.map(|()| dir).map_err(|e| e.to_string()));
                                     request.dir = None;
                                     request.after_epoch = None;
                                 }
@@ -749,7 +898,12 @@ fn build_coordinator<'s>(ctx: &mut BuildCtx<'s>) {
 
 /// Writes `_metadata` of checkpoint `epoch` if every part of every subtask is on disk;
 /// deletes older checkpoints beyond `retained`, and incomplete older ones.
-fn complete_checkpoint(graph: &StreamGraph, root: &Path, epoch: Epoch, retained: usize) -> Result<bool> {
+fn complete_checkpoint(
+    graph: &StreamGraph,
+    root: &Path,
+    epoch: Epoch,
+    retained: usize,
+) -> Result<bool> {
     let chk = checkpoint_dir(root, epoch);
     for n in graph.nodes() {
         let dir = chk.join(operator_key(n.uid(), n.id()));
@@ -768,7 +922,10 @@ fn complete_checkpoint(graph: &StreamGraph, root: &Path, epoch: Epoch, retained:
     if let Ok(entries) = std::fs::read_dir(root) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(e) = name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()) {
+            if let Some(e) = name
+                .strip_prefix("chk-")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
                 if e < epoch && !entry.path().join("_metadata").is_file() {
                     let _ = std::fs::remove_dir_all(entry.path());
                 }
@@ -780,9 +937,18 @@ fn complete_checkpoint(graph: &StreamGraph, root: &Path, epoch: Epoch, retained:
 
 /// After completing `epoch`: if every source stopped in it, copies it to the savepoint and
 /// returns `true`.
-fn save_if_stopped(graph: &StreamGraph, root: &Path, epoch: Epoch, savepoint: &Path) -> Result<bool> {
+fn save_if_stopped(
+    graph: &StreamGraph,
+    root: &Path,
+    epoch: Epoch,
+    savepoint: &Path,
+) -> Result<bool> {
     let chk = checkpoint_dir(root, epoch);
-    for n in graph.nodes().iter().filter(|n| graph.inputs(n.id()).is_empty()) {
+    for n in graph
+        .nodes()
+        .iter()
+        .filter(|n| graph.inputs(n.id()).is_empty())
+    {
         let dir = chk.join(operator_key(n.uid(), n.id()));
         for s in 0..n.parallelism() as usize {
             if !source_part_stopped(&OperatorPart::read(&ostate_path(&dir, s))?.data) {
@@ -798,7 +964,11 @@ fn save_if_stopped(graph: &StreamGraph, root: &Path, epoch: Epoch, savepoint: &P
 
 /// Publishes the pending output files of every file sink up to `epoch` (all with `None`).
 fn publish_sinks(job: &JobShared, epoch: Option<Epoch>) -> Result<()> {
-    let dirs = job.sink_dirs.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let dirs = job
+        .sink_dirs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     for dir in dirs {
         crate::sink::publish(&dir, epoch)?;
     }
@@ -806,14 +976,24 @@ fn publish_sinks(job: &JobShared, epoch: Option<Epoch>) -> Result<()> {
 }
 
 /// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
-pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConfig, job: Arc<JobShared>) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
+pub(crate) fn run(
+    job_name: &str,
+    graph: Arc<StreamGraph>,
+    config: ExecutionConfig,
+    job: Arc<JobShared>,
+) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
     let workers = graph.workers() as usize;
     let communication = match &config.cluster {
         None if workers == 1 => Some(CommunicationConfig::Thread),
         None => Some(CommunicationConfig::Process(workers)),
         Some(_) => None,
     };
-    let sources: Vec<usize> = graph.nodes().iter().filter(|n| graph.inputs(n.id()).is_empty()).map(|n| n.id()).collect();
+    let sources: Vec<usize> = graph
+        .nodes()
+        .iter()
+        .filter(|n| graph.inputs(n.id()).is_empty())
+        .map(|n| n.id())
+        .collect();
     let restore = match &config.restore {
         Some(settings) => Some(Arc::new(Restore::check(settings, &graph, &sources)?)),
         None => None,
@@ -827,13 +1007,25 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         }
     }
     if let Some(c) = &config.checkpointing {
-        std::fs::create_dir_all(&c.dir).map_err(|source| Error::Io { path: c.dir.clone(), source })?;
+        std::fs::create_dir_all(&c.dir).map_err(|source| Error::Io {
+            path: c.dir.clone(),
+            source,
+        })?;
         // Parts of checkpoints that never completed (a crash while writing them) and any
         // checkpoint past the one restored from are not part of this run's history.
-        for (epoch, path) in std::fs::read_dir(&c.dir).map_err(|source| Error::Io { path: c.dir.clone(), source })?.flatten().filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_prefix("chk-").and_then(|n| n.parse::<u64>().ok()).map(|n| (n, e.path()))
-        }) {
+        for (epoch, path) in std::fs::read_dir(&c.dir)
+            .map_err(|source| Error::Io {
+                path: c.dir.clone(),
+                source,
+            })?
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_prefix("chk-")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .map(|n| (n, e.path()))
+            })
+        {
             if epoch >= start_epoch || !path.join("_metadata").is_file() {
                 if restore.as_ref().is_none_or(|r| r.dir != path) {
                     let _ = std::fs::remove_dir_all(&path);
@@ -849,7 +1041,10 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
             let temp = tempfile::Builder::new()
                 .prefix("typeinfo-job-")
                 .tempdir()
-                .map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
+                .map_err(|source| Error::Io {
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
             (temp.path().to_owned(), Some(temp))
         }
         StateBackend::Heap => (PathBuf::new(), None),
@@ -861,37 +1056,38 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         (None, Some(cluster)) => crate::cluster::connect(cluster, workers / cluster.hosts.len())?,
         (None, None) => unreachable!("a communication config or a cluster"),
     };
-    let guards = timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
-        let index = worker.index();
-        let graph = Arc::clone(&graph);
-        let job = Arc::clone(&shared);
-        let config = config.clone();
-        let state_root = state_root.clone();
-        let restore = restore.clone();
-        worker.dataflow::<Epoch, _, _>(move |scope| {
-            let mut ctx = BuildCtx {
-                scope,
-                worker: index,
-                config,
-                max_parallelism,
-                state_root,
-                job: Arc::clone(&job),
-                graph: Arc::clone(&graph),
-                streams: HashMap::new(),
-                progress: Vec::new(),
-                start_epoch,
-                restore: restore.clone(),
-            };
-            for node in &graph.nodes {
-                let inputs = graph.inputs(node.id);
-                if let Err(e) = node.factory.build(&mut ctx, node, &inputs) {
-                    job.fail(e);
+    let guards =
+        timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
+            let index = worker.index();
+            let graph = Arc::clone(&graph);
+            let job = Arc::clone(&shared);
+            let config = config.clone();
+            let state_root = state_root.clone();
+            let restore = restore.clone();
+            worker.dataflow::<Epoch, _, _>(move |scope| {
+                let mut ctx = BuildCtx {
+                    scope,
+                    worker: index,
+                    config,
+                    max_parallelism,
+                    state_root,
+                    job: Arc::clone(&job),
+                    graph: Arc::clone(&graph),
+                    streams: HashMap::new(),
+                    progress: Vec::new(),
+                    start_epoch,
+                    restore: restore.clone(),
+                };
+                for node in &graph.nodes {
+                    let inputs = graph.inputs(node.id);
+                    if let Err(e) = node.factory.build(&mut ctx, node, &inputs) {
+                        job.fail(e);
+                    }
                 }
-            }
-            build_coordinator(&mut ctx);
-        });
-    })
-    .map_err(Error::Cluster)?;
+                build_coordinator(&mut ctx);
+            });
+        })
+        .map_err(Error::Cluster)?;
     let mut panicked = None;
     for result in guards.join() {
         if let Err(message) = result {
@@ -902,7 +1098,10 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
         return Err(e);
     }
     if let Some(message) = panicked {
-        return Err(Error::Function { operator: "worker".into(), message });
+        return Err(Error::Function {
+            operator: "worker".into(),
+            message,
+        });
     }
     let metrics = std::mem::take(&mut *job.metrics.lock().unwrap_or_else(|p| p.into_inner()));
     let migrations = std::mem::take(&mut *job.migrations.lock().unwrap_or_else(|p| p.into_inner()));
@@ -910,6 +1109,13 @@ pub(crate) fn run(job_name: &str, graph: Arc<StreamGraph>, config: ExecutionConf
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
-

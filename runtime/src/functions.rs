@@ -30,7 +30,9 @@ impl<F> std::fmt::Debug for CountAndSum<F> {
     }
 }
 
-impl<T, F: Fn(&T) -> i64 + Send + Sync> AggregateFunction<T, (u64, i64), (u64, i64)> for CountAndSum<F> {
+impl<T, F: Fn(&T) -> i64 + Send + Sync> AggregateFunction<T, (u64, i64), (u64, i64)>
+    for CountAndSum<F>
+{
     fn create_accumulator(&self) -> (u64, i64) {
         (0, 0)
     }

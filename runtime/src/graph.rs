@@ -31,7 +31,12 @@ pub(crate) trait NodeFactory: Send + Sync {
         Ok(())
     }
     /// Builds the operator from its input edges and registers its output streams.
-    fn build<'s>(&self, ctx: &mut BuildCtx<'s>, node: &StreamNode, inputs: &[&StreamEdge]) -> Result<()>;
+    fn build<'s>(
+        &self,
+        ctx: &mut BuildCtx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()>;
 }
 
 /// The type of a node's output, and how to make its serializer.
@@ -43,7 +48,10 @@ pub(crate) struct OutputType {
 
 impl OutputType {
     pub(crate) fn of<T: Data>() -> Self {
-        OutputType { name: type_name::<T>(), create: |config| Ok(Arc::new(T::create_serializer(config)?)) }
+        OutputType {
+            name: type_name::<T>(),
+            create: |config| Ok(Arc::new(T::create_serializer(config)?)),
+        }
     }
 }
 
@@ -72,18 +80,40 @@ pub(crate) struct Transformation {
 }
 
 pub(crate) enum Kind {
-    Source { factory: Arc<dyn NodeFactory>, output: OutputType },
-    Operator { input: usize, factory: Arc<dyn NodeFactory>, output: OutputType, side: Option<(String, OutputType)> },
-    Sink { input: usize, factory: Arc<dyn NodeFactory> },
-    Union { inputs: Vec<usize> },
-    Partition { input: usize, partitioner: Partitioner },
-    SideOutput { input: usize, tag: String },
+    Source {
+        factory: Arc<dyn NodeFactory>,
+        output: OutputType,
+    },
+    Operator {
+        input: usize,
+        factory: Arc<dyn NodeFactory>,
+        output: OutputType,
+        side: Option<(String, OutputType)>,
+    },
+    Sink {
+        input: usize,
+        factory: Arc<dyn NodeFactory>,
+    },
+    Union {
+        inputs: Vec<usize>,
+    },
+    Partition {
+        input: usize,
+        partitioner: Partitioner,
+    },
+    SideOutput {
+        input: usize,
+        tag: String,
+    },
 }
 
 impl Transformation {
     /// Whether `name`, `uid` and `set_parallelism` apply (virtual transformations have no operator).
     pub(crate) fn is_operator(&self) -> bool {
-        matches!(self.kind, Kind::Source { .. } | Kind::Operator { .. } | Kind::Sink { .. })
+        matches!(
+            self.kind,
+            Kind::Source { .. } | Kind::Operator { .. } | Kind::Sink { .. }
+        )
     }
 }
 
@@ -241,7 +271,11 @@ impl StreamGraph {
 
     /// The plan in words: one line per operator, then its inputs.
     pub fn explain(&self) -> String {
-        let mut s = format!("Stream graph ({} operators, max parallelism {})\n", self.nodes.len(), self.max_parallelism);
+        let mut s = format!(
+            "Stream graph ({} operators, max parallelism {})\n",
+            self.nodes.len(),
+            self.max_parallelism
+        );
         for n in &self.nodes {
             let _ = write!(s, "[{}] {} (parallelism {}", n.id, n.name, n.parallelism);
             if let Some(uid) = &n.uid {
@@ -253,13 +287,22 @@ impl StreamGraph {
                 let _ = writeln!(s, "    output: {t}");
             }
             for e in self.inputs(n.id) {
-                let port = if e.source_port == 1 { " (late data)" } else { "" };
+                let port = if e.source_port == 1 {
+                    " (late data)"
+                } else {
+                    ""
+                };
                 match e.key_type {
                     Some(k) => {
-                        let _ = writeln!(s, "    input: [{}]{port} --{} by {k}-->", e.source, e.partitioner);
+                        let _ = writeln!(
+                            s,
+                            "    input: [{}]{port} --{} by {k}-->",
+                            e.source, e.partitioner
+                        );
                     }
                     None => {
-                        let _ = writeln!(s, "    input: [{}]{port} --{}-->", e.source, e.partitioner);
+                        let _ =
+                            writeln!(s, "    input: [{}]{port} --{}-->", e.source, e.partitioner);
                     }
                 }
             }
@@ -310,7 +353,10 @@ impl Translation<'_> {
         if let Some(p) = self.done.get(&id) {
             return Ok(p.clone());
         }
-        let t = self.transformations.get(id).ok_or_else(|| Error::Graph(format!("unknown transformation {id}")))?;
+        let t = self
+            .transformations
+            .get(id)
+            .ok_or_else(|| Error::Graph(format!("unknown transformation {id}")))?;
         let translator: &dyn Translator = match t.kind {
             Kind::Source { .. } => &SourceTranslator,
             Kind::Operator { .. } => &OperatorTranslator,
@@ -336,9 +382,19 @@ impl Translation<'_> {
         Ok(p)
     }
 
-    fn add_node(&mut self, t: &Transformation, factory: &Arc<dyn NodeFactory>, output: Option<OutputType>) -> Result<usize> {
+    fn add_node(
+        &mut self,
+        t: &Transformation,
+        factory: &Arc<dyn NodeFactory>,
+        output: Option<OutputType>,
+    ) -> Result<usize> {
         let serializer = match output {
-            Some(o) => Some((o.create)(&self.config.serializer_config).map_err(|source| Error::Type { operator: t.name.clone(), source })?),
+            Some(o) => Some(
+                (o.create)(&self.config.serializer_config).map_err(|source| Error::Type {
+                    operator: t.name.clone(),
+                    source,
+                })?,
+            ),
             None => None,
         };
         factory.validate().map_err(|e| match e {
@@ -362,16 +418,37 @@ impl Translation<'_> {
     fn connect(&mut self, input: usize, target: usize) -> Result<()> {
         for p in self.producers(input)? {
             let (kind, key_type, router) = match &p.partitioner {
-                Partitioner::Default if self.nodes[p.node].parallelism == self.nodes[target].parallelism => (PartitionerKind::Forward, None, None),
-                Partitioner::Default | Partitioner::Rebalance => (PartitionerKind::Rebalance, None, None),
+                Partitioner::Default
+                    if self.nodes[p.node].parallelism == self.nodes[target].parallelism =>
+                {
+                    (PartitionerKind::Forward, None, None)
+                }
+                Partitioner::Default | Partitioner::Rebalance => {
+                    (PartitionerKind::Rebalance, None, None)
+                }
                 Partitioner::Broadcast => (PartitionerKind::Broadcast, None, None),
                 Partitioner::Hash { key_type, router } => {
-                    (key_type.create)(&self.config.serializer_config)
-                        .map_err(|source| Error::Type { operator: self.nodes[target].name.clone(), source })?;
-                    (PartitionerKind::Hash, Some(key_type.name), Some(Arc::clone(router)))
+                    (key_type.create)(&self.config.serializer_config).map_err(|source| {
+                        Error::Type {
+                            operator: self.nodes[target].name.clone(),
+                            source,
+                        }
+                    })?;
+                    (
+                        PartitionerKind::Hash,
+                        Some(key_type.name),
+                        Some(Arc::clone(router)),
+                    )
                 }
             };
-            self.edges.push(StreamEdge { source: p.node, source_port: p.port, target, partitioner: kind, key_type, router });
+            self.edges.push(StreamEdge {
+                source: p.node,
+                source_port: p.port,
+                target,
+                partitioner: kind,
+                key_type,
+                router,
+            });
         }
         Ok(())
     }
@@ -379,15 +456,29 @@ impl Translation<'_> {
 
 impl Translator for SourceTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::Source { factory, output } = &t.kind else { unreachable!("dispatched by kind") };
+        let Kind::Source { factory, output } = &t.kind else {
+            unreachable!("dispatched by kind")
+        };
         let node = cx.add_node(t, factory, Some(*output))?;
-        Ok(vec![Producer { node, port: 0, partitioner: Partitioner::Default }])
+        Ok(vec![Producer {
+            node,
+            port: 0,
+            partitioner: Partitioner::Default,
+        }])
     }
 }
 
 impl Translator for OperatorTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::Operator { input, factory, output, side } = &t.kind else { unreachable!("dispatched by kind") };
+        let Kind::Operator {
+            input,
+            factory,
+            output,
+            side,
+        } = &t.kind
+        else {
+            unreachable!("dispatched by kind")
+        };
         // Inputs first, so that node ids are in topological order.
         cx.producers(*input)?;
         let node = cx.add_node(t, factory, Some(*output))?;
@@ -395,13 +486,19 @@ impl Translator for OperatorTranslator {
         if let Some((tag, _)) = side {
             cx.side_tags.entry(node).or_default().push((tag.clone(), 1));
         }
-        Ok(vec![Producer { node, port: 0, partitioner: Partitioner::Default }])
+        Ok(vec![Producer {
+            node,
+            port: 0,
+            partitioner: Partitioner::Default,
+        }])
     }
 }
 
 impl Translator for SinkTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::Sink { input, factory } = &t.kind else { unreachable!("dispatched by kind") };
+        let Kind::Sink { input, factory } = &t.kind else {
+            unreachable!("dispatched by kind")
+        };
         cx.producers(*input)?;
         let node = cx.add_node(t, factory, None)?;
         cx.connect(*input, node)?;
@@ -411,7 +508,9 @@ impl Translator for SinkTranslator {
 
 impl Translator for UnionTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::Union { inputs } = &t.kind else { unreachable!("dispatched by kind") };
+        let Kind::Union { inputs } = &t.kind else {
+            unreachable!("dispatched by kind")
+        };
         let mut all = Vec::new();
         for &i in inputs {
             all.extend(cx.producers(i)?);
@@ -422,26 +521,53 @@ impl Translator for UnionTranslator {
 
 impl Translator for PartitionTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::Partition { input, partitioner } = &t.kind else { unreachable!("dispatched by kind") };
-        Ok(cx.producers(*input)?.into_iter().map(|p| Producer { partitioner: partitioner.clone(), ..p }).collect())
+        let Kind::Partition { input, partitioner } = &t.kind else {
+            unreachable!("dispatched by kind")
+        };
+        Ok(cx
+            .producers(*input)?
+            .into_iter()
+            .map(|p| Producer {
+                partitioner: partitioner.clone(),
+                ..p
+            })
+            .collect())
     }
 }
 
 impl Translator for SideOutputTranslator {
     fn translate(&self, t: &Transformation, cx: &mut Translation<'_>) -> Result<Vec<Producer>> {
-        let Kind::SideOutput { input, tag } = &t.kind else { unreachable!("dispatched by kind") };
+        let Kind::SideOutput { input, tag } = &t.kind else {
+            unreachable!("dispatched by kind")
+        };
         let mut out = Vec::new();
         for p in cx.producers(*input)? {
-            let port = cx.side_tags.get(&p.node).and_then(|tags| tags.iter().find(|(t, _)| t == tag)).map(|(_, port)| *port);
-            let port = port.ok_or_else(|| Error::Graph(format!("no side output `{tag}` on `{}`", cx.nodes[p.node].name)))?;
-            out.push(Producer { node: p.node, port, partitioner: Partitioner::Default });
+            let port = cx
+                .side_tags
+                .get(&p.node)
+                .and_then(|tags| tags.iter().find(|(t, _)| t == tag))
+                .map(|(_, port)| *port);
+            let port = port.ok_or_else(|| {
+                Error::Graph(format!(
+                    "no side output `{tag}` on `{}`",
+                    cx.nodes[p.node].name
+                ))
+            })?;
+            out.push(Producer {
+                node: p.node,
+                port,
+                partitioner: Partitioner::Default,
+            });
         }
         Ok(out)
     }
 }
 
 /// Translates the transformation list into the stream graph.
-pub(crate) fn translate(transformations: &[Transformation], config: &ExecutionConfig) -> Result<StreamGraph> {
+pub(crate) fn translate(
+    transformations: &[Transformation],
+    config: &ExecutionConfig,
+) -> Result<StreamGraph> {
     config.validate()?;
     let mut cx = Translation {
         transformations,
@@ -460,11 +586,18 @@ pub(crate) fn translate(transformations: &[Transformation], config: &ExecutionCo
     for n in &cx.nodes {
         if let Some(uid) = &n.uid {
             if let Some(other) = uids.insert(uid.clone(), n.name.clone()) {
-                return Err(Error::Graph(format!("uid \"{uid}\" is used by both `{other}` and `{}`", n.name)));
+                return Err(Error::Graph(format!(
+                    "uid \"{uid}\" is used by both `{other}` and `{}`",
+                    n.name
+                )));
             }
         }
     }
-    Ok(StreamGraph { nodes: cx.nodes, edges: cx.edges, max_parallelism: config.max_parallelism() })
+    Ok(StreamGraph {
+        nodes: cx.nodes,
+        edges: cx.edges,
+        max_parallelism: config.max_parallelism(),
+    })
 }
 
 /// The factory of every node: a description and a build function.
@@ -473,7 +606,9 @@ pub(crate) struct OperatorFactory {
     pub(crate) output_dir: Option<std::path::PathBuf>,
     pub(crate) validate: Option<Box<dyn Fn() -> Result<()> + Send + Sync>>,
     #[allow(clippy::type_complexity)]
-    pub(crate) build: Box<dyn for<'s> Fn(&mut BuildCtx<'s>, &StreamNode, &[&StreamEdge]) -> Result<()> + Send + Sync>,
+    pub(crate) build: Box<
+        dyn for<'s> Fn(&mut BuildCtx<'s>, &StreamNode, &[&StreamEdge]) -> Result<()> + Send + Sync,
+    >,
 }
 
 impl NodeFactory for OperatorFactory {
@@ -486,7 +621,12 @@ impl NodeFactory for OperatorFactory {
     fn output_dir(&self) -> Option<&std::path::Path> {
         self.output_dir.as_deref()
     }
-    fn build<'s>(&self, ctx: &mut BuildCtx<'s>, node: &StreamNode, inputs: &[&StreamEdge]) -> Result<()> {
+    fn build<'s>(
+        &self,
+        ctx: &mut BuildCtx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()> {
         (self.build)(ctx, node, inputs)
     }
 }

@@ -84,6 +84,7 @@ mod error;
 mod exec;
 pub mod functions;
 mod graph;
+pub mod handshake;
 mod operator;
 mod process;
 mod sink;
@@ -95,17 +96,22 @@ pub mod window;
 
 pub use backend::KeyedBackend;
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
-pub use env::{Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint, StreamExecutionEnvironment};
+pub use env::{
+    Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint,
+    StreamExecutionEnvironment,
+};
 pub use error::{Error, Result};
 pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
+pub use handshake::JobSecret;
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::CollectedRecords;
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
 pub use typeinfo_state::AggregateFunction;
 pub use watermark::WatermarkStrategy;
 pub use window::{
-    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow,
-    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
+    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TimeWindow, TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows, WindowAssigner,
 };
 
 /// A type that can be a record of a stream: it has a serializer, and it can be cloned and shared (for

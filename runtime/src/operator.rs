@@ -23,7 +23,10 @@ pub(crate) struct Output<T> {
 
 impl<T> Output<T> {
     pub(crate) fn new(from: u32) -> Self {
-        Output { msgs: Vec::new(), from }
+        Output {
+            msgs: Vec::new(),
+            from,
+        }
     }
 
     /// Emits a record with an event timestamp ([`NO_TIMESTAMP`] for none).
@@ -39,7 +42,10 @@ impl<T> Output<T> {
     }
 
     pub(crate) fn watermark(&mut self, watermark: i64) {
-        self.msgs.push(Msg::Watermark { from: self.from, watermark });
+        self.msgs.push(Msg::Watermark {
+            from: self.from,
+            watermark,
+        });
     }
 }
 
@@ -138,15 +144,28 @@ pub(crate) struct OperatorSetup {
 impl OperatorSetup {
     /// Opens this subtask's keyed state backend (its key-group range of the job).
     pub(crate) fn keyed_backend<K: Key>(&self) -> Result<KeyedBackend<K>> {
-        let options = BackendOptions::for_subtask(self.max_parallelism, self.parallelism as u32, self.subtask as u32)
-            .map_err(|source| Error::State { operator: self.name.clone(), source })?
-            .serializer_config(self.serializer_config.clone());
+        let options = BackendOptions::for_subtask(
+            self.max_parallelism,
+            self.parallelism as u32,
+            self.subtask as u32,
+        )
+        .map_err(|source| Error::State {
+            operator: self.name.clone(),
+            source,
+        })?
+        .serializer_config(self.serializer_config.clone());
         let dir = self.state_dir.join(format!("subtask-{}", self.subtask));
-        KeyedBackend::open(&self.state_backend, options, &dir).map_err(|source| Error::State { operator: self.name.clone(), source })
+        KeyedBackend::open(&self.state_backend, options, &dir).map_err(|source| Error::State {
+            operator: self.name.clone(),
+            source,
+        })
     }
 }
 
 /// The wall clock in milliseconds since the Unix epoch (processing time).
 pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }

@@ -6,9 +6,9 @@ use typeinfo_state::KeyedStateBackend;
 
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
+use crate::checkpoint::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
-use crate::checkpoint::OperatorPart;
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 
@@ -47,7 +47,12 @@ pub trait KeyedProcessFunction<K: Key, I, O>: Send + Sync + 'static {
     /// # Errors
     ///
     /// Any error fails the job, naming the operator.
-    fn on_timer(&mut self, _timestamp: i64, _domain: TimeDomain, _ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        _ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
         Ok(())
     }
 }
@@ -64,7 +69,10 @@ pub struct KeyedContext<'a, K: Key, O> {
 
 impl<K: Key, O> std::fmt::Debug for KeyedContext<'_, K, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyedContext").field("timestamp", &self.timestamp()).field("watermark", &self.watermark).finish_non_exhaustive()
+        f.debug_struct("KeyedContext")
+            .field("timestamp", &self.timestamp())
+            .field("watermark", &self.watermark)
+            .finish_non_exhaustive()
     }
 }
 
@@ -126,7 +134,11 @@ pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
 }
 
 impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K, I, O, F> {
-    pub(crate) fn new(setup: &OperatorSetup, mut function: F, key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>) -> Result<Self> {
+    pub(crate) fn new(
+        setup: &OperatorSetup,
+        mut function: F,
+        key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+    ) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
         function.open(&mut backend)?;
         let timers = KeyedTimers::new(&mut backend, "process-timers")?;
@@ -147,11 +159,21 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
         }
     }
 
-    fn fire(&mut self, time: i64, key: K, domain: TimeDomain, out: &mut Outputs<O, I>) -> Result<()> {
+    fn fire(
+        &mut self,
+        time: i64,
+        key: K,
+        domain: TimeDomain,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         self.backend.set_current_key(&key).map_err(Error::from)?;
         let mut ctx = KeyedContext {
             key: &key,
-            timestamp: if domain == TimeDomain::EventTime { time } else { NO_TIMESTAMP },
+            timestamp: if domain == TimeDomain::EventTime {
+                time
+            } else {
+                NO_TIMESTAMP
+            },
             watermark: self.watermark,
             backend: &mut self.backend,
             timers: &mut self.timers,
@@ -163,7 +185,9 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
     }
 }
 
-impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> for KeyedProcessOperator<K, I, O, F> {
+impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O>
+    for KeyedProcessOperator<K, I, O, F>
+{
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
         let key = (self.key_selector)(&value);
         self.backend.set_current_key(&key)?;
@@ -213,7 +237,9 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O> 
     }
 
     fn restore(&mut self, keyed: &[std::path::PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        self.watermark = self.timers.restore(&mut self.backend, keyed, parts, &self.setup)?;
+        self.watermark = self
+            .timers
+            .restore(&mut self.backend, keyed, parts, &self.setup)?;
         Ok(())
     }
 }

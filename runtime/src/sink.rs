@@ -17,7 +17,9 @@ pub struct CollectedRecords<T> {
 
 impl<T> Clone for CollectedRecords<T> {
     fn clone(&self) -> Self {
-        CollectedRecords { records: Arc::clone(&self.records) }
+        CollectedRecords {
+            records: Arc::clone(&self.records),
+        }
     }
 }
 
@@ -44,7 +46,10 @@ impl<T: 'static> Operator<T, ()> for CollectSink<T> {
     }
     fn end_of_activation(&mut self, _out: &mut Outputs<(), T>) -> Result<()> {
         if !self.buffer.is_empty() {
-            self.records.lock().unwrap_or_else(|p| p.into_inner()).append(&mut self.buffer);
+            self.records
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .append(&mut self.buffer);
         }
         Ok(())
     }
@@ -74,7 +79,10 @@ impl<T: Display + 'static> Operator<T, ()> for PrintSink {
             stdout
                 .write_all(&self.buffer)
                 .and_then(|()| stdout.flush())
-                .map_err(|source| Error::Io { path: PathBuf::from("<stdout>"), source })?;
+                .map_err(|source| Error::Io {
+                    path: PathBuf::from("<stdout>"),
+                    source,
+                })?;
             self.buffer.clear();
         }
         Ok(())
@@ -102,29 +110,56 @@ pub(crate) struct TextFileSink {
 
 impl TextFileSink {
     pub(crate) fn new(dir: PathBuf, subtask: usize, job: &crate::exec::JobShared) -> Result<Self> {
-        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
         job.add_sink_dir(&dir);
-        Ok(TextFileSink { dir, subtask, epoch: 0, open: Default::default() })
+        Ok(TextFileSink {
+            dir,
+            subtask,
+            epoch: 0,
+            open: Default::default(),
+        })
     }
 
     fn writer(&mut self) -> Result<&mut std::io::BufWriter<File>> {
-        if !self.open.contains_key(&self.epoch) {
-            let path = self.dir.join(format!(".part-{}-{}.inprogress", self.subtask, self.epoch));
-            let file = File::create(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-            self.open.insert(self.epoch, (path, std::io::BufWriter::new(file)));
-        }
-        Ok(&mut self.open.get_mut(&self.epoch).expect("just opened").1)
+        let open = match self.open.entry(self.epoch) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                let path = self
+                    .dir
+                    .join(format!(".part-{}-{}.inprogress", self.subtask, self.epoch));
+                let file = File::create(&path).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                v.insert((path, std::io::BufWriter::new(file)))
+            }
+        };
+        Ok(&mut open.1)
     }
 
     /// Syncs and renames the files of epochs up to `epoch` to pending.
     fn prepare(&mut self, epoch: u64) -> Result<()> {
         let done: Vec<u64> = self.open.range(..=epoch).map(|(e, _)| *e).collect();
         for e in done {
-            let (path, writer) = self.open.remove(&e).expect("listed");
-            let file = writer.into_inner().map_err(|err| Error::Io { path: path.clone(), source: err.into_error() })?;
-            file.sync_all().map_err(|source| Error::Io { path: path.clone(), source })?;
+            let Some((path, writer)) = self.open.remove(&e) else {
+                continue;
+            };
+            let file = writer.into_inner().map_err(|err| Error::Io {
+                path: path.clone(),
+                source: err.into_error(),
+            })?;
+            file.sync_all().map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
             let pending = self.dir.join(format!(".part-{}-{e}.pending", self.subtask));
-            std::fs::rename(&path, &pending).map_err(|source| Error::Io { path: pending, source })?;
+            std::fs::rename(&path, &pending).map_err(|source| Error::Io {
+                path: pending,
+                source,
+            })?;
         }
         Ok(())
     }
@@ -132,13 +167,19 @@ impl TextFileSink {
 
 /// The epoch of a sink file name (`part-<subtask>-<epoch>`, with a prefix or suffix).
 fn file_epoch(name: &str) -> Option<u64> {
-    let core = name.trim_start_matches('.').trim_end_matches(".pending").trim_end_matches(".inprogress");
+    let core = name
+        .trim_start_matches('.')
+        .trim_end_matches(".pending")
+        .trim_end_matches(".inprogress");
     core.strip_prefix("part-")?.rsplit('-').next()?.parse().ok()
 }
 
 /// Publishes the pending files of `dir` up to `epoch` (all of them with `None`).
 pub(crate) fn publish(dir: &Path, epoch: Option<u64>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
     let mut renamed = false;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -151,12 +192,22 @@ pub(crate) fn publish(dir: &Path, epoch: Option<u64>) -> Result<()> {
                 Ok(()) => renamed = true,
                 // Published meanwhile by another process of the job (restores run in each).
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(Error::Io { path: published, source }),
+                Err(source) => {
+                    return Err(Error::Io {
+                        path: published,
+                        source,
+                    })
+                }
             }
         }
     }
     if renamed {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
     }
     Ok(())
 }
@@ -167,11 +218,24 @@ pub(crate) fn recover(dir: &Path, epoch: u64) -> Result<()> {
         return Ok(());
     }
     publish(dir, Some(epoch))?;
-    for entry in std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?.flatten() {
+    for entry in std::fs::read_dir(dir)
+        .map_err(|source| Error::Io {
+            path: dir.to_owned(),
+            source,
+        })?
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".part-") && (name.ends_with(".inprogress") || name.ends_with(".pending")) {
+        if name.starts_with(".part-")
+            && (name.ends_with(".inprogress") || name.ends_with(".pending"))
+        {
             match std::fs::remove_file(entry.path()) {
-                Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(Error::Io { path: entry.path(), source: err }),
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::Io {
+                        path: entry.path(),
+                        source: err,
+                    })
+                }
                 _ => {}
             }
         }

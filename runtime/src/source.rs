@@ -45,7 +45,9 @@ impl<T: 'static> SourceFunction<T> for IteratorSource<T> {
         let n = read_u64(position)?;
         for i in 0..n {
             if self.iter.next().is_none() {
-                return Err(Error::Corrupt(format!("the source's position {n} is past its end ({i} items)")));
+                return Err(Error::Corrupt(format!(
+                    "the source's position {n} is past its end ({i} items)"
+                )));
             }
         }
         self.consumed = n;
@@ -54,14 +56,21 @@ impl<T: 'static> SourceFunction<T> for IteratorSource<T> {
 }
 
 fn read_u64(position: &[u8]) -> Result<u64> {
-    position
-        .try_into()
-        .map(u64::from_le_bytes)
-        .map_err(|_| Error::Corrupt(format!("a source position of {} bytes, expected 8", position.len())))
+    position.try_into().map(u64::from_le_bytes).map_err(|_| {
+        Error::Corrupt(format!(
+            "a source position of {} bytes, expected 8",
+            position.len()
+        ))
+    })
 }
 
 /// Subtask `index` of `parallelism` takes `[from + n*index/p, from + n*(index+1)/p)` of a sequence.
-pub(crate) fn sequence_range(from: i64, to: i64, index: usize, parallelism: usize) -> std::ops::RangeInclusive<i64> {
+pub(crate) fn sequence_range(
+    from: i64,
+    to: i64,
+    index: usize,
+    parallelism: usize,
+) -> std::ops::RangeInclusive<i64> {
     if to < from {
         #[allow(clippy::reversed_empty_ranges)]
         return 1..=0;
@@ -85,7 +94,9 @@ pub(crate) struct GeneratorSource<T, F> {
     pub(crate) _t: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<T: 'static, F: Fn(u64) -> T + Send + Sync + 'static> SourceFunction<T> for GeneratorSource<T, F> {
+impl<T: 'static, F: Fn(u64) -> T + Send + Sync + 'static> SourceFunction<T>
+    for GeneratorSource<T, F>
+{
     #[inline]
     fn run(&mut self, out: &mut Output<T>, budget: usize) -> Result<bool> {
         out.msgs.reserve(budget);
@@ -120,8 +131,16 @@ pub(crate) struct FileSource {
 
 impl FileSource {
     pub(crate) fn open(path: PathBuf) -> Result<Self> {
-        let file = File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        Ok(FileSource { path, reader: BufReader::with_capacity(1 << 16, file), line: String::new(), offset: 0 })
+        let file = File::open(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(FileSource {
+            path,
+            reader: BufReader::with_capacity(1 << 16, file),
+            line: String::new(),
+            offset: 0,
+        })
     }
 }
 
@@ -129,7 +148,13 @@ impl SourceFunction<String> for FileSource {
     fn run(&mut self, out: &mut Output<String>, budget: usize) -> Result<bool> {
         for _ in 0..budget {
             self.line.clear();
-            let n = self.reader.read_line(&mut self.line).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+            let n = self
+                .reader
+                .read_line(&mut self.line)
+                .map_err(|source| Error::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
             if n == 0 {
                 return Ok(false);
             }
@@ -148,7 +173,12 @@ impl SourceFunction<String> for FileSource {
     fn seek(&mut self, position: &[u8]) -> Result<()> {
         use std::io::Seek;
         let offset = read_u64(position)?;
-        self.reader.seek(std::io::SeekFrom::Start(offset)).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        self.reader
+            .seek(std::io::SeekFrom::Start(offset))
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                source,
+            })?;
         self.offset = offset;
         Ok(())
     }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
 use typeinfo_state::{
-    KeyedStateBackend, key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor,
+    key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
+    KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor,
 };
 
 use crate::channel::{Router, RouterFactory};
@@ -24,7 +25,10 @@ use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
 use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
 use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
-use crate::window::{ContentsFactory, IncrementalContents, ListContents, TimeWindow, WindowAssigner, WindowFn, WindowOperator};
+use crate::window::{
+    ContentsFactory, IncrementalContents, ListContents, TimeWindow, WindowAssigner, WindowFn,
+    WindowOperator,
+};
 use crate::{Data, Key};
 
 type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
@@ -53,12 +57,28 @@ fn source<O: Data>(
     description: String,
     make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
 ) -> Arc<dyn NodeFactory> {
-    Arc::new(OperatorFactory { description, output_dir: None, validate: None, build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)) })
+    Arc::new(OperatorFactory {
+        description,
+        output_dir: None,
+        validate: None,
+        build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)),
+    })
 }
 
 impl StreamExecutionEnvironment {
-    fn add_source<O: Data>(&self, name: &str, parallelism: Option<u32>, factory: Arc<dyn NodeFactory>) -> DataStream<O> {
-        let id = self.add(name, Kind::Source { factory, output: OutputType::of::<O>() });
+    fn add_source<O: Data>(
+        &self,
+        name: &str,
+        parallelism: Option<u32>,
+        factory: Arc<dyn NodeFactory>,
+    ) -> DataStream<O> {
+        let id = self.add(
+            name,
+            Kind::Source {
+                factory,
+                output: OutputType::of::<O>(),
+            },
+        );
         if parallelism.is_some() {
             self.with_transformation(id, |t| t.parallelism = parallelism);
         }
@@ -70,7 +90,9 @@ impl StreamExecutionEnvironment {
         let elements = Arc::new(elements);
         let factory = source::<T>("Source: collection".into(), move |_| {
             let elements = Arc::clone(&elements);
-            Ok(Box::new(IteratorSource::new(Box::new((0..elements.len()).map(move |i| elements[i].clone())))))
+            Ok(Box::new(IteratorSource::new(Box::new(
+                (0..elements.len()).map(move |i| elements[i].clone()),
+            ))))
         });
         self.add_source("Collection Source", Some(1), factory)
     }
@@ -82,14 +104,23 @@ impl StreamExecutionEnvironment {
         I::IntoIter: 'static,
         I::Item: Data,
     {
-        let factory = source::<I::Item>("Source: iterator".into(), move |_| Ok(Box::new(IteratorSource::new(Box::new(iter.clone().into_iter())))));
+        let factory = source::<I::Item>("Source: iterator".into(), move |_| {
+            Ok(Box::new(IteratorSource::new(Box::new(
+                iter.clone().into_iter(),
+            ))))
+        });
         self.add_source("Iterator Source", Some(1), factory)
     }
 
     /// The numbers `from..=to`, split into contiguous ranges over the source's subtasks.
     pub fn from_sequence(&self, from: i64, to: i64) -> DataStream<i64> {
         let factory = source::<i64>(format!("Source: sequence {from}..={to}"), move |setup| {
-            Ok(Box::new(IteratorSource::new(Box::new(sequence_range(from, to, setup.subtask, setup.parallelism)))))
+            Ok(Box::new(IteratorSource::new(Box::new(sequence_range(
+                from,
+                to,
+                setup.subtask,
+                setup.parallelism,
+            )))))
         });
         self.add_source("Sequence Source", None, factory)
     }
@@ -99,13 +130,20 @@ impl StreamExecutionEnvironment {
     /// A missing or unreadable file fails the job with an error naming the path.
     pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
         let path = path.into();
-        let factory = source::<String>(format!("Source: text file {}", path.display()), move |_| Ok(Box::new(FileSource::open(path.clone())?)));
+        let factory =
+            source::<String>(format!("Source: text file {}", path.display()), move |_| {
+                Ok(Box::new(FileSource::open(path.clone())?))
+            });
         self.add_source("Text File Source", Some(1), factory)
     }
 
     /// `generate(i)` for every `i` in `0..count`; subtask `s` of `p` generates
     /// `i = s, s + p, s + 2p, ...`.
-    pub fn from_generator<T: Data>(&self, count: u64, generate: impl Fn(u64) -> T + Send + Sync + 'static) -> DataStream<T> {
+    pub fn from_generator<T: Data>(
+        &self,
+        count: u64,
+        generate: impl Fn(u64) -> T + Send + Sync + 'static,
+    ) -> DataStream<T> {
         let generate = Arc::new(generate);
         let factory = source::<T>(format!("Source: generator of {count}"), move |setup| {
             Ok(Box::new(GeneratorSource {
@@ -129,13 +167,20 @@ pub struct DataStream<T> {
 
 impl<T> Clone for DataStream<T> {
     fn clone(&self) -> Self {
-        DataStream { env: self.env.clone(), id: self.id, _t: PhantomData }
+        DataStream {
+            env: self.env.clone(),
+            id: self.id,
+            _t: PhantomData,
+        }
     }
 }
 
 impl<T> std::fmt::Debug for DataStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DataStream").field("transformation", &self.id).field("type", &std::any::type_name::<T>()).finish()
+        f.debug_struct("DataStream")
+            .field("transformation", &self.id)
+            .field("type", &std::any::type_name::<T>())
+            .finish()
     }
 }
 
@@ -148,14 +193,20 @@ pub struct OutputTag<T> {
 
 impl<T> Clone for OutputTag<T> {
     fn clone(&self) -> Self {
-        OutputTag { id: self.id.clone(), _t: PhantomData }
+        OutputTag {
+            id: self.id.clone(),
+            _t: PhantomData,
+        }
     }
 }
 
 impl<T> OutputTag<T> {
     /// A tag named `id`.
     pub fn new(id: impl Into<String>) -> Self {
-        OutputTag { id: id.into(), _t: PhantomData }
+        OutputTag {
+            id: id.into(),
+            _t: PhantomData,
+        }
     }
 }
 
@@ -185,7 +236,11 @@ impl<T: 'static, K: Key> Router<T> for KeyGroupRouter<T, K> {
 
 impl<T: Data> DataStream<T> {
     fn new(env: &StreamExecutionEnvironment, id: usize) -> Self {
-        DataStream { env: env.clone(), id, _t: PhantomData }
+        DataStream {
+            env: env.clone(),
+            id,
+            _t: PhantomData,
+        }
     }
 
     /// The environment the stream belongs to.
@@ -194,20 +249,30 @@ impl<T: Data> DataStream<T> {
     }
 
     fn then<O: Data>(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStream<O> {
-        let id = self.env.add(name, Kind::Operator { input: self.id, factory, output: OutputType::of::<O>(), side: None });
+        let id = self.env.add(
+            name,
+            Kind::Operator {
+                input: self.id,
+                factory,
+                output: OutputType::of::<O>(),
+                side: None,
+            },
+        );
         DataStream::new(&self.env, id)
     }
 
     /// Names the operator that makes this stream.
     pub fn name(self, name: &str) -> Self {
-        self.env.with_transformation(self.id, |t| t.name = name.to_owned());
+        self.env
+            .with_transformation(self.id, |t| t.name = name.to_owned());
         self
     }
 
     /// Gives the operator a stable id (the directory of its state, and its identity in
     /// savepoints).
     pub fn uid(self, uid: &str) -> Self {
-        self.env.with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
+        self.env
+            .with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
         self
     }
 
@@ -224,24 +289,43 @@ impl<T: Data> DataStream<T> {
     /// Applies `f` to every record.
     pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Send + Sync + 'static) -> DataStream<O> {
         let f = Arc::new(f);
-        self.then("Map", one_input::<T, O>("Map".into(), move |_| Ok(Box::new(MapOp(Arc::clone(&f))))))
+        self.then(
+            "Map",
+            one_input::<T, O>("Map".into(), move |_| Ok(Box::new(MapOp(Arc::clone(&f))))),
+        )
     }
 
     /// Replaces every record with the items `f` returns.
-    pub fn flat_map<O: Data, I: IntoIterator<Item = O> + 'static>(&self, f: impl Fn(T) -> I + Send + Sync + 'static) -> DataStream<O> {
+    pub fn flat_map<O: Data, I: IntoIterator<Item = O> + 'static>(
+        &self,
+        f: impl Fn(T) -> I + Send + Sync + 'static,
+    ) -> DataStream<O> {
         let f = Arc::new(f);
-        self.then("Flat Map", one_input::<T, O>("FlatMap".into(), move |_| Ok(Box::new(FlatMapOp(Arc::clone(&f), PhantomData)))))
+        self.then(
+            "Flat Map",
+            one_input::<T, O>("FlatMap".into(), move |_| {
+                Ok(Box::new(FlatMapOp(Arc::clone(&f), PhantomData)))
+            }),
+        )
     }
 
     /// Keeps the records for which `f` is true.
     pub fn filter(&self, f: impl Fn(&T) -> bool + Send + Sync + 'static) -> DataStream<T> {
         let f = Arc::new(f);
-        self.then("Filter", one_input::<T, T>("Filter".into(), move |_| Ok(Box::new(FilterOp(Arc::clone(&f))))))
+        self.then(
+            "Filter",
+            one_input::<T, T>("Filter".into(), move |_| {
+                Ok(Box::new(FilterOp(Arc::clone(&f))))
+            }),
+        )
     }
 
     /// Partitions the stream by a key: records with equal keys go to the same subtask (by key
     /// group), and keyed state and windows are per key.
-    pub fn key_by<K: Key>(&self, selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
+    pub fn key_by<K: Key>(
+        &self,
+        selector: impl Fn(&T) -> K + Send + Sync + 'static,
+    ) -> KeyedStream<K, T> {
         let selector: Selector<T, K> = Arc::new(selector);
         let s = Arc::clone(&selector);
         let router: RouterFactory<T> = Arc::new(move |parallelism, max_parallelism| {
@@ -253,44 +337,102 @@ impl<T: Data> DataStream<T> {
                 max_parallelism,
             }) as Box<dyn Router<T>>)
         });
-        let partitioner = Partitioner::Hash { key_type: OutputType::of::<K>(), router: Arc::new(router) };
-        let id = self.env.add("Partition: key by", Kind::Partition { input: self.id, partitioner });
-        KeyedStream { stream: DataStream::new(&self.env, id), selector }
+        let partitioner = Partitioner::Hash {
+            key_type: OutputType::of::<K>(),
+            router: Arc::new(router),
+        };
+        let id = self.env.add(
+            "Partition: key by",
+            Kind::Partition {
+                input: self.id,
+                partitioner,
+            },
+        );
+        KeyedStream {
+            stream: DataStream::new(&self.env, id),
+            selector,
+        }
     }
 
     /// Distributes records round robin over the next operator's subtasks.
     pub fn rebalance(&self) -> DataStream<T> {
-        DataStream::new(&self.env, self.env.add("Partition: rebalance", Kind::Partition { input: self.id, partitioner: Partitioner::Rebalance }))
+        DataStream::new(
+            &self.env,
+            self.env.add(
+                "Partition: rebalance",
+                Kind::Partition {
+                    input: self.id,
+                    partitioner: Partitioner::Rebalance,
+                },
+            ),
+        )
     }
 
     /// Sends every record to every subtask of the next operator.
     pub fn broadcast(&self) -> DataStream<T> {
-        DataStream::new(&self.env, self.env.add("Partition: broadcast", Kind::Partition { input: self.id, partitioner: Partitioner::Broadcast }))
+        DataStream::new(
+            &self.env,
+            self.env.add(
+                "Partition: broadcast",
+                Kind::Partition {
+                    input: self.id,
+                    partitioner: Partitioner::Broadcast,
+                },
+            ),
+        )
     }
 
     /// The records of this stream and of `others`.
     pub fn union(&self, others: &[DataStream<T>]) -> DataStream<T> {
-        let inputs = std::iter::once(self.id).chain(others.iter().map(|o| o.id)).collect();
+        let inputs = std::iter::once(self.id)
+            .chain(others.iter().map(|o| o.id))
+            .collect();
         DataStream::new(&self.env, self.env.add("Union", Kind::Union { inputs }))
     }
 
     /// Gives records event timestamps and generates watermarks.
-    pub fn assign_timestamps_and_watermarks(&self, strategy: WatermarkStrategy<T>) -> DataStream<T> {
+    pub fn assign_timestamps_and_watermarks(
+        &self,
+        strategy: WatermarkStrategy<T>,
+    ) -> DataStream<T> {
         let description = strategy.describe();
         self.then(
             "Timestamps/Watermarks",
-            one_input::<T, T>(description, move |setup| Ok(Box::new(TimestampsAndWatermarks::new(strategy.clone(), setup.auto_watermark_interval_ms)))),
+            one_input::<T, T>(description, move |setup| {
+                Ok(Box::new(TimestampsAndWatermarks::new(
+                    strategy.clone(),
+                    setup.auto_watermark_interval_ms,
+                )))
+            }),
         )
     }
 
     /// The records of the side output `tag` of the operator that makes this stream.
     pub fn side_output<S: Data>(&self, tag: &OutputTag<S>) -> DataStream<S> {
-        DataStream::new(&self.env, self.env.add(format!("Side output {}", tag.id), Kind::SideOutput { input: self.id, tag: tag.id.clone() }))
+        DataStream::new(
+            &self.env,
+            self.env.add(
+                format!("Side output {}", tag.id),
+                Kind::SideOutput {
+                    input: self.id,
+                    tag: tag.id.clone(),
+                },
+            ),
+        )
     }
 
     fn sink(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStreamSink {
-        let id = self.env.add(name, Kind::Sink { input: self.id, factory });
-        DataStreamSink { env: self.env.clone(), id }
+        let id = self.env.add(
+            name,
+            Kind::Sink {
+                input: self.id,
+                factory,
+            },
+        );
+        DataStreamSink {
+            env: self.env.clone(),
+            id,
+        }
     }
 
     /// Collects every record into a vector readable after the job ran (in this process).
@@ -302,7 +444,12 @@ impl<T: Data> DataStream<T> {
         let shared = Arc::clone(&records);
         self.sink(
             "Collect Sink",
-            one_input::<T, ()>("Sink: collect".into(), move |_| Ok(Box::new(CollectSink { records: Arc::clone(&shared), buffer: Vec::new() }))),
+            one_input::<T, ()>("Sink: collect".into(), move |_| {
+                Ok(Box::new(CollectSink {
+                    records: Arc::clone(&shared),
+                    buffer: Vec::new(),
+                }))
+            }),
         );
         CollectedRecords { records }
     }
@@ -317,7 +464,10 @@ impl<T: Data> DataStream<T> {
             "Print to Std. Out",
             one_input::<T, ()>("Sink: print".into(), move |setup| {
                 let prefix = (setup.parallelism > 1).then(|| format!("{}> ", setup.subtask + 1));
-                Ok(Box::new(PrintSink { prefix, buffer: Vec::new() }))
+                Ok(Box::new(PrintSink {
+                    prefix,
+                    buffer: Vec::new(),
+                }))
             }),
         )
     }
@@ -327,7 +477,15 @@ impl<T: Data> DataStream<T> {
     where
         T: Display,
     {
-        self.sink("Print to Std. Out", one_input::<T, ()>("Sink: print".into(), move |_| Ok(Box::new(PrintSink { prefix: None, buffer: Vec::new() }))))
+        self.sink(
+            "Print to Std. Out",
+            one_input::<T, ()>("Sink: print".into(), move |_| {
+                Ok(Box::new(PrintSink {
+                    prefix: None,
+                    buffer: Vec::new(),
+                }))
+            }),
+        )
     }
 
     /// Writes every record as a line to files `dir/part-<subtask>-<epoch>`, published
@@ -340,14 +498,31 @@ impl<T: Data> DataStream<T> {
         let dir: PathBuf = dir.into();
         let description = format!("Sink: text files in {}", dir.display());
         let output_dir = Some(dir.clone());
-        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, ()>>> { Ok(Box::new(TextFileSink::new(dir.clone(), setup.subtask, &setup.job)?)) };
-        self.sink("Text File Sink", Arc::new(OperatorFactory { output_dir, ..one_input_factory(description, make) }))
+        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, ()>>> {
+            Ok(Box::new(TextFileSink::new(
+                dir.clone(),
+                setup.subtask,
+                &setup.job,
+            )?))
+        };
+        self.sink(
+            "Text File Sink",
+            Arc::new(OperatorFactory {
+                output_dir,
+                ..one_input_factory(description, make)
+            }),
+        )
     }
 
     /// Calls `f` with every record.
     pub fn add_sink(&self, f: impl Fn(T) + Send + Sync + 'static) -> DataStreamSink {
         let f = Arc::new(f);
-        self.sink("Sink", one_input::<T, ()>("Sink: function".into(), move |_| Ok(Box::new(FnSink(Arc::clone(&f))))))
+        self.sink(
+            "Sink",
+            one_input::<T, ()>("Sink: function".into(), move |_| {
+                Ok(Box::new(FnSink(Arc::clone(&f))))
+            }),
+        )
     }
 }
 
@@ -361,17 +536,20 @@ pub struct DataStreamSink {
 impl DataStreamSink {
     /// Names the sink.
     pub fn name(self, name: &str) -> Self {
-        self.env.with_transformation(self.id, |t| t.name = name.to_owned());
+        self.env
+            .with_transformation(self.id, |t| t.name = name.to_owned());
         self
     }
     /// Gives the sink a stable id.
     pub fn uid(self, uid: &str) -> Self {
-        self.env.with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
+        self.env
+            .with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
         self
     }
     /// Sets the sink's parallelism.
     pub fn set_parallelism(self, parallelism: u32) -> Self {
-        self.env.with_transformation(self.id, |t| t.parallelism = Some(parallelism));
+        self.env
+            .with_transformation(self.id, |t| t.parallelism = Some(parallelism));
         self
     }
 }
@@ -386,7 +564,13 @@ impl<I: 'static, O: 'static, F: Fn(I) -> O + Send + Sync + 'static> Operator<I, 
 }
 
 struct FlatMapOp<F, It>(Arc<F>, PhantomData<fn() -> It>);
-impl<I: 'static, O: 'static, It: IntoIterator<Item = O> + 'static, F: Fn(I) -> It + Send + Sync + 'static> Operator<I, O> for FlatMapOp<F, It> {
+impl<
+        I: 'static,
+        O: 'static,
+        It: IntoIterator<Item = O> + 'static,
+        F: Fn(I) -> It + Send + Sync + 'static,
+    > Operator<I, O> for FlatMapOp<F, It>
+{
     #[inline]
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
         for o in (self.0)(value) {
@@ -415,24 +599,45 @@ pub struct KeyedStream<K, T> {
 
 impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyedStream").field("key", &std::any::type_name::<K>()).field("stream", &self.stream).finish()
+        f.debug_struct("KeyedStream")
+            .field("key", &std::any::type_name::<K>())
+            .field("stream", &self.stream)
+            .finish()
     }
 }
 
 impl<K: Key, T: Data> KeyedStream<K, T> {
     /// Windows per key.
     pub fn window(&self, assigner: WindowAssigner) -> WindowedStream<K, T> {
-        WindowedStream { keyed: KeyedStream { stream: self.stream.clone(), selector: Arc::clone(&self.selector) }, assigner, allowed_lateness: 0, late: None }
+        WindowedStream {
+            keyed: KeyedStream {
+                stream: self.stream.clone(),
+                selector: Arc::clone(&self.selector),
+            },
+            assigner,
+            allowed_lateness: 0,
+            late: None,
+        }
     }
 
     /// Runs `function` on every record with its key's state and timers.
-    pub fn process<O: Data, F: KeyedProcessFunction<K, T, O> + Clone>(&self, function: F) -> DataStream<O> {
+    pub fn process<O: Data, F: KeyedProcessFunction<K, T, O> + Clone>(
+        &self,
+        function: F,
+    ) -> DataStream<O> {
         let selector = Arc::clone(&self.selector);
         self.stream.then(
             "Keyed Process",
-            one_input::<T, O>(format!("KeyedProcess ({})", std::any::type_name::<F>()), move |setup| {
-                Ok(Box::new(KeyedProcessOperator::new(setup, function.clone(), Arc::clone(&selector))?))
-            }),
+            one_input::<T, O>(
+                format!("KeyedProcess ({})", std::any::type_name::<F>()),
+                move |setup| {
+                    Ok(Box::new(KeyedProcessOperator::new(
+                        setup,
+                        function.clone(),
+                        Arc::clone(&selector),
+                    )?))
+                },
+            ),
         )
     }
 }
@@ -447,7 +652,10 @@ pub struct WindowedStream<K, T> {
 
 impl<K, T> std::fmt::Debug for WindowedStream<K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WindowedStream").field("assigner", &self.assigner).field("allowed_lateness_ms", &self.allowed_lateness).finish()
+        f.debug_struct("WindowedStream")
+            .field("assigner", &self.assigner)
+            .field("allowed_lateness_ms", &self.allowed_lateness)
+            .finish()
     }
 }
 
@@ -471,19 +679,47 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
     }
 
     fn build<O: Data>(&self, what: &str, contents: ContentsFactory<K, T, O>) -> DataStream<O> {
-        let (selector, assigner, lateness, late) = (Arc::clone(&self.keyed.selector), self.assigner, self.allowed_lateness, self.late.is_some());
+        let (selector, assigner, lateness, late) = (
+            Arc::clone(&self.keyed.selector),
+            self.assigner,
+            self.allowed_lateness,
+            self.late.is_some(),
+        );
         let description = format!(
             "Window({assigner}, allowed lateness {lateness} ms, {what}{})",
-            if late { ", late data to side output" } else { "" }
+            if late {
+                ", late data to side output"
+            } else {
+                ""
+            }
         );
         let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
-            Ok(Box::new(WindowOperator::new(setup, Arc::clone(&selector), assigner, lateness, late, &contents)?))
+            Ok(Box::new(WindowOperator::new(
+                setup,
+                Arc::clone(&selector),
+                assigner,
+                lateness,
+                late,
+                &contents,
+            )?))
         };
-        let validate: Box<dyn Fn() -> Result<()> + Send + Sync> = Box::new(move || assigner.validate());
-        let factory = Arc::new(OperatorFactory { validate: Some(validate), ..one_input_factory(description, make) });
+        let validate: Box<dyn Fn() -> Result<()> + Send + Sync> =
+            Box::new(move || assigner.validate());
+        let factory = Arc::new(OperatorFactory {
+            validate: Some(validate),
+            ..one_input_factory(description, make)
+        });
         let side = self.late.clone().map(|tag| (tag, OutputType::of::<T>()));
         let env = &self.keyed.stream.env;
-        let id = env.add("Window", Kind::Operator { input: self.keyed.stream.id, factory, output: OutputType::of::<O>(), side });
+        let id = env.add(
+            "Window",
+            Kind::Operator {
+                input: self.keyed.stream.id,
+                factory,
+                output: OutputType::of::<O>(),
+                side,
+            },
+        );
         DataStream::new(env, id)
     }
 
@@ -493,12 +729,20 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         let finish: WindowFn<K, T, T> = Arc::new(|_, _, r, out| out.push(r));
         self.build(
             "reduce",
-            Arc::new(move |backend| Ok(Box::new(IncrementalContents { state: backend.reducing_state(&descriptor)?, finish: Arc::clone(&finish) }))),
+            Arc::new(move |backend| {
+                Ok(Box::new(IncrementalContents {
+                    state: backend.reducing_state(&descriptor)?,
+                    finish: Arc::clone(&finish),
+                }))
+            }),
         )
     }
 
     /// Aggregates each window's records incrementally with `function`; emits its result.
-    pub fn aggregate<A: Data + Sync, R: Data>(&self, function: impl AggregateFunction<T, A, R> + 'static) -> DataStream<R> {
+    pub fn aggregate<A: Data + Sync, R: Data>(
+        &self,
+        function: impl AggregateFunction<T, A, R> + 'static,
+    ) -> DataStream<R> {
         self.aggregate_with(function, |_: &K, _: &TimeWindow, r: R| r)
     }
 
@@ -513,17 +757,30 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         let finish: WindowFn<K, R, O> = Arc::new(move |k, w, r, out| out.push(f(k, w, r)));
         self.build(
             "aggregate",
-            Arc::new(move |backend| Ok(Box::new(IncrementalContents { state: backend.aggregating_state(&descriptor)?, finish: Arc::clone(&finish) }))),
+            Arc::new(move |backend| {
+                Ok(Box::new(IncrementalContents {
+                    state: backend.aggregating_state(&descriptor)?,
+                    finish: Arc::clone(&finish),
+                }))
+            }),
         )
     }
 
     /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires.
-    pub fn process<O: Data>(&self, f: impl Fn(&K, &TimeWindow, Vec<T>, &mut Vec<O>) + Send + Sync + 'static) -> DataStream<O> {
+    pub fn process<O: Data>(
+        &self,
+        f: impl Fn(&K, &TimeWindow, Vec<T>, &mut Vec<O>) + Send + Sync + 'static,
+    ) -> DataStream<O> {
         let descriptor = ListStateDescriptor::new("window-contents");
         let finish: WindowFn<K, Vec<T>, O> = Arc::new(f);
         self.build(
             "process",
-            Arc::new(move |backend| Ok(Box::new(ListContents { state: backend.list_state(&descriptor)?, finish: Arc::clone(&finish) }))),
+            Arc::new(move |backend| {
+                Ok(Box::new(ListContents {
+                    state: backend.list_state(&descriptor)?,
+                    finish: Arc::clone(&finish),
+                }))
+            }),
         )
     }
 }

@@ -15,7 +15,10 @@ pub(crate) struct TimerQueue<K, N> {
 
 impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
     pub(crate) fn new() -> Self {
-        TimerQueue { by_key: HashMap::default(), by_time: BTreeMap::new() }
+        TimerQueue {
+            by_key: HashMap::default(),
+            by_time: BTreeMap::new(),
+        }
     }
 
     /// Registers a timer; a timer already registered is not added again.
@@ -29,16 +32,23 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
                 timers.push((namespace.clone(), time));
             }
             None => {
-                self.by_key.insert(key.clone(), vec![(namespace.clone(), time)]);
+                self.by_key
+                    .insert(key.clone(), vec![(namespace.clone(), time)]);
             }
         }
-        self.by_time.entry(time).or_default().push((key.clone(), namespace.clone()));
+        self.by_time
+            .entry(time)
+            .or_default()
+            .push((key.clone(), namespace.clone()));
     }
 
     /// Deletes a timer (nothing happens if there is none).
     pub(crate) fn delete(&mut self, key: &K, namespace: &N, time: i64) {
         if let Some(timers) = self.by_key.get_mut(key) {
-            if let Some(i) = timers.iter().position(|(n, t)| *t == time && n == namespace) {
+            if let Some(i) = timers
+                .iter()
+                .position(|(n, t)| *t == time && n == namespace)
+            {
                 timers.swap_remove(i);
                 if timers.is_empty() {
                     self.by_key.remove(key);
@@ -52,7 +62,11 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
         loop {
             let (&time, entries) = self.by_time.iter_mut().next()?;
             while let Some((k, n)) = entries.last() {
-                if self.by_key.get(k).is_some_and(|t| t.iter().any(|(n2, t2)| *t2 == time && n2 == n)) {
+                if self
+                    .by_key
+                    .get(k)
+                    .is_some_and(|t| t.iter().any(|(n2, t2)| *t2 == time && n2 == n))
+                {
                     return Some(time);
                 }
                 entries.pop();
@@ -110,12 +124,20 @@ where
     pub(crate) fn new(backend: &mut crate::KeyedBackend<K>, name: &str) -> crate::Result<Self> {
         use typeinfo_state::KeyedStateBackend;
         let state = backend.value_state(&typeinfo_state::ValueStateDescriptor::new(name))?;
-        Ok(KeyedTimers { event: TimerQueue::new(), processing: TimerQueue::new(), state })
+        Ok(KeyedTimers {
+            event: TimerQueue::new(),
+            processing: TimerQueue::new(),
+            state,
+        })
     }
 
     /// Writes the operator's keyed part of a checkpoint: the timers into their state
     /// (replacing an earlier snapshot's), then the backend's snapshot file.
-    pub(crate) fn snapshot(&self, backend: &mut crate::KeyedBackend<K>, kstate: &std::path::Path) -> crate::Result<()> {
+    pub(crate) fn snapshot(
+        &self,
+        backend: &mut crate::KeyedBackend<K>,
+        kstate: &std::path::Path,
+    ) -> crate::Result<()> {
         use typeinfo_state::KeyedStateBackend;
         for key in backend.keys::<()>(self.state.id(), &())? {
             backend.set_current_key(&key)?;
@@ -124,7 +146,9 @@ where
         let mut all: HashMap<K, Vec<(N, i64, bool)>, Hasher> = HashMap::default();
         for (queue, is_event) in [(&self.event, true), (&self.processing, false)] {
             for (k, timers) in queue.entries() {
-                all.entry(k.clone()).or_default().extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
+                all.entry(k.clone())
+                    .or_default()
+                    .extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
             }
         }
         for (k, timers) in all {
@@ -147,11 +171,20 @@ where
     ) -> crate::Result<i64> {
         use typeinfo_state::KeyedStateBackend;
         if !keyed.is_empty() {
-            let files: Vec<&std::path::Path> = keyed.iter().map(std::path::PathBuf::as_path).collect();
-            let report = backend.restore(&files).map_err(|source| crate::Error::State { operator: setup.name.clone(), source })?;
+            let files: Vec<&std::path::Path> =
+                keyed.iter().map(std::path::PathBuf::as_path).collect();
+            let report = backend
+                .restore(&files)
+                .map_err(|source| crate::Error::State {
+                    operator: setup.name.clone(),
+                    source,
+                })?;
             if setup.subtask == 0 {
                 for m in &report.migrated {
-                    eprintln!("restore: operator `{}` ({}): migrated {m}", setup.name, setup.key);
+                    eprintln!(
+                        "restore: operator `{}` ({}): migrated {m}",
+                        setup.name, setup.key
+                    );
                     setup.job.migrated(format!("{}: {m}", setup.name));
                 }
             }
@@ -159,7 +192,11 @@ where
         for key in backend.keys::<()>(self.state.id(), &())? {
             backend.set_current_key(&key)?;
             for (n, t, is_event) in self.state.value(backend, &())?.unwrap_or_default() {
-                let queue = if is_event { &mut self.event } else { &mut self.processing };
+                let queue = if is_event {
+                    &mut self.event
+                } else {
+                    &mut self.processing
+                };
                 queue.register(&key, &n, t);
             }
         }

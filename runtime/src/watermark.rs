@@ -36,7 +36,11 @@ pub struct WatermarkStrategy<T> {
 
 impl<T> Clone for WatermarkStrategy<T> {
     fn clone(&self) -> Self {
-        WatermarkStrategy { out_of_orderness: self.out_of_orderness, assigner: self.assigner.clone(), emission: self.emission }
+        WatermarkStrategy {
+            out_of_orderness: self.out_of_orderness,
+            assigner: self.assigner.clone(),
+            emission: self.emission,
+        }
     }
 }
 
@@ -53,12 +57,18 @@ impl<T> std::fmt::Debug for WatermarkStrategy<T> {
 impl<T> WatermarkStrategy<T> {
     /// Watermarks that trail the highest timestamp seen by `max_out_of_orderness`.
     pub fn for_bounded_out_of_orderness(max_out_of_orderness: Duration) -> Self {
-        Self::for_bounded_out_of_orderness_millis(max_out_of_orderness.as_millis().min(i64::MAX as u128) as i64)
+        Self::for_bounded_out_of_orderness_millis(
+            max_out_of_orderness.as_millis().min(i64::MAX as u128) as i64,
+        )
     }
 
     /// As [`for_bounded_out_of_orderness`](Self::for_bounded_out_of_orderness), in milliseconds.
     pub fn for_bounded_out_of_orderness_millis(max_out_of_orderness_ms: i64) -> Self {
-        WatermarkStrategy { out_of_orderness: Some(max_out_of_orderness_ms.max(0)), assigner: None, emission: Emission::Periodic }
+        WatermarkStrategy {
+            out_of_orderness: Some(max_out_of_orderness_ms.max(0)),
+            assigner: None,
+            emission: Emission::Periodic,
+        }
     }
 
     /// Watermarks for ascending timestamps: the highest timestamp seen, minus one.
@@ -68,11 +78,18 @@ impl<T> WatermarkStrategy<T> {
 
     /// Timestamps only, no watermarks (except the maximal one at the end of a bounded input).
     pub fn no_watermarks() -> Self {
-        WatermarkStrategy { out_of_orderness: None, assigner: None, emission: Emission::Periodic }
+        WatermarkStrategy {
+            out_of_orderness: None,
+            assigner: None,
+            emission: Emission::Periodic,
+        }
     }
 
     /// Takes each record's timestamp from `assigner(record, previous timestamp)`.
-    pub fn with_timestamp_assigner(mut self, assigner: impl Fn(&T, i64) -> i64 + Send + Sync + 'static) -> Self {
+    pub fn with_timestamp_assigner(
+        mut self,
+        assigner: impl Fn(&T, i64) -> i64 + Send + Sync + 'static,
+    ) -> Self {
         self.assigner = Some(Arc::new(assigner));
         self
     }
@@ -114,7 +131,13 @@ pub(crate) struct TimestampsAndWatermarks<T> {
 
 impl<T> TimestampsAndWatermarks<T> {
     pub(crate) fn new(strategy: WatermarkStrategy<T>, interval_ms: i64) -> Self {
-        TimestampsAndWatermarks { strategy, max_timestamp: i64::MIN, emitted: i64::MIN, interval_ms: interval_ms.max(1), last_emit_ms: now_ms() }
+        TimestampsAndWatermarks {
+            strategy,
+            max_timestamp: i64::MIN,
+            emitted: i64::MIN,
+            interval_ms: interval_ms.max(1),
+            last_emit_ms: now_ms(),
+        }
     }
 
     fn current(&self) -> i64 {
@@ -172,7 +195,9 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        (self.strategy.emission == Emission::Periodic && self.interval_ms > 0 && self.current() > self.emitted)
+        (self.strategy.emission == Emission::Periodic
+            && self.interval_ms > 0
+            && self.current() > self.emitted)
             .then_some(self.last_emit_ms + self.interval_ms)
     }
 
@@ -191,13 +216,22 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
     /// Continues from the highest timestamp and the watermark of the snapshot (the lowest of
     /// its subtasks when the parallelism changed), so that records replayed after a restore
     /// meet the watermark they met before.
-    fn restore(&mut self, _keyed: &[std::path::PathBuf], parts: &[crate::checkpoint::OperatorPart]) -> Result<()> {
+    fn restore(
+        &mut self,
+        _keyed: &[std::path::PathBuf],
+        parts: &[crate::checkpoint::OperatorPart],
+    ) -> Result<()> {
         let mut restored = None::<(i64, i64)>;
         for part in parts {
-            let (Some(a), Some(b)) = (part.data.get(..8), part.data.get(8..16)) else {
-                return Err(crate::Error::Corrupt("timestamps/watermarks state of the wrong length".into()));
+            let (Some(a), Some(b)) = (
+                part.data.first_chunk::<8>(),
+                part.data.get(8..).and_then(<[u8]>::first_chunk::<8>),
+            ) else {
+                return Err(crate::Error::Corrupt(
+                    "timestamps/watermarks state of the wrong length".into(),
+                ));
             };
-            let (max, emitted) = (i64::from_le_bytes(a.try_into().expect("8")), i64::from_le_bytes(b.try_into().expect("8")));
+            let (max, emitted) = (i64::from_le_bytes(*a), i64::from_le_bytes(*b));
             restored = Some(restored.map_or((max, emitted), |(m, e)| (m.min(max), e.min(emitted))));
         }
         if let Some((max, emitted)) = restored {

@@ -21,13 +21,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use typeinfo::TypeInfo;
-use typeinfo_state::{AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor};
+use typeinfo_state::{
+    AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor,
+};
 
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
+use crate::checkpoint::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
-use crate::checkpoint::OperatorPart;
 use crate::timer::{KeyedTimers, TimerQueue};
 use crate::{Data, Key};
 
@@ -69,10 +71,49 @@ impl fmt::Display for TimeWindow {
     }
 }
 
-/// The start of the window of `size` (with `offset`) that contains `ts`.
-pub fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
-    ts - (ts - offset).rem_euclid(size)
+/// The start of the window of `size` (with `offset`) that contains `ts`; `None` when that
+/// start lies before `i64::MIN` or `size` is not positive (computed without overflow for
+/// every `ts` and offset).
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_runtime::window::window_start;
+///
+/// assert_eq!(window_start(17, 0, 10), Some(10));
+/// assert_eq!(window_start(-3, 0, 10), Some(-10));
+/// assert_eq!(window_start(i64::MIN, 0, 1024), Some(i64::MIN));
+/// assert_eq!(window_start(i64::MIN, 0, 10), None); // it would start at i64::MIN - 2
+/// ```
+#[inline]
+pub fn window_start(ts: i64, offset: i64, size: i64) -> Option<i64> {
+    if size <= 0 {
+        return None;
+    }
+    match ts.checked_sub(offset) {
+        Some(d) => ts.checked_sub(d.rem_euclid(size)),
+        None => window_start_wide(ts, offset, size),
+    }
 }
+
+/// [`window_start`] when `ts - offset` leaves `i64` (only near `i64::MIN`/`i64::MAX`).
+#[cold]
+fn window_start_wide(ts: i64, offset: i64, size: i64) -> Option<i64> {
+    let rem = (i128::from(ts) - i128::from(offset)).rem_euclid(i128::from(size));
+    i64::try_from(i128::from(ts) - rem).ok()
+}
+
+/// A record's timestamp has no window that `i64` milliseconds can represent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfRange;
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the window would lie outside the range of i64 milliseconds")
+    }
+}
+
+impl std::error::Error for OutOfRange {}
 
 fn millis(d: Duration) -> i64 {
     d.as_millis().min(i64::MAX as u128) as i64
@@ -114,9 +155,9 @@ impl WindowAssigner {
     /// Whether windows are in event time.
     pub fn is_event_time(&self) -> bool {
         match *self {
-            WindowAssigner::Tumbling { event_time, .. } | WindowAssigner::Sliding { event_time, .. } | WindowAssigner::Session { event_time, .. } => {
-                event_time
-            }
+            WindowAssigner::Tumbling { event_time, .. }
+            | WindowAssigner::Sliding { event_time, .. }
+            | WindowAssigner::Session { event_time, .. } => event_time,
         }
     }
 
@@ -133,7 +174,12 @@ impl WindowAssigner {
                     return bad(format!("tumbling windows need size > 0 and |offset| < size (size {size}, offset {offset})"));
                 }
             }
-            WindowAssigner::Sliding { size, slide, offset, .. } => {
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                ..
+            } => {
                 if size <= 0 || slide <= 0 || offset.unsigned_abs() >= slide as u64 {
                     return bad(format!("sliding windows need size > 0, slide > 0 and |offset| < slide (size {size}, slide {slide}, offset {offset})"));
                 }
@@ -148,23 +194,51 @@ impl WindowAssigner {
     }
 
     /// The windows of a record at `ts`.
+    ///
+    /// # Errors
+    ///
+    /// [`OutOfRange`] when a window of `ts` cannot be represented in `i64` milliseconds: it
+    /// would start before `i64::MIN` or end after `i64::MAX` (a window `[start, end)` holding
+    /// `i64::MAX` needs `end = i64::MAX + 1`). Such a record is refused, never put into a
+    /// window that does not contain it.
     #[inline]
-    pub fn assign(&self, ts: i64, out: &mut Vec<TimeWindow>) {
+    pub fn assign(
+        &self,
+        ts: i64,
+        out: &mut Vec<TimeWindow>,
+    ) -> std::result::Result<(), OutOfRange> {
         out.clear();
+        let window = |start: i64, size: i64| {
+            start
+                .checked_add(size)
+                .map(|end| TimeWindow::new(start, end))
+                .ok_or(OutOfRange)
+        };
         match *self {
             WindowAssigner::Tumbling { size, offset, .. } => {
-                let start = window_start(ts, offset, size);
-                out.push(TimeWindow::new(start, start.saturating_add(size)));
+                let start = window_start(ts, offset, size).ok_or(OutOfRange)?;
+                out.push(window(start, size)?);
             }
-            WindowAssigner::Sliding { size, slide, offset, .. } => {
-                let mut start = window_start(ts, offset, slide);
-                while start > ts.saturating_sub(size) {
-                    out.push(TimeWindow::new(start, start.saturating_add(size)));
-                    start -= slide;
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                ..
+            } => {
+                // Every start `s` of a window holding `ts` satisfies `ts - size < s <= ts`;
+                // in i128 nothing here can overflow.
+                let last = window_start(ts, offset, slide).ok_or(OutOfRange)?;
+                let mut start = i128::from(last);
+                let lowest = i128::from(ts) - i128::from(size);
+                while start > lowest {
+                    let s = i64::try_from(start).map_err(|_| OutOfRange)?;
+                    out.push(window(s, size)?);
+                    start -= i128::from(slide);
                 }
             }
-            WindowAssigner::Session { gap, .. } => out.push(TimeWindow::new(ts, ts.saturating_add(gap))),
+            WindowAssigner::Session { gap, .. } => out.push(window(ts, gap)?),
         }
+        Ok(())
     }
 }
 
@@ -172,11 +246,30 @@ impl fmt::Display for WindowAssigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let time = |e: bool| if e { "EventTime" } else { "ProcessingTime" };
         match *self {
-            WindowAssigner::Tumbling { size, offset, event_time } => write!(f, "Tumbling{}Windows({size} ms, offset {offset} ms)", time(event_time)),
-            WindowAssigner::Sliding { size, slide, offset, event_time } => {
-                write!(f, "Sliding{}Windows({size} ms, slide {slide} ms, offset {offset} ms)", time(event_time))
+            WindowAssigner::Tumbling {
+                size,
+                offset,
+                event_time,
+            } => write!(
+                f,
+                "Tumbling{}Windows({size} ms, offset {offset} ms)",
+                time(event_time)
+            ),
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                event_time,
+            } => {
+                write!(
+                    f,
+                    "Sliding{}Windows({size} ms, slide {slide} ms, offset {offset} ms)",
+                    time(event_time)
+                )
             }
-            WindowAssigner::Session { gap, event_time } => write!(f, "{}SessionWindows(gap {gap} ms)", time(event_time)),
+            WindowAssigner::Session { gap, event_time } => {
+                write!(f, "{}SessionWindows(gap {gap} ms)", time(event_time))
+            }
         }
     }
 }
@@ -262,7 +355,12 @@ session_windows!(
 /// for every kind of contents.
 pub(crate) trait WindowState<K: Key> {
     fn clear(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<()>;
-    fn merge(&self, backend: &mut KeyedBackend<K>, target: &TimeWindow, sources: &[TimeWindow]) -> Result<()>;
+    fn merge(
+        &self,
+        backend: &mut KeyedBackend<K>,
+        target: &TimeWindow,
+        sources: &[TimeWindow],
+    ) -> Result<()>;
 }
 
 macro_rules! window_state {
@@ -291,13 +389,21 @@ window_state! {
 pub(crate) trait WindowContents<K: Key, I, O>: 'static {
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
     /// Emits the results of `window` (contents stored under `state_window`), if it has any.
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()>;
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()>;
     /// The state the contents live in.
     fn state(&self) -> &dyn WindowState<K>;
 }
 
 /// Makes a window's contents, registering their state in a subtask's backend.
-pub(crate) type ContentsFactory<K, I, O> = Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, I, O>>> + Send + Sync>;
+pub(crate) type ContentsFactory<K, I, O> =
+    Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, I, O>>> + Send + Sync>;
 
 /// Turns a window's result into output records.
 pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) + Send + Sync>;
@@ -309,7 +415,9 @@ pub(crate) trait IncrementalState<K: Key, I, R>: WindowState<K> {
     fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>>;
 }
 
-impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R> for AggregatingState<TimeWindow, I, A, R> {
+impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R>
+    for AggregatingState<TimeWindow, I, A, R>
+{
     #[inline]
     fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         Ok(AggregatingState::add(self, backend, window, value)?)
@@ -334,12 +442,21 @@ pub(crate) struct IncrementalContents<S, K, R, O> {
     pub(crate) finish: WindowFn<K, R, O>,
 }
 
-impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static> WindowContents<K, I, O> for IncrementalContents<S, K, R, O> {
+impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static>
+    WindowContents<K, I, O> for IncrementalContents<S, K, R, O>
+{
     #[inline]
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         self.state.add(backend, window, value)
     }
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()> {
         if let Some(result) = self.state.result(backend, state_window)? {
             (self.finish)(key, window, result, out);
         }
@@ -360,7 +477,14 @@ impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ListContents<K, I,
     fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
         Ok(self.state.add(backend, window, value.clone())?)
     }
-    fn emit(&mut self, backend: &mut KeyedBackend<K>, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Vec<O>) -> Result<()> {
+    fn emit(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Vec<O>,
+    ) -> Result<()> {
         let values = self.state.get(backend, state_window)?;
         if !values.is_empty() {
             (self.finish)(key, window, values, out);
@@ -391,7 +515,10 @@ struct Merge {
 
 impl MergingWindowSet {
     fn state_window(&self, window: &TimeWindow) -> Option<TimeWindow> {
-        self.mapping.iter().find(|(w, _)| w == window).map(|(_, s)| *s)
+        self.mapping
+            .iter()
+            .find(|(w, _)| w == window)
+            .map(|(_, s)| *s)
     }
 
     fn remove(&mut self, window: &TimeWindow) -> Option<TimeWindow> {
@@ -407,7 +534,11 @@ impl MergingWindowSet {
 
     /// Adds `new` and merges what overlaps; returns the window `new` ended up in and the
     /// merges to apply to contents and timers (Flink's `MergingWindowSet.addWindow`).
-    fn add_window(&mut self, new: TimeWindow) -> (TimeWindow, Vec<Merge>) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the set (read from state) maps a member to no state window.
+    fn add_window(&mut self, new: TimeWindow) -> Result<(TimeWindow, Vec<Merge>)> {
         let mut windows: Vec<TimeWindow> = self.mapping.iter().map(|(w, _)| *w).collect();
         windows.push(new);
         windows.sort_by_key(|w| w.start);
@@ -435,18 +566,31 @@ impl MergingWindowSet {
                 merged_new = true;
                 result = cover;
             }
-            let state_window = self.state_window(&members[0]).expect("merged windows are in the set");
-            let mut merged_state_windows: Vec<TimeWindow> = members.iter().filter_map(|w| self.remove(w)).collect();
+            let state_window = members
+                .first()
+                .and_then(|first| self.state_window(first))
+                .ok_or_else(|| {
+                    Error::Corrupt(format!(
+                        "the merging window set has no state window for {members:?}"
+                    ))
+                })?;
+            let mut merged_state_windows: Vec<TimeWindow> =
+                members.iter().filter_map(|w| self.remove(w)).collect();
             self.put(cover, state_window);
             merged_state_windows.retain(|w| *w != state_window);
             if !(members.len() == 1 && members[0] == cover) {
-                merges.push(Merge { result: cover, merged_windows: members, state_window, merged_state_windows });
+                merges.push(Merge {
+                    result: cover,
+                    merged_windows: members,
+                    state_window,
+                    merged_state_windows,
+                });
             }
         }
         if !any_merge || (result == new && !merged_new) {
             self.put(result, result);
         }
-        (result, merges)
+        Ok((result, merges))
     }
 }
 
@@ -479,13 +623,21 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     ) -> Result<Self> {
         let mut backend = setup.keyed_backend::<K>()?;
         let contents = contents(&mut backend)?;
-        let merging = if assigner.is_merging() { Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?) } else { None };
+        let merging = if assigner.is_merging() {
+            Some(backend.value_state(&ValueStateDescriptor::new("window-merging-set"))?)
+        } else {
+            None
+        };
         let timers = KeyedTimers::new(&mut backend, "window-timers")?;
         Ok(WindowOperator {
             name: setup.name.clone(),
             key_selector,
             assigner,
-            allowed_lateness: if assigner.is_event_time() { allowed_lateness } else { 0 },
+            allowed_lateness: if assigner.is_event_time() {
+                allowed_lateness
+            } else {
+                0
+            },
             late_output,
             backend,
             contents,
@@ -504,7 +656,10 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         if !self.assigner.is_event_time() {
             return window.max_timestamp();
         }
-        window.max_timestamp().checked_add(self.allowed_lateness).unwrap_or(i64::MAX)
+        window
+            .max_timestamp()
+            .checked_add(self.allowed_lateness)
+            .unwrap_or(i64::MAX)
     }
 
     fn is_window_late(&self, window: &TimeWindow) -> bool {
@@ -529,8 +684,20 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         }
     }
 
-    fn emit(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
-        self.contents.emit(&mut self.backend, key, window, state_window, &mut self.results)?;
+    fn emit(
+        &mut self,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        self.contents.emit(
+            &mut self.backend,
+            key,
+            window,
+            state_window,
+            &mut self.results,
+        )?;
         let ts = window.max_timestamp();
         for r in self.results.drain(..) {
             out.main.collect(ts, r);
@@ -546,12 +713,18 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     }
 
     fn load_set(&mut self) -> Result<MergingWindowSet> {
-        let state = self.merging.as_ref().expect("merging assigner");
-        Ok(MergingWindowSet { mapping: state.value(&mut self.backend, &())?.unwrap_or_default() })
+        let Some(state) = self.merging.as_ref() else {
+            return Ok(MergingWindowSet::default());
+        };
+        Ok(MergingWindowSet {
+            mapping: state.value(&mut self.backend, &())?.unwrap_or_default(),
+        })
     }
 
     fn store_set(&mut self, set: &MergingWindowSet) -> Result<()> {
-        let state = self.merging.as_ref().expect("merging assigner");
+        let Some(state) = self.merging.as_ref() else {
+            return Ok(());
+        };
         if set.mapping.is_empty() {
             state.clear(&mut self.backend, &())?;
         } else {
@@ -562,7 +735,14 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
 
     /// The trigger's reaction to an element in `window`: fire now if the time has passed its
     /// max timestamp, else register the firing timer.
-    fn on_element(&mut self, key: &K, window: &TimeWindow, state_window: &TimeWindow, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
+    fn on_element(
+        &mut self,
+        key: &K,
+        window: &TimeWindow,
+        state_window: &TimeWindow,
+        now: i64,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         let time = self.trigger_time(now);
         if window.max_timestamp() <= time {
             self.emit(key, window, state_window, out)?;
@@ -573,37 +753,55 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         Ok(())
     }
 
-    fn process_merging(&mut self, key: &K, value: &I, now: i64, out: &mut Outputs<O, I>) -> Result<bool> {
+    fn process_merging(
+        &mut self,
+        key: &K,
+        value: &I,
+        now: i64,
+        out: &mut Outputs<O, I>,
+    ) -> Result<bool> {
         let mut set = self.load_set()?;
         let mut skipped = true;
         let windows = std::mem::take(&mut self.windows);
         for window in &windows {
-            let (actual, merges) = set.add_window(*window);
+            let (actual, merges) = set.add_window(*window)?;
             for m in merges {
                 if self.assigner.is_event_time() && self.cleanup_time(&m.result) <= self.watermark {
                     return Err(Error::Function {
                         operator: self.name.clone(),
-                        message: format!("merging made the window {} end before the current watermark {}", m.result, self.watermark),
+                        message: format!(
+                            "merging made the window {} end before the current watermark {}",
+                            m.result, self.watermark
+                        ),
                     });
                 }
                 // EventTimeTrigger.onMerge, then the merged windows' timers are deleted.
                 let time = self.trigger_time(now);
                 if m.result.max_timestamp() > time {
-                    self.queue().register(key, &m.result, m.result.max_timestamp());
+                    self.queue()
+                        .register(key, &m.result, m.result.max_timestamp());
                 }
                 for w in &m.merged_windows {
                     let (fire, cleanup) = (w.max_timestamp(), self.cleanup_time(w));
                     self.queue().delete(key, w, fire);
                     self.queue().delete(key, w, cleanup);
                 }
-                self.contents.state().merge(&mut self.backend, &m.state_window, &m.merged_state_windows)?;
+                self.contents.state().merge(
+                    &mut self.backend,
+                    &m.state_window,
+                    &m.merged_state_windows,
+                )?;
             }
             if self.is_window_late(&actual) {
                 set.remove(&actual);
                 continue;
             }
             skipped = false;
-            let state_window = set.state_window(&actual).expect("the window was just added");
+            let state_window = set.state_window(&actual).ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "the merging window set lost the window {actual} it just added"
+                ))
+            })?;
             self.contents.add(&mut self.backend, &state_window, value)?;
             self.on_element(key, &actual, &state_window, now, out)?;
         }
@@ -613,12 +811,20 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
     }
 
     /// Fires a timer of `key` for `window` at `time`.
-    fn on_timer(&mut self, time: i64, key: K, window: TimeWindow, out: &mut Outputs<O, I>) -> Result<()> {
+    fn on_timer(
+        &mut self,
+        time: i64,
+        key: K,
+        window: TimeWindow,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         self.backend.set_current_key(&key)?;
         let mut set = None;
         let state_window = if self.merging.is_some() {
             let s = self.load_set()?;
-            let Some(state_window) = s.state_window(&window) else { return Ok(()) };
+            let Some(state_window) = s.state_window(&window) else {
+                return Ok(());
+            };
             set = Some(s);
             state_window
         } else {
@@ -628,7 +834,9 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
             self.emit(&key, &window, &state_window, out)?;
         }
         if time == self.cleanup_time(&window) {
-            self.contents.state().clear(&mut self.backend, &state_window)?;
+            self.contents
+                .state()
+                .clear(&mut self.backend, &state_window)?;
             let fire = window.max_timestamp();
             self.queue().delete(&key, &window, fire);
             if let Some(mut s) = set {
@@ -645,7 +853,9 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
         let now = if self.assigner.is_event_time() {
             if ts == NO_TIMESTAMP {
-                return Err(Error::MissingTimestamp { operator: self.name.clone() });
+                return Err(Error::MissingTimestamp {
+                    operator: self.name.clone(),
+                });
             }
             ts
         } else {
@@ -653,7 +863,13 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
         };
         let key = (self.key_selector)(&value);
         self.backend.set_current_key(&key)?;
-        self.assigner.assign(now, &mut self.windows);
+        if self.assigner.assign(now, &mut self.windows).is_err() {
+            return Err(Error::TimestampOutOfRange {
+                operator: self.name.clone(),
+                timestamp: now,
+                assigner: self.assigner.to_string(),
+            });
+        }
         let skipped = if self.merging.is_some() {
             self.process_merging(&key, &value, now, out)?
         } else {
@@ -669,7 +885,10 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
             }
             skipped
         };
-        if skipped && self.assigner.is_event_time() && ts.saturating_add(self.allowed_lateness) <= self.watermark {
+        if skipped
+            && self.assigner.is_event_time()
+            && ts.saturating_add(self.allowed_lateness) <= self.watermark
+        {
             if self.late_output {
                 out.side.collect(ts, value);
             } else {
@@ -705,7 +924,10 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
             self.on_timer(time, key, window, out)?;
         }
         if self.late_dropped > 0 {
-            self.setup.job.count(&format!("{}.numLateRecordsDropped", self.name), self.late_dropped);
+            self.setup.job.count(
+                &format!("{}.numLateRecordsDropped", self.name),
+                self.late_dropped,
+            );
         }
         Ok(())
     }
@@ -716,8 +938,132 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
     }
 
     fn restore(&mut self, keyed: &[PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        self.watermark = self.timers.restore(&mut self.backend, keyed, parts, &self.setup)?;
+        self.watermark = self
+            .timers
+            .restore(&mut self.backend, keyed, parts, &self.setup)?;
         Ok(())
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Flink's windows of `ts`, computed in i128 (no overflow anywhere).
+    fn reference(assigner: &WindowAssigner, ts: i64) -> Vec<(i128, i128)> {
+        let start_of = |size: i128, offset: i128| {
+            let ts = i128::from(ts);
+            ts - (ts - offset).rem_euclid(size)
+        };
+        match *assigner {
+            WindowAssigner::Tumbling { size, offset, .. } => {
+                let s = start_of(size.into(), offset.into());
+                vec![(s, s + i128::from(size))]
+            }
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+                ..
+            } => {
+                let mut out = Vec::new();
+                let mut s = start_of(slide.into(), offset.into());
+                while s > i128::from(ts) - i128::from(size) {
+                    out.push((s, s + i128::from(size)));
+                    s -= i128::from(slide);
+                }
+                out
+            }
+            WindowAssigner::Session { gap, .. } => {
+                vec![(ts.into(), i128::from(ts) + i128::from(gap))]
+            }
+        }
+    }
+
+    fn check(assigner: &WindowAssigner, ts: i64) {
+        let want = reference(assigner, ts);
+        let representable = want
+            .iter()
+            .all(|&(s, e)| i64::try_from(s).is_ok() && i64::try_from(e).is_ok());
+        let mut got = Vec::new();
+        match assigner.assign(ts, &mut got) {
+            Ok(()) => {
+                assert!(
+                    representable,
+                    "{assigner} at {ts}: accepted {got:?}, want {want:?}"
+                );
+                let got: Vec<(i128, i128)> =
+                    got.iter().map(|w| (w.start.into(), w.end.into())).collect();
+                assert_eq!(got, want, "{assigner} at {ts}");
+                for &(s, e) in &got {
+                    assert!(s <= i128::from(ts) && i128::from(ts) < e);
+                }
+            }
+            Err(OutOfRange) => {
+                assert!(!representable, "{assigner} at {ts}: refused, want {want:?}")
+            }
+        }
+    }
+
+    fn extreme_ts() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            Just(i64::MIN),
+            Just(i64::MAX),
+            (0i64..100_000).prop_map(|d| i64::MIN + d),
+            (0i64..100_000).prop_map(|d| i64::MAX - d),
+            any::<i64>(),
+            -100_000i64..100_000,
+        ]
+    }
+
+    #[test]
+    fn extreme_timestamps_land_in_a_correct_window_or_are_refused() {
+        let tumbling = |size: i64, offset: i64| WindowAssigner::Tumbling {
+            size,
+            offset,
+            event_time: true,
+        };
+        for ts in [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX] {
+            for (size, offset) in [(10, 0), (10, 9), (10, -9), (1024, 0), (1, 0), (i64::MAX, 0)] {
+                check(&tumbling(size, offset), ts);
+            }
+            check(
+                &WindowAssigner::Session {
+                    gap: 10,
+                    event_time: true,
+                },
+                ts,
+            );
+        }
+        // i64::MAX is in no window: [start, i64::MAX + 1) cannot be written.
+        let mut out = Vec::new();
+        assert_eq!(tumbling(10, 0).assign(i64::MAX, &mut out), Err(OutOfRange));
+        assert_eq!(tumbling(1024, 0).assign(i64::MIN, &mut out), Ok(()));
+        assert_eq!(out, vec![TimeWindow::new(i64::MIN, i64::MIN + 1024)]);
+        // Not the saturated [MAX - 7, MAX), which does not hold MAX.
+        assert!(WindowAssigner::Session {
+            gap: 5,
+            event_time: true
+        }
+        .assign(i64::MAX - 2, &mut out)
+        .is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn every_assigner_is_exact_near_the_extremes(
+            ts in extreme_ts(),
+            size in prop_oneof![1i64..100, 1i64..i64::MAX],
+            slide_div in 1i64..10,
+            offset_frac in -99i64..100,
+        ) {
+            let slide = (size / slide_div).max(1);
+            // Sliding windows are few per record only when size / slide is small.
+            let offset = slide / 100 * offset_frac;
+            check(&WindowAssigner::Tumbling { size, offset: size / 100 * offset_frac, event_time: true }, ts);
+            check(&WindowAssigner::Sliding { size, slide, offset, event_time: true }, ts);
+            check(&WindowAssigner::Session { gap: size, event_time: true }, ts);
+        }
+    }
+}

@@ -8,8 +8,9 @@ use std::time::Duration;
 use typeinfo::{SerializerConfig, TypeInfo};
 use typeinfo_runtime::functions::{Count, CountAndSum};
 use typeinfo_runtime::{
-    DataStream, Error, EventTimeSessionWindows, KeyedBackend, KeyedContext, KeyedProcessFunction, PartitionerKind, SlidingEventTimeWindows,
-    StateBackend, StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows, TumblingProcessingTimeWindows, WatermarkStrategy,
+    DataStream, Error, EventTimeSessionWindows, KeyedBackend, KeyedContext, KeyedProcessFunction,
+    PartitionerKind, SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TimeDomain,
+    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WatermarkStrategy,
 };
 use typeinfo_state::{ValueState, ValueStateDescriptor};
 
@@ -21,7 +22,11 @@ struct Reading {
 }
 
 fn reading(sensor: &str, ts: i64, value: i64) -> Reading {
-    Reading { sensor: sensor.into(), ts, value }
+    Reading {
+        sensor: sensor.into(),
+        ts,
+        value,
+    }
 }
 
 fn readings() -> Vec<Reading> {
@@ -41,7 +46,9 @@ fn readings() -> Vec<Reading> {
 fn timestamped(env: &StreamExecutionEnvironment, out_of_orderness: i64) -> DataStream<Reading> {
     env.from_collection(readings())
         .assign_timestamps_and_watermarks(
-            WatermarkStrategy::for_bounded_out_of_orderness_millis(out_of_orderness).with_timestamp_assigner(|r: &Reading, _| r.ts).emit_per_event(),
+            WatermarkStrategy::for_bounded_out_of_orderness_millis(out_of_orderness)
+                .with_timestamp_assigner(|r: &Reading, _| r.ts)
+                .emit_per_event(),
         )
         .set_parallelism(1)
 }
@@ -67,17 +74,49 @@ fn key_by_is_a_hash_edge_not_an_operator_and_the_plan_reads_well() -> typeinfo_r
         .print();
     let graph = env.stream_graph()?;
     let names: Vec<&str> = graph.nodes().iter().map(|n| n.name()).collect();
-    assert_eq!(names, ["Collection Source", "Timestamps/Watermarks", "Window", "Print to Std. Out"]);
-    assert_eq!(graph.nodes()[0].parallelism(), 1, "a collection is read by one subtask");
+    assert_eq!(
+        names,
+        [
+            "Collection Source",
+            "Timestamps/Watermarks",
+            "Window",
+            "Print to Std. Out"
+        ]
+    );
+    assert_eq!(
+        graph.nodes()[0].parallelism(),
+        1,
+        "a collection is read by one subtask"
+    );
     assert_eq!(graph.nodes()[2].parallelism(), 2);
     assert_eq!(graph.nodes()[2].uid(), Some("counts"));
-    let kinds: Vec<(usize, usize, PartitionerKind)> = graph.edges().iter().map(|e| (e.source(), e.target(), e.partitioner())).collect();
-    assert_eq!(kinds, [(0, 1, PartitionerKind::Forward), (1, 2, PartitionerKind::Hash), (2, 3, PartitionerKind::Forward)]);
+    let kinds: Vec<(usize, usize, PartitionerKind)> = graph
+        .edges()
+        .iter()
+        .map(|e| (e.source(), e.target(), e.partitioner()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (0, 1, PartitionerKind::Forward),
+            (1, 2, PartitionerKind::Hash),
+            (2, 3, PartitionerKind::Forward)
+        ]
+    );
     assert_eq!(graph.edges()[1].key_type(), Some("alloc::string::String"));
     let plan = graph.explain();
-    assert!(plan.contains("[2] Window (parallelism 2, uid \"counts\")"), "{plan}");
-    assert!(plan.contains("TumblingEventTimeWindows(10 ms, offset 0 ms)"), "{plan}");
-    assert!(plan.contains("input: [1] --HASH by alloc::string::String-->"), "{plan}");
+    assert!(
+        plan.contains("[2] Window (parallelism 2, uid \"counts\")"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("TumblingEventTimeWindows(10 ms, offset 0 ms)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("input: [1] --HASH by alloc::string::String-->"),
+        "{plan}"
+    );
     Ok(())
 }
 
@@ -85,17 +124,23 @@ fn key_by_is_a_hash_edge_not_an_operator_and_the_plan_reads_well() -> typeinfo_r
 struct Legacy {
     id: u64,
 }
-typeinfo::generic_type!(Legacy);
+typeinfo::generic_type!(Legacy, name = "com.example.Legacy");
 
 #[test]
 fn a_disabled_generic_type_fails_when_the_graph_is_built_and_names_the_type() {
     let env = StreamExecutionEnvironment::new();
     env.set_serializer_config(SerializerConfig::default().disable_generic_types());
-    env.from_sequence(1, 3).map(|id| Legacy { id: id as u64 }).name("To legacy").add_sink(|_| {});
+    env.from_sequence(1, 3)
+        .map(|id| Legacy { id: id as u64 })
+        .name("To legacy")
+        .add_sink(|_| {});
     let err = env.stream_graph().unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Type { .. }), "{err:?}");
-    assert!(text.contains("To legacy") && text.contains("Legacy") && text.contains("disabled"), "{text}");
+    assert!(
+        text.contains("To legacy") && text.contains("Legacy") && text.contains("disabled"),
+        "{text}"
+    );
     assert!(env.execute("refused").is_err(), "nothing runs");
 }
 
@@ -107,12 +152,27 @@ fn map_filter_flat_map_union_and_partitioners_at_parallelism_two() -> typeinfo_r
     let evens = numbers.filter(|n| n % 2 == 0).map(|n| n * 10);
     let odds = numbers.filter(|n| n % 2 == 1).flat_map(|n| vec![n, -n]);
     let all = evens.union(&[odds]).rebalance().map(|n| n + 1).collect();
-    let broadcast = env.from_collection(vec![7_i64, 8]).broadcast().map(|n| n * 2).collect();
+    let broadcast = env
+        .from_collection(vec![7_i64, 8])
+        .broadcast()
+        .map(|n| n * 2)
+        .collect();
     env.execute("partitioners")?;
-    let mut expected: Vec<i64> = (1..=100).filter(|n| n % 2 == 0).map(|n| n * 10 + 1).collect();
-    expected.extend((1..=100).filter(|n| n % 2 == 1).flat_map(|n| [n + 1, -n + 1]));
+    let mut expected: Vec<i64> = (1..=100)
+        .filter(|n| n % 2 == 0)
+        .map(|n| n * 10 + 1)
+        .collect();
+    expected.extend(
+        (1..=100)
+            .filter(|n| n % 2 == 1)
+            .flat_map(|n| [n + 1, -n + 1]),
+    );
     assert_eq!(sorted(all.take()), sorted(expected));
-    assert_eq!(sorted(broadcast.take()), [14, 14, 16, 16], "every subtask gets every broadcast record");
+    assert_eq!(
+        sorted(broadcast.take()),
+        [14, 14, 16, 16],
+        "every subtask gets every broadcast record"
+    );
     Ok(())
 }
 
@@ -129,7 +189,11 @@ impl KeyedProcessFunction<String, Reading, String> for DelayedSum {
         Ok(())
     }
 
-    fn process_element(&mut self, r: Reading, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    fn process_element(
+        &mut self,
+        r: Reading,
+        ctx: &mut KeyedContext<'_, String, String>,
+    ) -> typeinfo_runtime::Result<()> {
         let sum = self.sum.as_ref().expect("opened");
         let before = sum.value(ctx.state(), &())?;
         if before.is_none() {
@@ -139,22 +203,35 @@ impl KeyedProcessFunction<String, Reading, String> for DelayedSum {
         Ok(())
     }
 
-    fn on_timer(&mut self, ts: i64, domain: TimeDomain, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    fn on_timer(
+        &mut self,
+        ts: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, String, String>,
+    ) -> typeinfo_runtime::Result<()> {
         let sum = self.sum.as_ref().expect("opened");
         let total = sum.value(ctx.state(), &())?.unwrap_or(0);
         sum.clear(ctx.state(), &())?;
-        let line = format!("{} {ts} {domain:?} {total} wm={}", ctx.key(), ctx.current_watermark());
+        let line = format!(
+            "{} {ts} {domain:?} {total} wm={}",
+            ctx.key(),
+            ctx.current_watermark()
+        );
         ctx.collect(line);
         Ok(())
     }
 }
 
 #[test]
-fn keyed_process_function_with_state_and_event_time_timers_on_both_backends() -> typeinfo_runtime::Result<()> {
+fn keyed_process_function_with_state_and_event_time_timers_on_both_backends(
+) -> typeinfo_runtime::Result<()> {
     for backend in backends() {
         let env = StreamExecutionEnvironment::new();
         env.set_parallelism(2).set_state_backend(backend.clone());
-        let out = timestamped(&env, 0).key_by(|r: &Reading| r.sensor.clone()).process(DelayedSum { sum: None }).collect();
+        let out = timestamped(&env, 0)
+            .key_by(|r: &Reading| r.sensor.clone())
+            .process(DelayedSum { sum: None })
+            .collect();
         env.execute("delayed sums")?;
         // Watermark after each reading = max timestamp - 1. a: 1 -> timer 6, fired by the
         // watermark 11 (after a's 12, which is already summed) with 10 + 1 + 5; b: 2 -> timer 7,
@@ -174,30 +251,63 @@ fn keyed_process_function_with_state_and_event_time_timers_on_both_backends() ->
 }
 
 #[test]
-fn reduce_process_and_aggregate_agree_on_sliding_and_session_windows() -> typeinfo_runtime::Result<()> {
+fn reduce_process_and_aggregate_agree_on_sliding_and_session_windows(
+) -> typeinfo_runtime::Result<()> {
     for backend in backends() {
-        for assigner in [SlidingEventTimeWindows::of_millis(10, 5), EventTimeSessionWindows::with_gap_millis(4)] {
+        for assigner in [
+            SlidingEventTimeWindows::of_millis(10, 5),
+            EventTimeSessionWindows::with_gap_millis(4),
+        ] {
             let env = StreamExecutionEnvironment::new();
             env.set_parallelism(2).set_state_backend(backend.clone());
-            let windows = timestamped(&env, 3).key_by(|r: &Reading| r.sensor.clone()).window(assigner).allowed_lateness_millis(100);
+            let windows = timestamped(&env, 3)
+                .key_by(|r: &Reading| r.sensor.clone())
+                .window(assigner)
+                .allowed_lateness_millis(100);
             let reduced = windows
-                .reduce(|a, b| Reading { sensor: a.sensor.clone(), ts: a.ts.max(b.ts), value: a.value + b.value })
+                .reduce(|a, b| Reading {
+                    sensor: a.sensor.clone(),
+                    ts: a.ts.max(b.ts),
+                    value: a.value + b.value,
+                })
                 .map(|r: Reading| (r.sensor, r.value))
                 .collect();
             let processed = windows
-                .process(|key: &String, w, records: Vec<Reading>, out: &mut Vec<(String, i64, i64, i64)>| {
-                    out.push((key.clone(), w.start, w.end, records.iter().map(|r| r.value).sum()));
-                })
+                .process(
+                    |key: &String,
+                     w,
+                     records: Vec<Reading>,
+                     out: &mut Vec<(String, i64, i64, i64)>| {
+                        out.push((
+                            key.clone(),
+                            w.start,
+                            w.end,
+                            records.iter().map(|r| r.value).sum(),
+                        ));
+                    },
+                )
                 .collect();
             let aggregated = windows
-                .aggregate_with(CountAndSum(|r: &Reading| r.value), |key: &String, w, (_, sum): (u64, i64)| (key.clone(), w.start, w.end, sum))
+                .aggregate_with(
+                    CountAndSum(|r: &Reading| r.value),
+                    |key: &String, w, (_, sum): (u64, i64)| (key.clone(), w.start, w.end, sum),
+                )
                 .collect();
             env.execute("three window functions")?;
             let processed = sorted(processed.take());
-            assert_eq!(processed, sorted(aggregated.take()), "{assigner} {backend:?}");
-            let mut from_process: Vec<(String, i64)> = processed.into_iter().map(|(k, _, _, s)| (k, s)).collect();
+            assert_eq!(
+                processed,
+                sorted(aggregated.take()),
+                "{assigner} {backend:?}"
+            );
+            let mut from_process: Vec<(String, i64)> =
+                processed.into_iter().map(|(k, _, _, s)| (k, s)).collect();
             from_process.sort();
-            assert_eq!(sorted(reduced.take()), from_process, "{assigner} {backend:?}");
+            assert_eq!(
+                sorted(reduced.take()),
+                from_process,
+                "{assigner} {backend:?}"
+            );
             assert!(!from_process.is_empty());
         }
     }
@@ -210,12 +320,21 @@ fn late_records_are_dropped_and_counted_without_a_side_output() -> typeinfo_runt
     let counts = timestamped(&env, 0)
         .key_by(|r: &Reading| r.sensor.clone())
         .window(TumblingEventTimeWindows::of_millis(10))
-        .aggregate_with(Count, |k: &String, w, n: u64| format!("{k} {} {n}", w.start))
+        .aggregate_with(Count, |k: &String, w, n: u64| {
+            format!("{k} {} {n}", w.start)
+        })
         .name("Counts")
         .collect();
     let result = env.execute("late")?;
-    assert_eq!(sorted(counts.take()), ["a 0 2", "a 10 1", "b 0 1", "b 10 1", "c 20 1"]);
-    assert_eq!(result.metric("Counts.numLateRecordsDropped"), 1, "a's reading at 9 came after watermark 20");
+    assert_eq!(
+        sorted(counts.take()),
+        ["a 0 2", "a 10 1", "b 0 1", "b 10 1", "c 20 1"]
+    );
+    assert_eq!(
+        result.metric("Counts.numLateRecordsDropped"),
+        1,
+        "a's reading at 9 came after watermark 20"
+    );
     Ok(())
 }
 
@@ -229,11 +348,18 @@ fn processing_time_windows_fire_at_the_end_of_a_bounded_input() -> typeinfo_runt
         .aggregate_with(Count, |k: &String, _, n: u64| (k.clone(), n))
         .collect();
     env.execute("processing time")?;
-    let total: BTreeMap<String, u64> = counts.take().into_iter().fold(BTreeMap::new(), |mut m, (k, n)| {
-        *m.entry(k).or_default() += n;
-        m
-    });
-    assert_eq!(total, BTreeMap::from([("a".into(), 4), ("b".into(), 2), ("c".into(), 1)]));
+    let total: BTreeMap<String, u64> =
+        counts
+            .take()
+            .into_iter()
+            .fold(BTreeMap::new(), |mut m, (k, n)| {
+                *m.entry(k).or_default() += n;
+                m
+            });
+    assert_eq!(
+        total,
+        BTreeMap::from([("a".into(), 4), ("b".into(), 2), ("c".into(), 1)])
+    );
     Ok(())
 }
 
@@ -247,8 +373,14 @@ fn event_time_windows_without_timestamps_fail_with_a_hint() {
         .name("Untimed")
         .add_sink(|_| {});
     let err = env.execute("no timestamps").unwrap_err();
-    assert!(matches!(&err, Error::MissingTimestamp { operator } if operator == "Untimed"), "{err:?}");
-    assert!(err.to_string().contains("assign_timestamps_and_watermarks"), "{err}");
+    assert!(
+        matches!(&err, Error::MissingTimestamp { operator } if operator == "Untimed"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("assign_timestamps_and_watermarks"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -256,21 +388,37 @@ fn a_panicking_user_function_fails_the_job_with_the_operator_name() {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(2);
     env.from_sequence(1, 1000)
-        .map(|n| if n == 777 { panic!("bad record {n}") } else { n })
+        .map(|n| {
+            if n == 777 {
+                panic!("bad record {n}")
+            } else {
+                n
+            }
+        })
         .name("Fragile")
         .add_sink(|_| {});
     let err = env.execute("panics").unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Function { .. }), "{err:?}");
-    assert!(text.contains("Fragile") && text.contains("bad record 777"), "{text}");
+    assert!(
+        text.contains("Fragile") && text.contains("bad record 777"),
+        "{text}"
+    );
 }
 
 #[test]
 fn invalid_windows_and_parallelism_are_refused_before_anything_runs() {
     let env = StreamExecutionEnvironment::new();
-    timestamped(&env, 0).key_by(|r: &Reading| r.sensor.clone()).window(TumblingEventTimeWindows::with_offset_millis(10, 10)).aggregate(Count).add_sink(|_| {});
+    timestamped(&env, 0)
+        .key_by(|r: &Reading| r.sensor.clone())
+        .window(TumblingEventTimeWindows::with_offset_millis(10, 10))
+        .aggregate(Count)
+        .add_sink(|_| {});
     let err = env.stream_graph().unwrap_err();
-    assert!(matches!(err, Error::Config(_)) && err.to_string().contains("|offset| < size"), "{err}");
+    assert!(
+        matches!(err, Error::Config(_)) && err.to_string().contains("|offset| < size"),
+        "{err}"
+    );
 
     let env = StreamExecutionEnvironment::new();
     env.set_max_parallelism(4);
@@ -282,9 +430,13 @@ fn invalid_windows_and_parallelism_are_refused_before_anything_runs() {
 #[test]
 fn a_missing_file_fails_the_job_naming_the_path() {
     let env = StreamExecutionEnvironment::new();
-    env.read_text_file("/nonexistent/typeinfo/input.txt").add_sink(|_| {});
+    env.read_text_file("/nonexistent/typeinfo/input.txt")
+        .add_sink(|_| {});
     let err = env.execute("missing").unwrap_err();
-    assert!(matches!(&err, Error::Io { path, .. } if path.ends_with("input.txt")), "{err:?}");
+    assert!(
+        matches!(&err, Error::Io { path, .. } if path.ends_with("input.txt")),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -294,12 +446,25 @@ fn text_files_are_published_complete_per_subtask() -> typeinfo_runtime::Result<(
     env.set_parallelism(2);
     env.from_sequence(1, 10).write_as_text(dir.path());
     env.execute("files")?;
-    let mut files: Vec<String> = std::fs::read_dir(dir.path()).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
     files.sort();
-    assert_eq!(files, ["part-0-0", "part-1-0"], "no in-progress or pending file is left");
+    assert_eq!(
+        files,
+        ["part-0-0", "part-1-0"],
+        "no in-progress or pending file is left"
+    );
     let mut lines: Vec<i64> = files
         .iter()
-        .flat_map(|f| std::fs::read_to_string(dir.path().join(f)).expect("read").lines().map(|l| l.parse().expect("number")).collect::<Vec<_>>())
+        .flat_map(|f| {
+            std::fs::read_to_string(dir.path().join(f))
+                .expect("read")
+                .lines()
+                .map(|l| l.parse().expect("number"))
+                .collect::<Vec<_>>()
+        })
         .collect();
     lines.sort();
     assert_eq!(lines, (1..=10).collect::<Vec<_>>());
@@ -319,7 +484,11 @@ impl KeyedProcessFunction<String, Reading, String> for CountLater {
         Ok(())
     }
 
-    fn process_element(&mut self, _r: Reading, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    fn process_element(
+        &mut self,
+        _r: Reading,
+        ctx: &mut KeyedContext<'_, String, String>,
+    ) -> typeinfo_runtime::Result<()> {
         let count = self.count.as_ref().expect("opened");
         let n = count.value(ctx.state(), &())?.unwrap_or(0);
         count.update(ctx.state(), &(), n + 1)?;
@@ -328,11 +497,20 @@ impl KeyedProcessFunction<String, Reading, String> for CountLater {
         Ok(())
     }
 
-    fn on_timer(&mut self, _ts: i64, domain: TimeDomain, ctx: &mut KeyedContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    fn on_timer(
+        &mut self,
+        _ts: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, String, String>,
+    ) -> typeinfo_runtime::Result<()> {
         let count = self.count.as_ref().expect("opened");
         if let Some(n) = count.value(ctx.state(), &())? {
             count.clear(ctx.state(), &())?;
-            let line = format!("{} {n} {domain:?} timestamp={:?}", ctx.key(), ctx.timestamp());
+            let line = format!(
+                "{} {n} {domain:?} timestamp={:?}",
+                ctx.key(),
+                ctx.timestamp()
+            );
             ctx.collect(line);
         }
         Ok(())
@@ -358,12 +536,22 @@ fn processing_time_timers_fire_by_the_clock_or_at_the_end() -> typeinfo_runtime:
         let mut totals: BTreeMap<String, u64> = BTreeMap::new();
         for line in &lines {
             let mut f = line.split(' ');
-            let (key, n) = (f.next().unwrap().to_owned(), f.next().unwrap().parse::<u64>().unwrap());
+            let (key, n) = (
+                f.next().unwrap().to_owned(),
+                f.next().unwrap().parse::<u64>().unwrap(),
+            );
             assert!(line.ends_with("ProcessingTime timestamp=None"), "{line}");
             *totals.entry(key).or_default() += n;
         }
-        assert_eq!(totals, BTreeMap::from([("a".into(), 100), ("b".into(), 100), ("c".into(), 100)]), "every record counted once");
-        assert!(lines.len() > 3, "timers fired while the job ran, not only at the end: {lines:?}");
+        assert_eq!(
+            totals,
+            BTreeMap::from([("a".into(), 100), ("b".into(), 100), ("c".into(), 100)]),
+            "every record counted once"
+        );
+        assert!(
+            lines.len() > 3,
+            "timers fired while the job ran, not only at the end: {lines:?}"
+        );
     }
     Ok(())
 }

@@ -8,20 +8,32 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
+/// from an earlier build can never stand in for it.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let path = exe.parent().and_then(Path::parent).expect("target dir").join("examples").join("orders_per_minute");
-    assert!(path.exists(), "{} is missing: build it with `cargo build -p typeinfo-runtime --example orders_per_minute`", path.display());
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_orders_per_minute"))
 }
 
 /// Every published line of an output directory, sorted; fails on unpublished leftovers.
 fn published(dir: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for entry in std::fs::read_dir(dir).expect("output dir") {
-        let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
-        assert!(!name.starts_with('.'), "left unpublished in {}: {name}", dir.display());
-        lines.extend(std::fs::read_to_string(dir.join(&name)).expect("read").lines().map(str::to_owned));
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            !name.starts_with('.'),
+            "left unpublished in {}: {name}",
+            dir.display()
+        );
+        lines.extend(
+            std::fs::read_to_string(dir.join(&name))
+                .expect("read")
+                .lines()
+                .map(str::to_owned),
+        );
     }
     lines.sort();
     lines
@@ -48,7 +60,18 @@ const RATE: &str = "5000";
 fn reference(state: &str) -> Vec<String> {
     let out = tempfile::tempdir().expect("temp dir");
     let status = Command::new(example())
-        .args(["run", "--version", "1", "--orders", ORDERS, "--parallelism", "2", "--state", state, "--output"])
+        .args([
+            "run",
+            "--version",
+            "1",
+            "--orders",
+            ORDERS,
+            "--parallelism",
+            "2",
+            "--state",
+            state,
+            "--output",
+        ])
         .arg(out.path())
         .status()
         .expect("run");
@@ -58,31 +81,72 @@ fn reference(state: &str) -> Vec<String> {
 
 fn incomplete_checkpoints(dir: &Path) -> usize {
     std::fs::read_dir(dir)
-        .map(|entries| entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("chk-") && !e.path().join("_metadata").exists()).count())
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| {
+                    e.file_name().to_string_lossy().starts_with("chk-")
+                        && !e.path().join("_metadata").exists()
+                })
+                .count()
+        })
         .unwrap_or(0)
 }
 
 fn has_completed_checkpoint(dir: &Path) -> bool {
-    std::fs::read_dir(dir).map(|entries| entries.flatten().any(|e| e.path().join("_metadata").exists())).unwrap_or(false)
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().join("_metadata").exists())
+        })
+        .unwrap_or(false)
 }
 
 /// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.
-fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_checkpoints: bool, logs: &Path) -> Vec<Child> {
+fn start(
+    processes: usize,
+    state: &str,
+    checkpoints: &Path,
+    output: &Path,
+    slow_checkpoints: bool,
+    logs: &Path,
+) -> Vec<Child> {
     let hosts = (processes > 1).then(|| {
         // Hold every listener until all ports are chosen, so that no two are the same.
-        let listeners: Vec<TcpListener> = (0..processes).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-        listeners.iter().map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port())).collect::<Vec<_>>().join(",")
+        let listeners: Vec<TcpListener> = (0..processes)
+            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
+        listeners
+            .iter()
+            .map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port()))
+            .collect::<Vec<_>>()
+            .join(",")
     });
     (0..processes)
         .map(|p| {
             let mut cmd = Command::new(example());
-            cmd.args(["run", "--version", "1", "--orders", ORDERS, "--orders-per-second", RATE, "--parallelism", "2", "--state", state])
-                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
-                .arg(checkpoints)
-                .arg("--output")
-                .arg(output)
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(logs.join(format!("process-{p}.log"))).expect("log file"));
+            cmd.args([
+                "run",
+                "--version",
+                "1",
+                "--orders",
+                ORDERS,
+                "--orders-per-second",
+                RATE,
+                "--parallelism",
+                "2",
+                "--state",
+                state,
+            ])
+            .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+            .arg(checkpoints)
+            .arg("--output")
+            .arg(output)
+            .stdout(Stdio::null())
+            .stderr(
+                std::fs::File::create(logs.join(format!("process-{p}.log"))).expect("log file"),
+            );
             if slow_checkpoints {
                 // Half the runs write checkpoints slowly, so that kills land inside them.
                 cmd.env("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS", "15");
@@ -92,6 +156,7 @@ fn start(processes: usize, state: &str, checkpoints: &Path, output: &Path, slow_
             }
             if let Some(hosts) = &hosts {
                 cmd.args(["--hosts", hosts, "--process", &p.to_string()]);
+                cmd.env("TYPEINFO_JOB_SECRET", "the secret of this test's job");
             }
             cmd.spawn().expect("spawn the job")
         })
@@ -106,16 +171,29 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
     let (mut kills, mut during_checkpoint, mut restarts) = (0, 0, 0);
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        assert!(Instant::now() < deadline, "no progress after {restarts} restarts");
+        assert!(
+            Instant::now() < deadline,
+            "no progress after {restarts} restarts"
+        );
         if incomplete_checkpoints(&checkpoints) > 0 {
             during_checkpoint += 1;
         }
-        let mut children = start(processes, state, &checkpoints, &output, rng.next() % 2 == 0, work.path());
+        let mut children = start(
+            processes,
+            state,
+            &checkpoints,
+            &output,
+            rng.next() % 2 == 0,
+            work.path(),
+        );
         restarts += 1;
         let kill_at = Instant::now() + Duration::from_millis(rng.between(150, 450));
         let mut finished = false;
         while Instant::now() < kill_at || kills >= 20 {
-            let done: Vec<bool> = children.iter_mut().map(|c| c.try_wait().expect("wait").is_some()).collect();
+            let done: Vec<bool> = children
+                .iter_mut()
+                .map(|c| c.try_wait().expect("wait").is_some())
+                .collect();
             if done.iter().all(|d| *d) {
                 finished = true;
                 break;
@@ -124,8 +202,15 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
         }
         if finished {
             for (p, mut c) in children.into_iter().enumerate() {
-                let log = || std::fs::read_to_string(work.path().join(format!("process-{p}.log"))).unwrap_or_default();
-                assert!(c.wait().expect("wait").success(), "the job failed after {kills} kills: process {p}: {}", log());
+                let log = || {
+                    std::fs::read_to_string(work.path().join(format!("process-{p}.log")))
+                        .unwrap_or_default()
+                };
+                assert!(
+                    c.wait().expect("wait").success(),
+                    "the job failed after {kills} kills: process {p}: {}",
+                    log()
+                );
             }
             break;
         }
@@ -138,10 +223,20 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
         kills += 1;
     }
     assert!(kills >= 20, "only {kills} kills before the job finished");
-    assert!(during_checkpoint > 0, "no kill landed while a checkpoint was being written ({kills} kills)");
+    assert!(
+        during_checkpoint > 0,
+        "no kill landed while a checkpoint was being written ({kills} kills)"
+    );
     let got = published(&output);
-    assert_eq!(got.len(), expected.len(), "{kills} kills, {during_checkpoint} during a checkpoint: line counts differ");
-    assert_eq!(got, expected, "{kills} kills: the committed output differs from the failure-free run's");
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "{kills} kills, {during_checkpoint} during a checkpoint: line counts differ"
+    );
+    assert_eq!(
+        got, expected,
+        "{kills} kills: the committed output differs from the failure-free run's"
+    );
 }
 
 #[test]

@@ -8,15 +8,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use typeinfo_runtime::{
-    AggregateFunction, CheckpointConfig, Error, RestoreSettings, StateBackend, StopWithSavepoint, StreamExecutionEnvironment,
-    TumblingEventTimeWindows, WatermarkStrategy,
+    AggregateFunction, CheckpointConfig, Error, RestoreSettings, StateBackend, StopWithSavepoint,
+    StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy,
 };
 
 const ORDERS: u64 = 6_000;
 const USERS: [&str; 4] = ["ada", "bob", "cy", "dee"];
 
 fn fields(i: u64) -> (&'static str, i32, i64) {
-    (USERS[(i * 7919 % 4) as usize], (i * 37 % 1000) as i32 + 1, i as i64 * 250)
+    (
+        USERS[(i * 7919 % 4) as usize],
+        (i * 37 % 1000) as i32 + 1,
+        i as i64 * 250,
+    )
 }
 
 mod v1 {
@@ -145,13 +149,24 @@ struct Setup<'a> {
 
 fn env(s: &Setup<'_>) -> StreamExecutionEnvironment {
     let env = StreamExecutionEnvironment::new();
-    env.set_parallelism(s.parallelism).set_max_parallelism(64).set_state_backend(s.state.clone());
-    env.enable_checkpointing(CheckpointConfig::new(s.checkpoints, Duration::from_millis(20)));
+    env.set_parallelism(s.parallelism)
+        .set_max_parallelism(64)
+        .set_state_backend(s.state.clone());
+    env.enable_checkpointing(CheckpointConfig::new(
+        s.checkpoints,
+        Duration::from_millis(20),
+    ));
     if let Some(path) = s.restore {
-        env.restore_from(RestoreSettings { path: path.to_owned(), allow_non_restored_state: s.allow_dropping });
+        env.restore_from(RestoreSettings {
+            path: path.to_owned(),
+            allow_non_restored_state: s.allow_dropping,
+        });
     }
     if let Some((after_records, dir)) = s.stop {
-        env.stop_with_savepoint(StopWithSavepoint { after_records, dir: dir.to_owned() });
+        env.stop_with_savepoint(StopWithSavepoint {
+            after_records,
+            dir: dir.to_owned(),
+        });
     }
     env
 }
@@ -175,7 +190,10 @@ fn pipeline<T: typeinfo_runtime::Data, A: typeinfo_runtime::Data, R: 'static>(
     env.from_generator(ORDERS, order)
         .uid("orders")
         .set_parallelism(1)
-        .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(move |o: &T, _| ts(o)))
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(move |o: &T, _| ts(o)),
+        )
         .uid("timestamps")
         .set_parallelism(1)
         .key_by(user)
@@ -198,30 +216,79 @@ fn build_v1(s: &Setup<'_>, slow: bool) -> StreamExecutionEnvironment {
             std::thread::sleep(Duration::from_millis(1));
         }
         let (user, amount, ts) = fields(i);
-        v1::Order { user: user.into(), amount, ts, note: format!("order {i}") }
+        v1::Order {
+            user: user.into(),
+            amount,
+            ts,
+            note: format!("order {i}"),
+        }
     };
-    pipeline(s, order, |o| o.ts, |o| o.user.clone(), Sum1, |u, w, t: v1::Total| {
-        line(u, w.start, u64::from(t.orders), t.total, t.largest.map_or(0, |o| i64::from(o.amount)))
-    })
+    pipeline(
+        s,
+        order,
+        |o| o.ts,
+        |o| o.user.clone(),
+        Sum1,
+        |u, w, t: v1::Total| {
+            line(
+                u,
+                w.start,
+                u64::from(t.orders),
+                t.total,
+                t.largest.map_or(0, |o| i64::from(o.amount)),
+            )
+        },
+    )
 }
 
 fn job_v2(s: &Setup<'_>) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     let order = |i| {
         let (user, amount, ts) = fields(i);
-        v2::Order { customer: user.into(), amount: i64::from(amount), ts: Some(ts), coupon: None }
+        v2::Order {
+            customer: user.into(),
+            amount: i64::from(amount),
+            ts: Some(ts),
+            coupon: None,
+        }
     };
-    pipeline(s, order, |o| o.ts.unwrap_or(0), |o| o.customer.clone(), Sum2, |u, w, t: v2::Total| {
-        line(u, w.start, t.orders, t.revenue, t.largest.map_or(0, |o| o.amount))
-    })
+    pipeline(
+        s,
+        order,
+        |o| o.ts.unwrap_or(0),
+        |o| o.customer.clone(),
+        Sum2,
+        |u, w, t: v2::Total| {
+            line(
+                u,
+                w.start,
+                t.orders,
+                t.revenue,
+                t.largest.map_or(0, |o| o.amount),
+            )
+        },
+    )
     .execute("v2")
 }
 
 fn job_v3(s: &Setup<'_>) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     let order = |i| {
         let (user, amount, ts) = fields(i);
-        v1::Order { user: user.into(), amount, ts, note: String::new() }
+        v1::Order {
+            user: user.into(),
+            amount,
+            ts,
+            note: String::new(),
+        }
     };
-    pipeline(s, order, |o| o.ts, |o| o.user.clone(), Sum3, |u, w, t: v3::Total| format!("{u},{},{}", w.start, t.orders)).execute("v3")
+    pipeline(
+        s,
+        order,
+        |o| o.ts,
+        |o| o.user.clone(),
+        Sum3,
+        |u, w, t: v3::Total| format!("{u},{},{}", w.start, t.orders),
+    )
+    .execute("v3")
 }
 
 fn published(dir: &Path) -> Vec<String> {
@@ -230,7 +297,13 @@ fn published(dir: &Path) -> Vec<String> {
             entries
                 .flatten()
                 .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
-                .flat_map(|e| std::fs::read_to_string(e.path()).unwrap().lines().map(str::to_owned).collect::<Vec<_>>())
+                .flat_map(|e| {
+                    std::fs::read_to_string(e.path())
+                        .unwrap()
+                        .lines()
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -273,13 +346,29 @@ impl Dirs {
 }
 
 fn uninterrupted_v2(d: &Dirs) -> Vec<String> {
-    let s = Setup { parallelism: 2, state: StateBackend::Heap, checkpoints: &d.p("ref-ck"), output: &d.p("ref"), restore: None, stop: None, allow_dropping: false };
+    let s = Setup {
+        parallelism: 2,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ref-ck"),
+        output: &d.p("ref"),
+        restore: None,
+        stop: None,
+        allow_dropping: false,
+    };
     job_v2(&s).unwrap();
     published(&d.p("ref"))
 }
 
 fn uninterrupted_v1(d: &Dirs) -> Vec<String> {
-    let s = Setup { parallelism: 2, state: StateBackend::Heap, checkpoints: &d.p("ref1-ck"), output: &d.p("ref1"), restore: None, stop: None, allow_dropping: false };
+    let s = Setup {
+        parallelism: 2,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ref1-ck"),
+        output: &d.p("ref1"),
+        restore: None,
+        stop: None,
+        allow_dropping: false,
+    };
     job_v1(&s).unwrap();
     published(&d.p("ref1"))
 }
@@ -291,7 +380,12 @@ fn parallelism_one_two_one_across_both_backends() -> typeinfo_runtime::Result<()
     let base = |p, state, sp: Option<PathBuf>, stop: Option<(u64, PathBuf)>| (p, state, sp, stop);
     let runs = [
         base(1, StateBackend::Heap, None, Some((2_000, d.p("sp1")))),
-        base(2, StateBackend::rocksdb(), Some(d.p("sp1")), Some((4_000, d.p("sp2")))),
+        base(
+            2,
+            StateBackend::rocksdb(),
+            Some(d.p("sp1")),
+            Some((4_000, d.p("sp2"))),
+        ),
         base(1, StateBackend::Heap, Some(d.p("sp2")), None),
     ];
     for (i, (p, state, restore, stop)) in runs.iter().enumerate() {
@@ -307,35 +401,87 @@ fn parallelism_one_two_one_across_both_backends() -> typeinfo_runtime::Result<()
         };
         job_v1(&s)?;
     }
-    assert_eq!(published(&out), uninterrupted_v1(&d), "stopped twice, rescaled 1 -> 2 -> 1, heap -> RocksDB -> heap");
+    assert_eq!(
+        published(&out),
+        uninterrupted_v1(&d),
+        "stopped twice, rescaled 1 -> 2 -> 1, heap -> RocksDB -> heap"
+    );
     Ok(())
 }
 
 #[test]
 fn evolved_types_are_migrated_on_restore_and_reported() -> typeinfo_runtime::Result<()> {
-    for (first, second) in [(StateBackend::rocksdb(), StateBackend::Heap), (StateBackend::Heap, StateBackend::rocksdb())] {
+    for (first, second) in [
+        (StateBackend::rocksdb(), StateBackend::Heap),
+        (StateBackend::Heap, StateBackend::rocksdb()),
+    ] {
         let d = Dirs::new();
         let (out, sp) = (d.p("out"), d.p("sp"));
-        job_v1(&Setup { parallelism: 2, state: first, checkpoints: &d.p("ck1"), output: &out, restore: None, stop: Some((3_000, &sp)), allow_dropping: false })?;
-        let result = job_v2(&Setup { parallelism: 3, state: second, checkpoints: &d.p("ck2"), output: &out, restore: Some(&sp), stop: None, allow_dropping: false })?;
-        assert!(result.migrations.iter().any(|m| m.contains("window-contents")), "{:?}", result.migrations);
+        job_v1(&Setup {
+            parallelism: 2,
+            state: first,
+            checkpoints: &d.p("ck1"),
+            output: &out,
+            restore: None,
+            stop: Some((3_000, &sp)),
+            allow_dropping: false,
+        })?;
+        let result = job_v2(&Setup {
+            parallelism: 3,
+            state: second,
+            checkpoints: &d.p("ck2"),
+            output: &out,
+            restore: Some(&sp),
+            stop: None,
+            allow_dropping: false,
+        })?;
+        assert!(
+            result
+                .migrations
+                .iter()
+                .any(|m| m.contains("window-contents")),
+            "{:?}",
+            result.migrations
+        );
         assert_eq!(published(&out), uninterrupted_v2(&d));
     }
     Ok(())
 }
 
 #[test]
-fn an_incompatible_type_is_refused_naming_operator_state_and_field_and_writes_nothing() -> typeinfo_runtime::Result<()> {
+fn an_incompatible_type_is_refused_naming_operator_state_and_field_and_writes_nothing(
+) -> typeinfo_runtime::Result<()> {
     let d = Dirs::new();
     let (out, sp) = (d.p("out"), d.p("sp"));
-    job_v1(&Setup { parallelism: 1, state: StateBackend::Heap, checkpoints: &d.p("ck1"), output: &out, restore: None, stop: Some((3_000, &sp)), allow_dropping: false })?;
+    job_v1(&Setup {
+        parallelism: 1,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ck1"),
+        output: &out,
+        restore: None,
+        stop: Some((3_000, &sp)),
+        allow_dropping: false,
+    })?;
     let (before_out, before_sp) = (files(&out), files(&sp));
     for state in [StateBackend::Heap, StateBackend::rocksdb()] {
-        let err = job_v3(&Setup { parallelism: 2, state, checkpoints: &d.p("ck3"), output: &out, restore: Some(&sp), stop: None, allow_dropping: false })
-            .unwrap_err();
+        let err = job_v3(&Setup {
+            parallelism: 2,
+            state,
+            checkpoints: &d.p("ck3"),
+            output: &out,
+            restore: Some(&sp),
+            stop: None,
+            allow_dropping: false,
+        })
+        .unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, Error::State { .. }), "{err:?}");
-        assert!(text.contains("Window") && text.contains("window-contents") && text.contains("Total.total: i64 -> String"), "{text}");
+        assert!(
+            text.contains("Window")
+                && text.contains("window-contents")
+                && text.contains("Total.total: i64 -> String"),
+            "{text}"
+        );
         assert_eq!(files(&out), before_out, "no output written");
         assert_eq!(files(&sp), before_sp, "the savepoint is untouched");
     }
@@ -346,42 +492,94 @@ fn an_incompatible_type_is_refused_naming_operator_state_and_field_and_writes_no
 fn a_corrupt_snapshot_is_refused_with_a_clear_error() -> typeinfo_runtime::Result<()> {
     let d = Dirs::new();
     let (out, sp) = (d.p("out"), d.p("sp"));
-    job_v1(&Setup { parallelism: 1, state: StateBackend::Heap, checkpoints: &d.p("ck1"), output: &out, restore: None, stop: Some((3_000, &sp)), allow_dropping: false })?;
+    job_v1(&Setup {
+        parallelism: 1,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ck1"),
+        output: &out,
+        restore: None,
+        stop: Some((3_000, &sp)),
+        allow_dropping: false,
+    })?;
     let kstate = sp.join("uid-totals").join("subtask-0.kstate");
     let mut bytes = std::fs::read(&kstate).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xFF;
     std::fs::write(&kstate, &bytes).unwrap();
     let before = files(&out);
-    let err = job_v1(&Setup { parallelism: 1, state: StateBackend::rocksdb(), checkpoints: &d.p("ck2"), output: &out, restore: Some(&sp), stop: None, allow_dropping: false })
-        .unwrap_err();
+    let err = job_v1(&Setup {
+        parallelism: 1,
+        state: StateBackend::rocksdb(),
+        checkpoints: &d.p("ck2"),
+        output: &out,
+        restore: Some(&sp),
+        stop: None,
+        allow_dropping: false,
+    })
+    .unwrap_err();
     assert!(err.to_string().contains("subtask-0.kstate"), "{err}");
     assert_eq!(files(&out), before);
 
-    let missing = job_v1(&Setup { parallelism: 1, state: StateBackend::Heap, checkpoints: &d.p("ck3"), output: &out, restore: Some(&d.p("nowhere")), stop: None, allow_dropping: false })
-        .unwrap_err();
+    let missing = job_v1(&Setup {
+        parallelism: 1,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ck3"),
+        output: &out,
+        restore: Some(&d.p("nowhere")),
+        stop: None,
+        allow_dropping: false,
+    })
+    .unwrap_err();
     assert!(missing.to_string().contains("nowhere"), "{missing}");
     Ok(())
 }
 
 #[test]
-fn state_of_a_removed_operator_is_refused_unless_dropping_is_allowed() -> typeinfo_runtime::Result<()> {
+fn state_of_a_removed_operator_is_refused_unless_dropping_is_allowed(
+) -> typeinfo_runtime::Result<()> {
     let d = Dirs::new();
     let (out, sp) = (d.p("out"), d.p("sp"));
-    job_v1(&Setup { parallelism: 1, state: StateBackend::Heap, checkpoints: &d.p("ck1"), output: &out, restore: None, stop: Some((3_000, &sp)), allow_dropping: false })?;
+    job_v1(&Setup {
+        parallelism: 1,
+        state: StateBackend::Heap,
+        checkpoints: &d.p("ck1"),
+        output: &out,
+        restore: None,
+        stop: Some((3_000, &sp)),
+        allow_dropping: false,
+    })?;
     let without_window = |allow: bool, output: &Path| {
-        let env = env(&Setup { parallelism: 1, state: StateBackend::Heap, checkpoints: &d.p("ck2"), output, restore: Some(&sp), stop: None, allow_dropping: allow });
-        env.from_generator(ORDERS, |i| i).uid("orders").set_parallelism(1).write_as_text(output).uid("output");
+        let env = env(&Setup {
+            parallelism: 1,
+            state: StateBackend::Heap,
+            checkpoints: &d.p("ck2"),
+            output,
+            restore: Some(&sp),
+            stop: None,
+            allow_dropping: allow,
+        });
+        env.from_generator(ORDERS, |i| i)
+            .uid("orders")
+            .set_parallelism(1)
+            .write_as_text(output)
+            .uid("output");
         env.execute("no windows")
     };
     let err = without_window(false, &d.p("o2")).unwrap_err();
     let text = err.to_string();
-    assert!((text.contains("uid-totals") || text.contains("uid-timestamps")) && text.contains("allow non-restored state"), "{text}");
+    assert!(
+        (text.contains("uid-totals") || text.contains("uid-timestamps"))
+            && text.contains("allow non-restored state"),
+        "{text}"
+    );
     without_window(true, &d.p("o3"))?;
-    assert_eq!(published(&d.p("o3")).len() as u64, ORDERS - 3_000, "the source continued from its position");
+    assert_eq!(
+        published(&d.p("o3")).len() as u64,
+        ORDERS - 3_000,
+        "the source continued from its position"
+    );
     Ok(())
 }
-
 
 #[test]
 fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runtime::Result<()> {
@@ -389,7 +587,15 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
         let d = Dirs::new();
         let (first, second, sp) = (d.p("first"), d.p("second"), d.p("sp"));
         let running = build_v1(
-            &Setup { parallelism: 2, state: state.clone(), checkpoints: &d.p("ck1"), output: &first, restore: None, stop: None, allow_dropping: false },
+            &Setup {
+                parallelism: 2,
+                state: state.clone(),
+                checkpoints: &d.p("ck1"),
+                output: &first,
+                restore: None,
+                stop: None,
+                allow_dropping: false,
+            },
             true,
         )
         .execute_async("slow v1")?;
@@ -398,19 +604,48 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
         assert_eq!(saved, sp);
         running.wait()?;
         let metadata = std::fs::read_to_string(sp.join("_metadata")).unwrap();
-        let epoch: u64 = metadata.lines().find_map(|l| l.strip_prefix("epoch ")).unwrap().parse().unwrap();
-        job_v1(&Setup { parallelism: 1, state, checkpoints: &d.p("ck2"), output: &second, restore: Some(&sp), stop: None, allow_dropping: false })?;
+        let epoch: u64 = metadata
+            .lines()
+            .find_map(|l| l.strip_prefix("epoch "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        job_v1(&Setup {
+            parallelism: 1,
+            state,
+            checkpoints: &d.p("ck2"),
+            output: &second,
+            restore: Some(&sp),
+            stop: None,
+            allow_dropping: false,
+        })?;
         // The first run's output up to the savepoint, then the second run's, is the whole output.
         let mut lines: Vec<String> = std::fs::read_dir(&first)
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().rsplit('-').next().and_then(|n| n.parse::<u64>().ok()).is_some_and(|e| e <= epoch))
-            .flat_map(|e| std::fs::read_to_string(e.path()).unwrap().lines().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .rsplit('-')
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|e| e <= epoch)
+            })
+            .flat_map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
             .collect();
         lines.extend(published(&second));
         lines.sort();
         assert_eq!(lines, uninterrupted_v1(&d));
-        assert!(!published(&second).is_empty() && published(&second).len() < lines.len(), "the savepoint was taken part-way");
+        assert!(
+            !published(&second).is_empty() && published(&second).len() < lines.len(),
+            "the savepoint was taken part-way"
+        );
     }
     Ok(())
 }
@@ -419,12 +654,34 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
 fn file_and_sequence_sources_resume_at_their_position() -> typeinfo_runtime::Result<()> {
     let d = Dirs::new();
     let input = d.p("input.txt");
-    std::fs::write(&input, (0..3_000).map(|i| format!("line {i}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        &input,
+        (0..3_000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
     let build = |out: &Path, ck: &Path, restore: Option<&Path>, stop: Option<(u64, &Path)>| {
-        let env = env(&Setup { parallelism: 2, state: StateBackend::Heap, checkpoints: ck, output: out, restore, stop, allow_dropping: false });
+        let env = env(&Setup {
+            parallelism: 2,
+            state: StateBackend::Heap,
+            checkpoints: ck,
+            output: out,
+            restore,
+            stop,
+            allow_dropping: false,
+        });
         let lines = env.read_text_file(&input).uid("file");
-        let numbers = env.from_sequence(1, 3_000).uid("sequence").set_parallelism(1).map(|n| format!("n {n}"));
-        lines.union(&[numbers]).map(|l| l.to_uppercase()).write_as_text(out).uid("output");
+        let numbers = env
+            .from_sequence(1, 3_000)
+            .uid("sequence")
+            .set_parallelism(1)
+            .map(|n| format!("n {n}"));
+        lines
+            .union(&[numbers])
+            .map(|l| l.to_uppercase())
+            .write_as_text(out)
+            .uid("output");
         env
     };
     let sp = d.p("sp");
@@ -433,6 +690,10 @@ fn file_and_sequence_sources_resume_at_their_position() -> typeinfo_runtime::Res
     build(&d.p("out"), &d.p("ck2"), Some(&sp), None).execute("second half")?;
     build(&d.p("ref"), &d.p("ck3"), None, None).execute("reference")?;
     assert_eq!(first, 2_000, "each source stopped after 1,000 lines");
-    assert_eq!(published(&d.p("out")), published(&d.p("ref")), "resumed by byte offset and by count");
+    assert_eq!(
+        published(&d.p("out")),
+        published(&d.p("ref")),
+        "resumed by byte offset and by count"
+    );
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The `windowed_aggregate` example against the reference outputs in `tests/windowed/`
+//! The `windowed_aggregate` program against the reference outputs in `tests/windowed/`
 //! (computed by an independent implementation of Flink's window semantics, the small cases
 //! checked by hand): every case, at parallelism 1 and 2, on both state backends, and one job
 //! split over two processes on loopback.
@@ -7,12 +7,10 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
+/// from an earlier build can never stand in for it.
 fn example() -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/windowed_aggregate
-    let exe = std::env::current_exe().expect("test binary path");
-    let path = exe.parent().and_then(Path::parent).expect("target dir").join("examples").join("windowed_aggregate");
-    assert!(path.exists(), "{} is missing: build it with `cargo build -p typeinfo-runtime --example windowed_aggregate`", path.display());
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_windowed_aggregate"))
 }
 
 fn cases() -> Vec<(String, Vec<String>, String)> {
@@ -22,18 +20,30 @@ fn cases() -> Vec<(String, Vec<String>, String)> {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "args") {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let args = std::fs::read_to_string(&path).unwrap().split_whitespace().map(str::to_owned).collect();
+            let args = std::fs::read_to_string(&path)
+                .unwrap()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
             let expected = std::fs::read_to_string(dir.join(format!("{name}.expected"))).unwrap();
             cases.push((name, args, expected));
         }
     }
     cases.sort();
-    assert!(cases.len() >= 15, "expected the reference cases in {}", dir.display());
+    assert!(
+        cases.len() >= 15,
+        "expected the reference cases in {}",
+        dir.display()
+    );
     cases
 }
 
 fn input(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/windowed").join(format!("{name}.csv")).to_string_lossy().into_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/windowed")
+        .join(format!("{name}.csv"))
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn sorted(stdout: &[u8]) -> String {
@@ -54,8 +64,16 @@ fn run_all(state: &str) {
                 .args(["--parallelism", parallelism, "--state", state])
                 .output()
                 .expect("run the example");
-            assert!(out.status.success(), "{name} p={parallelism} {state}: {}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(sorted(&out.stdout), expected, "{name} at parallelism {parallelism} on {state}");
+            assert!(
+                out.status.success(),
+                "{name} p={parallelism} {state}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                sorted(&out.stdout),
+                expected,
+                "{name} at parallelism {parallelism} on {state}"
+            );
         }
     }
 }
@@ -72,15 +90,28 @@ fn every_case_matches_the_reference_in_rocksdb() {
 
 /// Two distinct free ports on loopback (both listeners are held until both are chosen).
 fn free_ports() -> (u16, u16) {
-    let (a, b) = (TcpListener::bind("127.0.0.1:0").expect("bind"), TcpListener::bind("127.0.0.1:0").expect("bind"));
-    (a.local_addr().expect("addr").port(), b.local_addr().expect("addr").port())
+    let (a, b) = (
+        TcpListener::bind("127.0.0.1:0").expect("bind"),
+        TcpListener::bind("127.0.0.1:0").expect("bind"),
+    );
+    (
+        a.local_addr().expect("addr").port(),
+        b.local_addr().expect("addr").port(),
+    )
 }
 
 #[test]
 fn two_processes_over_loopback_give_the_output_of_one() {
     let example = example();
-    for name in ["random_session", "tumbling_allowed_lateness", "sliding_lateness"] {
-        let (_, args, expected) = cases().into_iter().find(|(n, _, _)| n == name).expect("case");
+    for name in [
+        "random_session",
+        "tumbling_allowed_lateness",
+        "sliding_lateness",
+    ] {
+        let (_, args, expected) = cases()
+            .into_iter()
+            .find(|(n, _, _)| n == name)
+            .expect("case");
         for state in ["heap", "rocksdb"] {
             let (p0, p1) = free_ports();
             let hosts = format!("127.0.0.1:{p0},127.0.0.1:{p1}");
@@ -90,7 +121,17 @@ fn two_processes_over_loopback_give_the_output_of_one() {
                         .arg("--input")
                         .arg(input(name))
                         .args(&args)
-                        .args(["--parallelism", "2", "--state", state, "--hosts", &hosts, "--process", &process.to_string()])
+                        .args([
+                            "--parallelism",
+                            "2",
+                            "--state",
+                            state,
+                            "--hosts",
+                            &hosts,
+                            "--process",
+                            &process.to_string(),
+                        ])
+                        .env("TYPEINFO_JOB_SECRET", "the secret of this test's job")
                         .stdout(Stdio::piped())
                         .stderr(Stdio::piped())
                         .spawn()
@@ -100,10 +141,18 @@ fn two_processes_over_loopback_give_the_output_of_one() {
             let mut stdout = Vec::new();
             for child in children {
                 let out = child.wait_with_output().expect("wait");
-                assert!(out.status.success(), "{name} {state}: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    out.status.success(),
+                    "{name} {state}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 stdout.extend_from_slice(&out.stdout);
             }
-            assert_eq!(sorted(&stdout), expected, "{name} in two processes on {state}");
+            assert_eq!(
+                sorted(&stdout),
+                expected,
+                "{name} in two processes on {state}"
+            );
         }
     }
 }
@@ -116,11 +165,21 @@ fn malformed_input_is_refused_with_its_line_number() {
     let out = Command::new(example())
         .arg("--input")
         .arg(&file)
-        .args(["--window", "tumbling:10", "--out-of-orderness", "0", "--allowed-lateness", "0"])
+        .args([
+            "--window",
+            "tumbling:10",
+            "--out-of-orderness",
+            "0",
+            "--allowed-lateness",
+            "0",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(out.stdout.is_empty(), "nothing is printed before the input is checked");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing is printed before the input is checked"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.csv:3:") && err.contains("`x`"), "{err}");
 }
@@ -128,7 +187,16 @@ fn malformed_input_is_refused_with_its_line_number() {
 #[test]
 fn a_missing_input_file_is_a_clear_error() {
     let out = Command::new(example())
-        .args(["--input", "/nonexistent/input.csv", "--window", "tumbling:10", "--out-of-orderness", "0", "--allowed-lateness", "0"])
+        .args([
+            "--input",
+            "/nonexistent/input.csv",
+            "--window",
+            "tumbling:10",
+            "--out-of-orderness",
+            "0",
+            "--allowed-lateness",
+            "0",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());

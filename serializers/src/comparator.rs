@@ -38,7 +38,11 @@ pub trait TypeComparator<T>: fmt::Debug + Send + Sync + 'static {
     /// # Errors
     ///
     /// Short or corrupt input.
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering>;
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering>;
 
     /// Appends the full, prefix-free, order-preserving encoding of `value` to `out`.
     fn write_normalized_key(&self, value: &T, out: &mut Vec<u8>);
@@ -75,7 +79,11 @@ impl<T, C: TypeComparator<T>> TypeComparator<T> for Descending<C> {
         self.0.compare(a, b).reverse()
     }
 
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         self.0.compare_serialized(a, b).map(Ordering::reverse)
     }
 

@@ -76,9 +76,11 @@ impl<T> Compatibility<T> {
         match self {
             Compatibility::AsIs => Ok(FieldReader::Current(serializer)),
             Compatibility::AfterMigration(reader) => Ok(FieldReader::Migrating(reader)),
-            Compatibility::Reconfigured(reconfigured) => Ok(FieldReader::Migrating(
-                MigrationReader::new(move |input| reconfigured.deserialize(input)),
-            )),
+            Compatibility::Reconfigured(reconfigured) => {
+                Ok(FieldReader::Migrating(MigrationReader::new(move |input| {
+                    reconfigured.deserialize(input)
+                })))
+            }
             Compatibility::Incompatible(inc) => Err(inc),
         }
     }
@@ -92,11 +94,15 @@ impl<T: 'static> Compatibility<T> {
         match self {
             Compatibility::AsIs => Compatibility::AsIs,
             Compatibility::AfterMigration(reader) => {
-                Compatibility::AfterMigration(MigrationReader::new(move |input| reader.read(input).map(&wrap)))
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    reader.read(input).map(&wrap)
+                }))
             }
-            Compatibility::Reconfigured(serializer) => Compatibility::AfterMigration(MigrationReader::new(
-                move |input| serializer.deserialize(input).map(&wrap),
-            )),
+            Compatibility::Reconfigured(serializer) => {
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    serializer.deserialize(input).map(&wrap)
+                }))
+            }
             Compatibility::Incompatible(inc) => Compatibility::Incompatible(inc),
         }
     }
@@ -111,15 +117,20 @@ impl<T> fmt::Debug for Compatibility<T> {
     }
 }
 
+/// A function that reads a value of `T` from old bytes.
+type ReadFn<T> = dyn Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync;
+
 /// Reads a value of today's type from bytes written in an older layout.
 pub struct MigrationReader<T> {
-    read: Arc<dyn Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync>,
+    read: Arc<ReadFn<T>>,
 }
 
 impl<T> MigrationReader<T> {
     /// Wraps a reading function.
     pub fn new(read: impl Fn(&mut DataInputView<'_>) -> Result<T> + Send + Sync + 'static) -> Self {
-        Self { read: Arc::new(read) }
+        Self {
+            read: Arc::new(read),
+        }
     }
 
     /// Reads one value of the old layout as today's type.
@@ -135,7 +146,9 @@ impl<T> MigrationReader<T> {
 
 impl<T> Clone for MigrationReader<T> {
     fn clone(&self) -> Self {
-        Self { read: Arc::clone(&self.read) }
+        Self {
+            read: Arc::clone(&self.read),
+        }
     }
 }
 
@@ -303,6 +316,6 @@ impl std::error::Error for Incompatibility {}
 
 impl From<Incompatibility> for crate::Error {
     fn from(inc: Incompatibility) -> Self {
-        crate::Error::Incompatible(inc)
+        crate::Error::Incompatible(Box::new(inc))
     }
 }

@@ -28,6 +28,14 @@ pub enum Error {
         /// Bytes that were left.
         remaining: usize,
     },
+    /// Values were nested deeper than the depth budget allows: reads (or writes) at
+    /// recursion points, or snapshot envelopes, nested past the limit. Raise the limit
+    /// (`DataInputView::with_max_depth`, `SerializerConfig::with_max_depth`) only for a
+    /// thread with the stack to match.
+    DepthLimitExceeded {
+        /// The limit that was reached.
+        limit: usize,
+    },
     /// String bytes were not valid UTF-8.
     InvalidUtf8,
     /// A `char` value was not a Unicode scalar value.
@@ -62,8 +70,10 @@ pub enum Error {
         /// The newest version this code reads.
         supported: u32,
     },
-    /// Old bytes cannot be read by the new serializer.
-    Incompatible(crate::Incompatibility),
+    /// Old bytes cannot be read by the new serializer. Boxed: it is large and rare, and
+    /// every `Result` of the byte layer would otherwise carry its size (on the stack of
+    /// every nested read).
+    Incompatible(Box<crate::Incompatibility>),
     /// A generic (serde-bridged) type was used while generic types are disabled.
     GenericTypeDisabled {
         /// The Rust type name.
@@ -97,6 +107,7 @@ impl fmt::Display for Error {
                 f,
                 "length prefix {len} exceeds the {remaining} bytes left"
             ),
+            Error::DepthLimitExceeded { limit } => write!(f, "nesting deeper than the depth limit of {limit}"),
             Error::InvalidUtf8 => f.write_str("string bytes are not valid UTF-8"),
             Error::InvalidChar(v) => write!(f, "{v:#x} is not a Unicode scalar value"),
             Error::InvalidBool(b) => write!(f, "bool byte must be 0 or 1, found {b}"),

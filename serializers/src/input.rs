@@ -1,9 +1,66 @@
 //! [`DataInputView`]: a cursor over a byte slice that never panics.
+//!
+//! # Bounds on reading untrusted bytes
+//!
+//! Everything read from disk or a socket is untrusted, so every read is bounded three
+//! ways (see `FORMAT.md`, "Limits"):
+//!
+//! - **By the bytes left.** A length prefix can never announce more elements than the
+//!   remaining bytes can hold ([`DataInputView::read_len`]).
+//! - **By an allocation budget.** Capacity reserved up front for a collection is capped
+//!   ([`capacity_for`]: at most [`PREALLOC_BUDGET`] bytes unless the elements take no more
+//!   memory than the bytes that must follow); collections grow as elements are actually
+//!   read. Elements that take no bytes at all (`()`, a struct whose fields are all skipped)
+//!   cannot be bounded by the bytes left: they spend a budget of the view
+//!   ([`DataInputView::zero_sized_budget`], [`MAX_ZERO_SIZED_LEN`] units by default, one
+//!   unit per byte of memory an element takes, at least one per element), which nested
+//!   collections share, so that they cannot multiply it.
+//! - **By a depth budget.** Reads that can recurse (the serializer of a recursive field,
+//!   the type-free reader's recursive layout) enter a nesting level
+//!   ([`DataInputView::enter`]) and leave it when done; entering more than
+//!   [`DataInputView::max_depth`] levels ([`DEFAULT_MAX_DEPTH`] by default) is
+//!   [`Error::DepthLimitExceeded`], naming the limit. Non-recursive types have a nesting
+//!   fixed by their type and spend nothing. [`DataOutputView`](crate::DataOutputView) has
+//!   the same budget, so that nothing is written that cannot be read back.
 
 use crate::error::{Error, Result};
 
-/// The largest element count accepted for collections of zero-sized values.
+/// The default budget of a view for elements that take no bytes: `2^24` units (one per
+/// element of a zero-sized type such as `()`, one per byte of memory otherwise).
 pub const MAX_ZERO_SIZED_LEN: usize = 1 << 24;
+
+/// The default depth budget of a view: how many reads at recursion points may be nested.
+pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+/// The most memory a collection reserves up front for elements that take more memory
+/// than the bytes that must follow for them: 64 KiB. Beyond it, collections grow as
+/// elements are actually read.
+pub const PREALLOC_BUDGET: usize = 64 << 10;
+
+/// How many elements of `T` a collection may reserve up front for a length `len` that was
+/// checked with [`DataInputView::read_len`] against `min_element_size`.
+///
+/// All of them when an element takes no more memory than its smallest serialized form
+/// (the input holds at least that many bytes, so the reservation is no larger than the
+/// input); else at most [`PREALLOC_BUDGET`] bytes worth.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::{capacity_for, PREALLOC_BUDGET};
+///
+/// assert_eq!(capacity_for::<u64>(1000, 8), 1000);
+/// assert_eq!(capacity_for::<[u64; 64]>(1000, 1), PREALLOC_BUDGET / 512);
+/// ```
+#[inline(always)]
+pub fn capacity_for<T>(len: usize, min_element_size: usize) -> usize {
+    let size = std::mem::size_of::<T>();
+    if size <= min_element_size {
+        len
+    } else {
+        len.min(PREALLOC_BUDGET / size)
+    }
+}
 
 /// A read cursor over a byte slice.
 ///
@@ -30,6 +87,27 @@ pub struct DataInputView<'a> {
     /// The unread bytes: a suffix of `data`. Reads split their bytes off its front, so no
     /// read needs a separate check that a position lies within the data.
     rest: &'a [u8],
+    /// Reads at recursion points in progress.
+    depth: u32,
+    /// The most reads at recursion points that may be nested.
+    max_depth: u32,
+    /// Units left for elements that take no bytes.
+    zero_sized_left: usize,
+}
+
+/// A depth as the `u32` the views keep (limits beyond `u32::MAX` are that).
+#[inline]
+pub(crate) fn depth_u32(depth: usize) -> u32 {
+    u32::try_from(depth).unwrap_or(u32::MAX)
+}
+
+/// The error of a nesting level past `limit`.
+#[cold]
+#[inline(never)]
+pub(crate) fn too_deep(limit: u32) -> Error {
+    Error::DepthLimitExceeded {
+        limit: limit as usize,
+    }
 }
 
 macro_rules! read_le {
@@ -46,7 +124,114 @@ impl<'a> DataInputView<'a> {
     /// A cursor at the start of `data`.
     #[inline]
     pub fn new(data: &'a [u8]) -> Self {
-        Self { data, rest: data }
+        Self {
+            data,
+            rest: data,
+            depth: 0,
+            max_depth: DEFAULT_MAX_DEPTH as u32,
+            zero_sized_left: MAX_ZERO_SIZED_LEN,
+        }
+    }
+
+    /// This view with a depth budget of `max_depth` nested reads at recursion points
+    /// (default [`DEFAULT_MAX_DEPTH`]). Serializers created with a
+    /// [`SerializerConfig`](../typeinfo/struct.SerializerConfig.html) of their own limit
+    /// enforce the smaller of the two.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_serializers::{DataInputView, Error};
+    ///
+    /// let mut input = DataInputView::new(&[]).with_max_depth(1);
+    /// assert!(input.enter().is_ok());
+    /// assert_eq!(input.enter(), Err(Error::DepthLimitExceeded { limit: 1 }));
+    /// input.leave();
+    /// assert_eq!(input.depth(), 0);
+    /// ```
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = depth_u32(max_depth);
+        self
+    }
+
+    /// The depth budget: how many reads at recursion points may be nested.
+    #[inline]
+    pub fn max_depth(&self) -> usize {
+        self.max_depth as usize
+    }
+
+    /// Reads at recursion points now in progress.
+    #[inline]
+    pub fn depth(&self) -> usize {
+        self.depth as usize
+    }
+
+    /// Enters one nesting level of a read that can recurse; pair it with
+    /// [`leave`](Self::leave).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`] when [`max_depth`](Self::max_depth) levels are in
+    /// progress already.
+    #[inline]
+    pub fn enter(&mut self) -> Result<()> {
+        self.enter_within(u32::MAX as usize)
+    }
+
+    /// Enters one nesting level, allowing at most the smaller of `limit` and the view's
+    /// [`max_depth`](Self::max_depth) (a serializer's own configured limit).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`] naming the smaller limit when it is reached.
+    #[inline]
+    pub fn enter_within(&mut self, limit: usize) -> Result<()> {
+        let limit = depth_u32(limit).min(self.max_depth);
+        if self.depth >= limit {
+            return Err(too_deep(limit));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves a nesting level entered with [`enter`](Self::enter).
+    #[inline]
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// This view with a budget of `units` for elements that take no bytes (default
+    /// [`MAX_ZERO_SIZED_LEN`]); see [`read_len_sized`](Self::read_len_sized).
+    #[must_use]
+    pub fn with_zero_sized_budget(mut self, units: usize) -> Self {
+        self.zero_sized_left = units;
+        self
+    }
+
+    /// The units left for elements that take no bytes.
+    #[inline]
+    pub fn zero_sized_budget(&self) -> usize {
+        self.zero_sized_left
+    }
+
+    /// Spends `len` elements of `element_size` bytes of memory (at least one unit each)
+    /// from the budget for elements that take no bytes.
+    #[inline]
+    fn spend_zero_sized(&mut self, len: u64, element_size: usize) -> Result<()> {
+        let units = usize::try_from(len)
+            .ok()
+            .and_then(|l| l.checked_mul(element_size.max(1)));
+        match units {
+            Some(u) if u <= self.zero_sized_left => {
+                self.zero_sized_left -= u;
+                Ok(())
+            }
+            _ => Err(Error::LengthTooLarge {
+                len,
+                remaining: self.remaining(),
+            }),
+        }
     }
 
     /// Bytes consumed so far.
@@ -182,33 +367,63 @@ impl<'a> DataInputView<'a> {
     /// Reads a length prefix and checks that `len * min_element_size` bytes can follow.
     ///
     /// Guards allocations against corrupt lengths: a collection can never announce more
-    /// elements than the remaining bytes could hold. Pass `0` for zero-sized elements.
+    /// elements than the remaining bytes could hold. Pass `0` for elements that may take
+    /// no bytes: each then spends one unit of the view's
+    /// [`zero_sized_budget`](Self::zero_sized_budget) (use
+    /// [`read_len_sized`](Self::read_len_sized) when the elements take memory).
     #[inline(always)]
     pub fn read_len(&mut self, min_element_size: usize) -> Result<usize> {
+        self.read_len_sized(min_element_size, 0)
+    }
+
+    /// Reads a length prefix of elements that take at least `min_element_size` bytes and
+    /// `element_size` bytes of memory each (`size_of` of the element type).
+    ///
+    /// As [`read_len`](Self::read_len); when `min_element_size` is 0 the elements spend
+    /// `max(1, element_size)` units each of the view's
+    /// [`zero_sized_budget`](Self::zero_sized_budget), shared by every collection the view
+    /// reads (nested ones cannot multiply it).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthTooLarge`] when the elements cannot fit the bytes left or the budget.
+    #[inline(always)]
+    pub fn read_len_sized(
+        &mut self,
+        min_element_size: usize,
+        element_size: usize,
+    ) -> Result<usize> {
         let len = self.read_varint()?;
-        let fits = match usize::try_from(len) {
-            // Zero-sized elements occupy no bytes; cap their count so that a corrupt
-            // length cannot make a reader spin for hours.
-            Ok(l) if min_element_size == 0 => l <= MAX_ZERO_SIZED_LEN,
-            Ok(l) => l.checked_mul(min_element_size).is_some_and(|b| b <= self.remaining()),
-            Err(_) => false,
-        };
-        if !fits {
-            return Err(Error::LengthTooLarge { len, remaining: self.remaining() });
+        if min_element_size == 0 {
+            self.spend_zero_sized(len, element_size)?;
+            // `spend_zero_sized` checked that `len` fits a `usize`.
+            return Ok(len as usize);
         }
-        Ok(len as usize)
+        match usize::try_from(len) {
+            Ok(l)
+                if l.checked_mul(min_element_size)
+                    .is_some_and(|b| b <= self.remaining()) =>
+            {
+                Ok(l)
+            }
+            _ => Err(Error::LengthTooLarge {
+                len,
+                remaining: self.remaining(),
+            }),
+        }
     }
 
     /// Reads an element count whose element size is unknown (comparing or migrating
     /// serialized collections): accepted when it is at most the remaining bytes (elements
-    /// of one byte or more) or at most [`MAX_ZERO_SIZED_LEN`] (zero-sized elements).
-    /// Callers must not allocate more than [`remaining`](Self::remaining) elements up front.
+    /// of one byte or more), or else spends one unit per element of the
+    /// [`zero_sized_budget`](Self::zero_sized_budget). Callers reserve at most
+    /// [`capacity_for`]`(len, 0)` elements up front.
     #[inline]
     pub fn read_count(&mut self) -> Result<usize> {
         let len = self.read_varint()?;
         match usize::try_from(len) {
-            Ok(l) if l <= self.remaining().max(MAX_ZERO_SIZED_LEN) => Ok(l),
-            _ => Err(Error::LengthTooLarge { len, remaining: self.remaining() }),
+            Ok(l) if l <= self.remaining() => Ok(l),
+            _ => self.spend_zero_sized(len, 1).map(|()| len as usize),
         }
     }
 
@@ -232,7 +447,11 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         let ends = !w & 0x8080_8080_8080_8080;
         if ends != 0 {
             let n = (ends.trailing_zeros() / 8 + 1) as usize;
-            let w = if n == 8 { w } else { w & ((1u64 << (8 * n)) - 1) };
+            let w = if n == 8 {
+                w
+            } else {
+                w & ((1u64 << (8 * n)) - 1)
+            };
             let mut v = 0;
             let mut i = 0;
             while i < 8 {

@@ -26,6 +26,14 @@
 //!   threads.
 //! - A composite whose part was reconfigured migrates through the reconfigured part
 //!   (static types cannot swap a part's serializer in place).
+//! - Bytes are untrusted. Reads are bounded by the bytes left, by an allocation budget
+//!   ([`capacity_for`], the zero-sized budget of a view) and by a depth budget spent only at
+//!   recursion points ([`DEFAULT_MAX_DEPTH`], [`Error::DepthLimitExceeded`]); writing what
+//!   could not be read back (too deep a value or snapshot) is an error at write time. See
+//!   [`DataInputView`] and `FORMAT.md` ("Limits of a read").
+//! - Each built-in layout has one owner, its module under [`builtin`]: the typed serializer
+//!   and the type-free reader restored from a snapshot call the same functions, so a check
+//!   on a layout holds on both paths.
 
 #![warn(missing_docs)]
 
@@ -34,6 +42,7 @@ mod comparator;
 mod compatibility;
 mod error;
 mod input;
+#[allow(unsafe_code)] // reserve once, then unchecked writes (each block has a SAFETY comment)
 mod output;
 mod registry;
 mod restored;
@@ -54,18 +63,29 @@ pub use builtin::option::{OptionComparator, OptionSerializer};
 pub use builtin::pod::Pod;
 pub use builtin::pointer::{ArcSerializer, BoxSerializer, DerefComparator};
 pub use builtin::primitive::*;
+pub use builtin::record::{parse_enum_payload, parse_struct_payload};
 pub use builtin::set::{BTreeSetSerializer, HashSetSerializer};
 pub use builtin::string::{BytesComparator, BytesSerializer, StringComparator, StringSerializer};
-pub use builtin::time::{DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer};
+pub use builtin::time::{
+    DurationComparator, DurationSerializer, SystemTimeComparator, SystemTimeSerializer,
+};
 pub use builtin::tuple::{TupleComparator, TupleSerializer};
-pub use builtin::varint::{varint_kinds, VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer, VarU64Serializer};
+pub use builtin::varint::{
+    varint_kinds, VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer,
+    VarU32Serializer, VarU64Serializer,
+};
 pub use comparator::{Descending, TypeComparator};
-pub use compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict};
+pub use compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict,
+};
 pub use error::{Error, Result};
-pub use input::{DataInputView, MAX_ZERO_SIZED_LEN};
+pub use input::{
+    capacity_for, DataInputView, DEFAULT_MAX_DEPTH, MAX_ZERO_SIZED_LEN, PREALLOC_BUDGET,
+};
 pub use output::{DataOutputView, ReservedWriter};
 pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};
-pub use restored::{parse_enum_payload, parse_struct_payload, LayoutSerializer};
 pub use serializer::{from_bytes, to_bytes, TypeSerializer};
-pub use snapshot::{kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC};
+pub use snapshot::{
+    kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC,
+};
 pub use value::Value;

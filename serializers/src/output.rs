@@ -16,10 +16,33 @@
 /// out.write_varint(300);
 /// assert_eq!(out.as_slice(), &[0x02, 0x01, 0xac, 0x02]);
 /// ```
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+///
+/// A view has the depth budget of [`DataInputView`](crate::DataInputView): writes at
+/// recursion points [`enter`](Self::enter) a nesting level, and a value nested deeper than
+/// [`max_depth`](Self::max_depth) is an error, so that nothing is written that a reader
+/// with the same budget could not read back. Views compare by their bytes.
+#[derive(Debug, Clone)]
 pub struct DataOutputView {
     buf: Vec<u8>,
+    /// Writes at recursion points in progress.
+    depth: u32,
+    /// The most writes at recursion points that may be nested.
+    max_depth: u32,
 }
+
+impl Default for DataOutputView {
+    fn default() -> Self {
+        Self::from_vec(Vec::new())
+    }
+}
+
+impl PartialEq for DataOutputView {
+    fn eq(&self, other: &Self) -> bool {
+        self.buf == other.buf
+    }
+}
+
+impl Eq for DataOutputView {}
 
 macro_rules! write_le {
     ($($name:ident: $ty:ty),* $(,)?) => {$(
@@ -34,17 +57,76 @@ macro_rules! write_le {
 impl DataOutputView {
     /// An empty view.
     pub fn new() -> Self {
-        Self { buf: Vec::new() }
+        Self::from_vec(Vec::new())
     }
 
     /// An empty view with room for `capacity` bytes.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { buf: Vec::with_capacity(capacity) }
+        Self::from_vec(Vec::with_capacity(capacity))
     }
 
     /// A view that appends to an existing buffer (reuse its allocation).
     pub fn from_vec(buf: Vec<u8>) -> Self {
-        Self { buf }
+        Self {
+            buf,
+            depth: 0,
+            max_depth: crate::DEFAULT_MAX_DEPTH as u32,
+        }
+    }
+
+    /// This view with a depth budget of `max_depth` nested writes at recursion points
+    /// (default [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH)).
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = crate::input::depth_u32(max_depth);
+        self
+    }
+
+    /// The depth budget: how many writes at recursion points may be nested.
+    #[inline]
+    pub fn max_depth(&self) -> usize {
+        self.max_depth as usize
+    }
+
+    /// Writes at recursion points now in progress.
+    #[inline]
+    pub fn depth(&self) -> usize {
+        self.depth as usize
+    }
+
+    /// Enters one nesting level of a write that can recurse; pair it with
+    /// [`leave`](Self::leave).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`](crate::Error::DepthLimitExceeded) when
+    /// [`max_depth`](Self::max_depth) levels are in progress already.
+    #[inline]
+    pub fn enter(&mut self) -> crate::Result<()> {
+        self.enter_within(u32::MAX as usize)
+    }
+
+    /// Enters one nesting level, allowing at most the smaller of `limit` and the view's
+    /// [`max_depth`](Self::max_depth).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`](crate::Error::DepthLimitExceeded) naming the smaller
+    /// limit when it is reached.
+    #[inline]
+    pub fn enter_within(&mut self, limit: usize) -> crate::Result<()> {
+        let limit = crate::input::depth_u32(limit).min(self.max_depth);
+        if self.depth >= limit {
+            return Err(crate::input::too_deep(limit));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves a nesting level entered with [`enter`](Self::enter).
+    #[inline]
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     /// The bytes written so far.
@@ -111,7 +193,11 @@ impl DataOutputView {
         // borrow distinct from the `&mut self` buffer, so the ranges cannot overlap. The
         // bytes become initialized before `set_len` covers them.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_mut_ptr().add(len), bytes.len());
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.buf.as_mut_ptr().add(len),
+                bytes.len(),
+            );
             self.buf.set_len(len + bytes.len());
         }
     }
@@ -130,7 +216,11 @@ impl DataOutputView {
     /// The error of `write`.
     #[doc(hidden)]
     #[inline(always)]
-    pub fn append_with(&mut self, n: usize, write: impl FnOnce(&mut [u8]) -> crate::Result<()>) -> crate::Result<()> {
+    pub fn append_with(
+        &mut self,
+        n: usize,
+        write: impl FnOnce(&mut [u8]) -> crate::Result<()>,
+    ) -> crate::Result<()> {
         self.reserve(n);
         let len = self.buf.len();
         // SAFETY: `reserve(n)` left room for `n` bytes after `len`, so `len..len + n` lies
@@ -184,7 +274,12 @@ impl DataOutputView {
         let next = unsafe { self.buf.as_mut_ptr().add(len) };
         // The room is exactly `max` (which the optimizer can then follow through the
         // writes): `reserve` made `capacity - len >= max` (`Vec::reserve` guarantees it).
-        ReservedWriter { buf: &mut self.buf, next, left: max, room: max }
+        ReservedWriter {
+            buf: &mut self.buf,
+            next,
+            left: max,
+            room: max,
+        }
     }
 
     /// Writes the bytes `head`, then the first `n` bytes of `word` in big-endian order
@@ -322,7 +417,9 @@ pub struct ReservedWriter<'b> {
 #[cold]
 #[inline(never)]
 fn no_room(needed: usize, left: usize) -> crate::Error {
-    crate::Error::custom(format!("a reserved write of {needed} bytes with {left} left"))
+    crate::Error::custom(format!(
+        "a reserved write of {needed} bytes with {left} left"
+    ))
 }
 
 impl ReservedWriter<'_> {
@@ -537,8 +634,11 @@ unsafe fn write_be_word(dst: *mut u8, word: u128) {
     // SAFETY: the caller guarantees 16 writable bytes at `dst`: the two unaligned
     // 8-byte stores cover exactly `dst[..16]`.
     unsafe {
-        dst.cast::<[u8; 8]>().write_unaligned(((word >> 64) as u64).to_be_bytes());
-        dst.add(8).cast::<[u8; 8]>().write_unaligned((word as u64).to_be_bytes());
+        dst.cast::<[u8; 8]>()
+            .write_unaligned(((word >> 64) as u64).to_be_bytes());
+        dst.add(8)
+            .cast::<[u8; 8]>()
+            .write_unaligned((word as u64).to_be_bytes());
     }
 }
 

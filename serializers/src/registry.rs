@@ -16,7 +16,8 @@ pub type RestoredSerializer = Arc<dyn TypeSerializer<Value>>;
 
 /// Builds a [`RestoredSerializer`] from a snapshot of one kind. The registry is passed
 /// so that nested snapshots can be restored too.
-pub type Restorer = Arc<dyn Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer> + Send + Sync>;
+pub type Restorer =
+    Arc<dyn Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer> + Send + Sync>;
 
 /// Reads snapshots back by their kind id, without the Rust type that wrote them.
 ///
@@ -54,7 +55,10 @@ impl SnapshotRegistry {
     pub fn register(
         &mut self,
         kind: impl Into<String>,
-        restorer: impl Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer> + Send + Sync + 'static,
+        restorer: impl Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer>
+            + Send
+            + Sync
+            + 'static,
     ) -> &mut Self {
         self.custom.insert(kind.into(), Arc::new(restorer));
         self
@@ -76,7 +80,8 @@ impl SnapshotRegistry {
         if let Some(restorer) = self.custom.get(snapshot.kind()) {
             return restorer(snapshot, self);
         }
-        restore_builtin(snapshot, self)?.ok_or_else(|| Error::UnknownSnapshotKind(snapshot.kind().to_owned()))
+        restore_builtin(snapshot, self)?
+            .ok_or_else(|| Error::UnknownSnapshotKind(snapshot.kind().to_owned()))
     }
 }
 
@@ -84,6 +89,8 @@ impl fmt::Debug for SnapshotRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut kinds: Vec<&String> = self.custom.keys().collect();
         kinds.sort();
-        f.debug_struct("SnapshotRegistry").field("custom_kinds", &kinds).finish()
+        f.debug_struct("SnapshotRegistry")
+            .field("custom_kinds", &kinds)
+            .finish()
     }
 }

@@ -73,7 +73,11 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     /// # Errors
     ///
     /// Short or corrupt input; nothing is written then.
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
         let start = input.position();
         self.skip(input)?;
         out.write_bytes(input.consumed_since(start));
@@ -132,8 +136,14 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     ///
     /// As [`deserialize`](Self::deserialize).
     #[doc(hidden)]
-    fn deserialize_append(&self, len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
-        out.reserve(len.min(input.remaining().max(16)));
+    fn deserialize_append(
+        &self,
+        len: usize,
+        input: &mut DataInputView<'_>,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        // At most `capacity_for` up front; the vector grows as elements are actually read.
+        out.reserve(crate::capacity_for::<T>(len, self.min_length()));
         // Read through a copy of the cursor: a local that nothing else can point to stays in
         // registers, where the caller's cursor would be stored and reloaded around every
         // write into `out`.
@@ -158,7 +168,10 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
         if let Some(size) = self.fixed_length() {
             return match size.checked_mul(len) {
                 Some(total) => input.skip_bytes(total),
-                None => Err(crate::Error::LengthTooLarge { len: len as u64, remaining: input.remaining() }),
+                None => Err(crate::Error::LengthTooLarge {
+                    len: len as u64,
+                    remaining: input.remaining(),
+                }),
             };
         }
         for _ in 0..len {
@@ -193,7 +206,9 @@ pub trait TypeSerializer<T>: fmt::Debug + Send + Sync + 'static {
     #[doc(hidden)]
     fn write_fixed(&self, value: &T, dst: &mut [u8]) -> Result<()> {
         let _ = (value, dst);
-        Err(crate::Error::custom(format!("{self:?} does not write fixed-length values into a slice")))
+        Err(crate::Error::custom(format!(
+            "{self:?} does not write fixed-length values into a slice"
+        )))
     }
 
     /// Writes `values` back to back into the start of `dst`, as

@@ -15,7 +15,9 @@ use crate::output::DataOutputView;
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"TISS";
 /// Version of the standalone envelope.
 pub const SNAPSHOT_FORMAT_VERSION: u8 = 1;
-/// The deepest nesting a snapshot may have; deeper input is refused as corrupt.
+/// The deepest nesting a snapshot may have (the outermost snapshot is at depth 0): deeper
+/// input is refused as corrupt, and writing a deeper snapshot is an error, so that every
+/// snapshot written can be read back.
 pub const MAX_SNAPSHOT_DEPTH: usize = 64;
 
 /// The kind ids of the built-in layouts; each names the layout of the same name in
@@ -64,7 +66,7 @@ pub mod kinds {
 /// # fn main() -> typeinfo_serializers::Result<()> {
 /// let list_of_i64 = SerializerSnapshot::new(kinds::LIST, 1)
 ///     .with_nested(vec![SerializerSnapshot::new(kinds::I64, 1)]);
-/// let bytes = list_of_i64.to_bytes();
+/// let bytes = list_of_i64.to_bytes()?;
 /// assert_eq!(SerializerSnapshot::from_bytes(&bytes)?, list_of_i64);
 /// assert_eq!(list_of_i64.type_name(), "Vec<i64>");
 /// # Ok(())
@@ -81,7 +83,12 @@ pub struct SerializerSnapshot {
 impl SerializerSnapshot {
     /// A snapshot of `kind` at `version`, with no payload and no nested snapshots.
     pub fn new(kind: impl Into<String>, version: u32) -> Self {
-        Self { kind: kind.into(), version, payload: Vec::new(), nested: Vec::new() }
+        Self {
+            kind: kind.into(),
+            version,
+            payload: Vec::new(),
+            nested: Vec::new(),
+        }
     }
 
     /// Sets the kind-specific payload.
@@ -145,7 +152,11 @@ impl SerializerSnapshot {
     /// Used in incompatibility messages. Struct and enum snapshots carry their name in
     /// their payload; other kinds are named after the Rust types that write them.
     pub fn type_name(&self) -> String {
-        let nested = |i: usize| self.nested.get(i).map_or_else(|| "?".to_owned(), |s| s.type_name());
+        let nested = |i: usize| {
+            self.nested
+                .get(i)
+                .map_or_else(|| "?".to_owned(), |s| s.type_name())
+        };
         match self.kind.as_str() {
             kinds::UNIT => "()".to_owned(),
             kinds::STRING => "String".to_owned(),
@@ -154,7 +165,7 @@ impl SerializerSnapshot {
             kinds::MAP => format!("Map<{}, {}>", nested(0), nested(1)),
             kinds::OPTION => format!("Option<{}>", nested(0)),
             kinds::ARRAY => {
-                let n = DataInputView::new(&self.payload).read_varint().unwrap_or(0);
+                let n = crate::builtin::array::read_array_payload(self).unwrap_or(0);
                 format!("[{}; {n}]", nested(0))
             }
             kinds::TUPLE => {
@@ -166,14 +177,18 @@ impl SerializerSnapshot {
                 }
             }
             kinds::DURATION => "Duration".to_owned(),
-            varint if varint.starts_with("varint_") => format!("{} (varint)", &varint["varint_".len()..]),
+            varint if varint.starts_with("varint_") => {
+                format!("{} (varint)", &varint["varint_".len()..])
+            }
             kinds::SYSTEM_TIME => "SystemTime".to_owned(),
             kinds::DECIMAL => "Decimal".to_owned(),
-            kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => DataInputView::new(&self.payload)
-                .read_len_prefixed()
-                .ok()
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .map_or_else(|| self.kind.clone(), str::to_owned),
+            kinds::STRUCT | kinds::ENUM | kinds::SERDE | kinds::RECURSIVE => {
+                DataInputView::new(&self.payload)
+                    .read_len_prefixed()
+                    .ok()
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .map_or_else(|| self.kind.clone(), str::to_owned)
+            }
             other => other.to_owned(),
         }
     }
@@ -186,18 +201,57 @@ impl SerializerSnapshot {
     /// As [`SnapshotRegistry::restore`].
     ///
     /// [`SnapshotRegistry::restore`]: crate::SnapshotRegistry::restore
-    pub fn restore_serializer(&self, registry: &crate::SnapshotRegistry) -> Result<crate::RestoredSerializer> {
+    pub fn restore_serializer(
+        &self,
+        registry: &crate::SnapshotRegistry,
+    ) -> Result<crate::RestoredSerializer> {
         registry.restore(self)
     }
 
+    /// How deep the nested snapshots go below this one (0 with none).
+    pub fn nesting_depth(&self) -> usize {
+        self.nested
+            .iter()
+            .map(|n| n.nesting_depth().saturating_add(1))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Fails when a `recursive` snapshot refers to an enclosing struct or enum with no
+    /// option, collection or enum variant in between (`struct N { next: N }`): every value
+    /// of such a layout would be infinite, and reading one would never end. References to
+    /// a type outside this snapshot are left to whoever holds the enclosing one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CorruptSnapshot`] naming the type.
+    pub fn check_recursion(&self) -> Result<()> {
+        check_recursion(self, &mut Vec::new(), 0)
+    }
+
     /// Writes the envelope (no magic header) to `out`.
-    pub fn write_to(&self, out: &mut DataOutputView) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`] for nesting deeper than [`MAX_SNAPSHOT_DEPTH`], which
+    /// [`read_from`](Self::read_from) would refuse; nothing is written then.
+    pub fn write_to(&self, out: &mut DataOutputView) -> Result<()> {
+        if self.nesting_depth() > MAX_SNAPSHOT_DEPTH {
+            return Err(Error::DepthLimitExceeded {
+                limit: MAX_SNAPSHOT_DEPTH,
+            });
+        }
+        self.write_unchecked(out);
+        Ok(())
+    }
+
+    fn write_unchecked(&self, out: &mut DataOutputView) {
         out.write_len_prefixed(self.kind.as_bytes());
-        out.write_varint(self.version as u64);
+        out.write_varint(u64::from(self.version));
         out.write_len_prefixed(&self.payload);
         out.write_len(self.nested.len());
         for nested in &self.nested {
-            nested.write_to(out);
+            nested.write_unchecked(out);
         }
     }
 
@@ -206,14 +260,19 @@ impl SerializerSnapshot {
     /// # Errors
     ///
     /// [`Error::CorruptSnapshot`] (or an end-of-input error) for malformed bytes, including
-    /// nesting deeper than [`MAX_SNAPSHOT_DEPTH`].
+    /// nesting deeper than [`MAX_SNAPSHOT_DEPTH`] and recursion with no way out
+    /// ([`check_recursion`](Self::check_recursion)).
     pub fn read_from(input: &mut DataInputView<'_>) -> Result<Self> {
-        Self::read_at_depth(input, 0)
+        let snapshot = Self::read_at_depth(input, 0)?;
+        snapshot.check_recursion()?;
+        Ok(snapshot)
     }
 
     fn read_at_depth(input: &mut DataInputView<'_>, depth: usize) -> Result<Self> {
         if depth > MAX_SNAPSHOT_DEPTH {
-            return Err(Error::CorruptSnapshot(format!("nesting deeper than {MAX_SNAPSHOT_DEPTH}")));
+            return Err(Error::CorruptSnapshot(format!(
+                "nesting deeper than {MAX_SNAPSHOT_DEPTH}"
+            )));
         }
         let kind = std::str::from_utf8(input.read_len_prefixed()?)
             .map_err(|_| Error::CorruptSnapshot("kind id is not UTF-8".to_owned()))?
@@ -226,20 +285,29 @@ impl SerializerSnapshot {
         let payload = input.read_len_prefixed()?.to_vec();
         // Every nested envelope takes at least 4 bytes.
         let count = input.read_len(4)?;
-        let mut nested = Vec::with_capacity(count);
+        let mut nested = Vec::with_capacity(crate::capacity_for::<Self>(count, 4));
         for _ in 0..count {
             nested.push(Self::read_at_depth(input, depth + 1)?);
         }
-        Ok(Self { kind, version, payload, nested })
+        Ok(Self {
+            kind,
+            version,
+            payload,
+            nested,
+        })
     }
 
     /// The standalone byte form: magic `TISS`, envelope version, then the envelope.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    ///
+    /// # Errors
+    ///
+    /// As [`write_to`](Self::write_to): nesting deeper than [`MAX_SNAPSHOT_DEPTH`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = DataOutputView::with_capacity(64);
         out.write_bytes(&SNAPSHOT_MAGIC);
         out.write_u8(SNAPSHOT_FORMAT_VERSION);
-        self.write_to(&mut out);
-        out.into_inner()
+        self.write_to(&mut out)?;
+        Ok(out.into_inner())
     }
 
     /// Reads the standalone byte form; trailing bytes are an error.
@@ -258,11 +326,16 @@ impl SerializerSnapshot {
         }
         let version = input.read_u8()?;
         if version != SNAPSHOT_FORMAT_VERSION {
-            return Err(Error::CorruptSnapshot(format!("unknown envelope version {version}")));
+            return Err(Error::CorruptSnapshot(format!(
+                "unknown envelope version {version}"
+            )));
         }
         let snapshot = Self::read_from(&mut input)?;
         if !input.is_empty() {
-            return Err(Error::CorruptSnapshot(format!("{} trailing bytes", input.remaining())));
+            return Err(Error::CorruptSnapshot(format!(
+                "{} trailing bytes",
+                input.remaining()
+            )));
         }
         Ok(snapshot)
     }
@@ -273,7 +346,10 @@ pub mod payload {
     use super::*;
 
     /// Writes a list of names: count, then each length-prefixed.
-    pub fn write_names<'a>(out: &mut DataOutputView, names: impl ExactSizeIterator<Item = &'a str>) {
+    pub fn write_names<'a>(
+        out: &mut DataOutputView,
+        names: impl ExactSizeIterator<Item = &'a str>,
+    ) {
         out.write_len(names.len());
         for name in names {
             out.write_len_prefixed(name.as_bytes());
@@ -289,8 +365,78 @@ pub mod payload {
     }
 
     /// Reads a list of names written by [`write_names`].
+    ///
+    /// # Errors
+    ///
+    /// Short input, a count larger than the bytes left, a name that is not UTF-8.
     pub fn read_names(input: &mut DataInputView<'_>) -> Result<Vec<String>> {
         let count = input.read_len(1)?;
-        (0..count).map(|_| read_name(input)).collect()
+        let mut names = Vec::with_capacity(crate::capacity_for::<String>(count, 1));
+        for _ in 0..count {
+            names.push(read_name(input)?);
+        }
+        Ok(names)
     }
+}
+
+/// Whether bytes of this layout can hold no value of the nested layout: an option, a
+/// collection, an enum (one variant at a time), an empty array, or a kind this crate does
+/// not know (a custom layout may well be a collection).
+fn is_way_out(snapshot: &SerializerSnapshot) -> bool {
+    match snapshot.kind() {
+        kinds::OPTION | kinds::LIST | kinds::SET | kinds::MAP | kinds::ENUM => true,
+        kinds::ARRAY => crate::builtin::array::read_array_payload(snapshot).is_ok_and(|n| n == 0),
+        kinds::STRUCT | kinds::TUPLE | kinds::RECURSIVE => false,
+        other => !crate::restored::is_builtin_kind(other),
+    }
+}
+
+/// The name a struct, enum or recursive snapshot carries in its payload.
+fn payload_name(snapshot: &SerializerSnapshot) -> Option<&str> {
+    let mut input = DataInputView::new(snapshot.payload());
+    input
+        .read_len_prefixed()
+        .ok()
+        .and_then(|b| std::str::from_utf8(b).ok())
+}
+
+/// [`SerializerSnapshot::check_recursion`]: `open` holds the structs and enums enclosing
+/// `snapshot` with the count of ways out above each, `ways_out` the count above `snapshot`.
+fn check_recursion<'s>(
+    snapshot: &'s SerializerSnapshot,
+    open: &mut Vec<(&'s str, usize)>,
+    ways_out: usize,
+) -> Result<()> {
+    let named = matches!(snapshot.kind(), kinds::STRUCT | kinds::ENUM);
+    if snapshot.kind() == kinds::RECURSIVE {
+        let name = payload_name(snapshot).unwrap_or_default();
+        if open
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .is_some_and(|(_, w)| *w == ways_out)
+        {
+            return Err(Error::CorruptSnapshot(format!(
+                "recursive reference to `{name}` inside `{name}` with no option, collection or enum variant between: \
+                 every value would be infinite"
+            )));
+        }
+        return Ok(());
+    }
+    if named {
+        open.push((payload_name(snapshot).unwrap_or_default(), ways_out));
+    }
+    let inner = if is_way_out(snapshot) {
+        ways_out + 1
+    } else {
+        ways_out
+    };
+    let result = snapshot
+        .nested
+        .iter()
+        .try_for_each(|n| check_recursion(n, open, inner));
+    if named {
+        open.pop();
+    }
+    result
 }

@@ -74,11 +74,19 @@ impl std::error::Error for ConformanceError {}
 type Check = std::result::Result<(), ConformanceError>;
 
 fn fail(check: &'static str, value: Option<usize>, message: impl Into<String>) -> ConformanceError {
-    ConformanceError { check, value, message: message.into() }
+    ConformanceError {
+        check,
+        value,
+        message: message.into(),
+    }
 }
 
 /// Runs `f`, turning a panic into a conformance error.
-fn guard<R>(check: &'static str, value: Option<usize>, f: impl FnOnce() -> R) -> std::result::Result<R, ConformanceError> {
+fn guard<R>(
+    check: &'static str,
+    value: Option<usize>,
+    f: impl FnOnce() -> R,
+) -> std::result::Result<R, ConformanceError> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let msg = panic
             .downcast_ref::<&str>()
@@ -130,7 +138,11 @@ where
 
     /// A harness comparing values with `eq` (for types without `PartialEq`, or floats where
     /// NaN must equal NaN).
-    pub fn with_eq(serializer: S, values: Vec<T>, eq: impl Fn(&T, &T) -> bool + Send + Sync + 'static) -> Self {
+    pub fn with_eq(
+        serializer: S,
+        values: Vec<T>,
+        eq: impl Fn(&T, &T) -> bool + Send + Sync + 'static,
+    ) -> Self {
         Self {
             serializer,
             values,
@@ -187,10 +199,17 @@ where
         Ok(())
     }
 
-    fn serialize(&self, check: &'static str, i: usize, value: &T) -> std::result::Result<Vec<u8>, ConformanceError> {
+    fn serialize(
+        &self,
+        check: &'static str,
+        i: usize,
+        value: &T,
+    ) -> std::result::Result<Vec<u8>, ConformanceError> {
         let mut out = DataOutputView::new();
-        guard(check, Some(i), || self.serializer.serialize(value, &mut out))?
-            .map_err(|e| fail(check, Some(i), format!("serialize failed: {e}")))?;
+        guard(check, Some(i), || {
+            self.serializer.serialize(value, &mut out)
+        })?
+        .map_err(|e| fail(check, Some(i), format!("serialize failed: {e}")))?;
         Ok(out.into_inner())
     }
 
@@ -202,51 +221,97 @@ where
             let bytes = self.serialize("serialize", i, value)?;
             if let Some(n) = fixed {
                 if bytes.len() != n {
-                    return Err(fail("fixed length", Some(i), format!("declared {n} bytes, wrote {}", bytes.len())));
+                    return Err(fail(
+                        "fixed length",
+                        Some(i),
+                        format!("declared {n} bytes, wrote {}", bytes.len()),
+                    ));
                 }
             }
             let copy = guard("copy", Some(i), || s.copy(value))?;
             if !(self.eq)(&copy, value) {
-                return Err(fail("copy", Some(i), format!("copy {copy:?} differs from {value:?}")));
+                return Err(fail(
+                    "copy",
+                    Some(i),
+                    format!("copy {copy:?} differs from {value:?}"),
+                ));
             }
 
             let mut input = DataInputView::new(&bytes);
-            let back = guard("round trip", Some(i), || s.deserialize(&mut input))?
-                .map_err(|e| fail("round trip", Some(i), format!("cannot read own bytes {bytes:02x?}: {e}")))?;
+            let back =
+                guard("round trip", Some(i), || s.deserialize(&mut input))?.map_err(|e| {
+                    fail(
+                        "round trip",
+                        Some(i),
+                        format!("cannot read own bytes {bytes:02x?}: {e}"),
+                    )
+                })?;
             if !(self.eq)(&back, value) {
-                return Err(fail("round trip", Some(i), format!("read {back:?}, wrote {value:?}")));
+                return Err(fail(
+                    "round trip",
+                    Some(i),
+                    format!("read {back:?}, wrote {value:?}"),
+                ));
             }
             if !input.is_empty() {
-                return Err(fail("round trip", Some(i), format!("{} trailing bytes after the value", input.remaining())));
+                return Err(fail(
+                    "round trip",
+                    Some(i),
+                    format!("{} trailing bytes after the value", input.remaining()),
+                ));
             }
 
             // Reuse the previous value's copy (a different value) as the target.
             let prev = &self.values[if i == 0 { self.values.len() - 1 } else { i - 1 }];
             let mut reuse = s.copy(prev);
             let mut input = DataInputView::new(&bytes);
-            guard("deserialize into", Some(i), || s.deserialize_into(&mut reuse, &mut input))?
-                .map_err(|e| fail("deserialize into", Some(i), e.to_string()))?;
+            guard("deserialize into", Some(i), || {
+                s.deserialize_into(&mut reuse, &mut input)
+            })?
+            .map_err(|e| fail("deserialize into", Some(i), e.to_string()))?;
             if !(self.eq)(&reuse, value) || !input.is_empty() {
-                return Err(fail("deserialize into", Some(i), format!("read {reuse:?}, wrote {value:?}")));
+                return Err(fail(
+                    "deserialize into",
+                    Some(i),
+                    format!("read {reuse:?}, wrote {value:?}"),
+                ));
             }
 
             let mut input = DataInputView::new(&bytes);
             let mut out = DataOutputView::new();
-            guard("copy serialized", Some(i), || s.copy_serialized(&mut input, &mut out))?
-                .map_err(|e| fail("copy serialized", Some(i), e.to_string()))?;
+            guard("copy serialized", Some(i), || {
+                s.copy_serialized(&mut input, &mut out)
+            })?
+            .map_err(|e| fail("copy serialized", Some(i), e.to_string()))?;
             if out.as_slice() != bytes.as_slice() || !input.is_empty() {
-                return Err(fail("copy serialized", Some(i), format!("copied {:02x?} from {bytes:02x?}", out.as_slice())));
+                return Err(fail(
+                    "copy serialized",
+                    Some(i),
+                    format!("copied {:02x?} from {bytes:02x?}", out.as_slice()),
+                ));
             }
 
             for cut in 0..bytes.len() {
                 let prefix = &bytes[..cut];
-                let read = guard("truncation", Some(i), || s.deserialize(&mut DataInputView::new(prefix)))?;
+                let read = guard("truncation", Some(i), || {
+                    s.deserialize(&mut DataInputView::new(prefix))
+                })?;
                 if let Ok(v) = read {
-                    return Err(fail("truncation", Some(i), format!("{cut} of {} bytes read as {v:?}", bytes.len())));
+                    return Err(fail(
+                        "truncation",
+                        Some(i),
+                        format!("{cut} of {} bytes read as {v:?}", bytes.len()),
+                    ));
                 }
-                let skipped = guard("truncation", Some(i), || s.skip(&mut DataInputView::new(prefix)))?;
+                let skipped = guard("truncation", Some(i), || {
+                    s.skip(&mut DataInputView::new(prefix))
+                })?;
                 if skipped.is_ok() {
-                    return Err(fail("truncation", Some(i), format!("skip accepted {cut} of {} bytes", bytes.len())));
+                    return Err(fail(
+                        "truncation",
+                        Some(i),
+                        format!("skip accepted {cut} of {} bytes", bytes.len()),
+                    ));
                 }
             }
             all.push(bytes);
@@ -260,7 +325,8 @@ where
         let mut offsets = Vec::with_capacity(encoded.len());
         for (i, v) in self.values.iter().enumerate() {
             offsets.push(out.len());
-            guard("stream", Some(i), || s.serialize(v, &mut out))?.map_err(|e| fail("stream", Some(i), e.to_string()))?;
+            guard("stream", Some(i), || s.serialize(v, &mut out))?
+                .map_err(|e| fail("stream", Some(i), e.to_string()))?;
         }
         let buf = out.into_inner();
         let mut input = DataInputView::new(&buf);
@@ -268,32 +334,55 @@ where
             let back = guard("stream", Some(i), || s.deserialize(&mut input))?
                 .map_err(|e| fail("stream", Some(i), e.to_string()))?;
             if !(self.eq)(&back, v) {
-                return Err(fail("stream", Some(i), format!("read {back:?} in sequence, wrote {v:?}")));
+                return Err(fail(
+                    "stream",
+                    Some(i),
+                    format!("read {back:?} in sequence, wrote {v:?}"),
+                ));
             }
         }
         if !input.is_empty() {
-            return Err(fail("stream", None, format!("{} bytes left after all values", input.remaining())));
+            return Err(fail(
+                "stream",
+                None,
+                format!("{} bytes left after all values", input.remaining()),
+            ));
         }
         // Skip each value and land on the next.
         let mut input = DataInputView::new(&buf);
-        for i in 0..self.values.len() {
-            if input.position() != offsets[i] {
-                return Err(fail("skip", Some(i), format!("at byte {}, value starts at {}", input.position(), offsets[i])));
+        for (i, &offset) in offsets.iter().enumerate().take(self.values.len()) {
+            if input.position() != offset {
+                return Err(fail(
+                    "skip",
+                    Some(i),
+                    format!("at byte {}, value starts at {offset}", input.position()),
+                ));
             }
-            guard("skip", Some(i), || s.skip(&mut input))?.map_err(|e| fail("skip", Some(i), e.to_string()))?;
+            guard("skip", Some(i), || s.skip(&mut input))?
+                .map_err(|e| fail("skip", Some(i), e.to_string()))?;
         }
         if !input.is_empty() {
-            return Err(fail("skip", None, "skipping every value did not reach the end"));
+            return Err(fail(
+                "skip",
+                None,
+                "skipping every value did not reach the end",
+            ));
         }
         // Copy every value's bytes in sequence.
         let mut input = DataInputView::new(&buf);
         let mut copied = DataOutputView::new();
         for i in 0..self.values.len() {
-            guard("copy serialized", Some(i), || s.copy_serialized(&mut input, &mut copied))?
-                .map_err(|e| fail("copy serialized", Some(i), e.to_string()))?;
+            guard("copy serialized", Some(i), || {
+                s.copy_serialized(&mut input, &mut copied)
+            })?
+            .map_err(|e| fail("copy serialized", Some(i), e.to_string()))?;
         }
         if copied.as_slice() != buf.as_slice() {
-            return Err(fail("copy serialized", None, "copying values in sequence changed the bytes"));
+            return Err(fail(
+                "copy serialized",
+                None,
+                "copying values in sequence changed the bytes",
+            ));
         }
         debug_assert_eq!(encoded.iter().map(Vec::len).sum::<usize>(), buf.len());
         Ok(())
@@ -302,44 +391,84 @@ where
     fn check_snapshot(&self, encoded: &[Vec<u8>]) -> Check {
         let s = &self.serializer;
         let snapshot = guard("snapshot", None, || s.snapshot())?;
-        let bytes = snapshot.to_bytes();
-        let back = SerializerSnapshot::from_bytes(&bytes).map_err(|e| fail("snapshot", None, e.to_string()))?;
+        let bytes = snapshot
+            .to_bytes()
+            .map_err(|e| fail("snapshot", None, format!("cannot write {snapshot:?}: {e}")))?;
+        let back = SerializerSnapshot::from_bytes(&bytes)
+            .map_err(|e| fail("snapshot", None, e.to_string()))?;
         if back != snapshot {
-            return Err(fail("snapshot", None, format!("{back:?} read back from {snapshot:?}")));
+            return Err(fail(
+                "snapshot",
+                None,
+                format!("{back:?} read back from {snapshot:?}"),
+            ));
         }
         let verdict = guard("snapshot", None, || s.resolve(&back, &self.registry))?;
         if verdict.verdict() != Verdict::AsIs {
-            return Err(fail("snapshot", None, format!("resolving against its own snapshot gave {verdict:?}")));
+            return Err(fail(
+                "snapshot",
+                None,
+                format!("resolving against its own snapshot gave {verdict:?}"),
+            ));
         }
-        let restored = self
-            .registry
-            .restore(&back)
-            .map_err(|e| fail("restored serializer", None, format!("cannot restore {}: {e}", back.kind())))?;
+        let restored = self.registry.restore(&back).map_err(|e| {
+            fail(
+                "restored serializer",
+                None,
+                format!("cannot restore {}: {e}", back.kind()),
+            )
+        })?;
         if restored.fixed_length() != s.fixed_length() {
             return Err(fail(
                 "restored serializer",
                 None,
-                format!("fixed length {:?}, serializer says {:?}", restored.fixed_length(), s.fixed_length()),
+                format!(
+                    "fixed length {:?}, serializer says {:?}",
+                    restored.fixed_length(),
+                    s.fixed_length()
+                ),
             ));
         }
         for (i, bytes) in encoded.iter().enumerate() {
             let mut input = DataInputView::new(bytes);
-            let value = guard("restored serializer", Some(i), || restored.deserialize(&mut input))?
-                .map_err(|e| fail("restored serializer", Some(i), format!("cannot read {bytes:02x?}: {e}")))?;
+            let value = guard("restored serializer", Some(i), || {
+                restored.deserialize(&mut input)
+            })?
+            .map_err(|e| {
+                fail(
+                    "restored serializer",
+                    Some(i),
+                    format!("cannot read {bytes:02x?}: {e}"),
+                )
+            })?;
             if !input.is_empty() {
                 return Err(fail("restored serializer", Some(i), "left trailing bytes"));
             }
             let mut out = DataOutputView::new();
-            restored
-                .serialize(&value, &mut out)
-                .map_err(|e| fail("restored serializer", Some(i), format!("cannot write {value:?}: {e}")))?;
+            restored.serialize(&value, &mut out).map_err(|e| {
+                fail(
+                    "restored serializer",
+                    Some(i),
+                    format!("cannot write {value:?}: {e}"),
+                )
+            })?;
             if out.as_slice() != bytes.as_slice() {
-                return Err(fail("restored serializer", Some(i), format!("rewrote {:02x?} as {:02x?}", bytes, out.as_slice())));
+                return Err(fail(
+                    "restored serializer",
+                    Some(i),
+                    format!("rewrote {:02x?} as {:02x?}", bytes, out.as_slice()),
+                ));
             }
             let mut input = DataInputView::new(bytes);
-            restored.skip(&mut input).map_err(|e| fail("restored serializer", Some(i), e.to_string()))?;
+            restored
+                .skip(&mut input)
+                .map_err(|e| fail("restored serializer", Some(i), e.to_string()))?;
             if !input.is_empty() {
-                return Err(fail("restored serializer", Some(i), "skip did not reach the end"));
+                return Err(fail(
+                    "restored serializer",
+                    Some(i),
+                    "skip did not reach the end",
+                ));
             }
         }
         Ok(())
@@ -354,15 +483,24 @@ where
                         for _ in 0..4 {
                             for (i, (v, bytes)) in self.values.iter().zip(encoded).enumerate() {
                                 let mut out = DataOutputView::new();
-                                s.serialize(v, &mut out).map_err(|e| fail("threads", Some(i), e.to_string()))?;
+                                s.serialize(v, &mut out)
+                                    .map_err(|e| fail("threads", Some(i), e.to_string()))?;
                                 if out.as_slice() != bytes.as_slice() {
-                                    return Err(fail("threads", Some(i), "a clone on another thread wrote other bytes"));
+                                    return Err(fail(
+                                        "threads",
+                                        Some(i),
+                                        "a clone on another thread wrote other bytes",
+                                    ));
                                 }
                                 let back = s
                                     .deserialize(&mut DataInputView::new(bytes))
                                     .map_err(|e| fail("threads", Some(i), e.to_string()))?;
                                 if !(self.eq)(&back, v) {
-                                    return Err(fail("threads", Some(i), "a clone on another thread read another value"));
+                                    return Err(fail(
+                                        "threads",
+                                        Some(i),
+                                        "a clone on another thread read another value",
+                                    ));
                                 }
                             }
                         }
@@ -372,7 +510,10 @@ where
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(fail("threads", None, "a thread panicked"))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(fail("threads", None, "a thread panicked")))
+                })
                 .collect()
         });
         results.into_iter().collect()
@@ -382,11 +523,19 @@ where
         for (i, a) in self.values.iter().enumerate() {
             let copy_bytes = self.serialize("key bytes", i, &self.serializer.copy(a))?;
             if copy_bytes != encoded[i] {
-                return Err(fail("key bytes", Some(i), "a copy of the value gave other bytes"));
+                return Err(fail(
+                    "key bytes",
+                    Some(i),
+                    "a copy of the value gave other bytes",
+                ));
             }
             for (j, b) in self.values.iter().enumerate().skip(i + 1) {
                 if (self.eq)(a, b) && encoded[i] != encoded[j] {
-                    return Err(fail("key bytes", Some(i), format!("equal to value #{j} but its bytes differ")));
+                    return Err(fail(
+                        "key bytes",
+                        Some(i),
+                        format!("equal to value #{j} but its bytes differ"),
+                    ));
                 }
             }
         }
@@ -408,34 +557,65 @@ where
             .collect::<std::result::Result<_, _>>()?;
         if let Some(len) = cmp.normalized_key_len() {
             if let Some((i, k)) = keys.iter().enumerate().find(|(_, k)| k.len() != len) {
-                return Err(fail("normalized key", Some(i), format!("declared {len} bytes, wrote {}", k.len())));
+                return Err(fail(
+                    "normalized key",
+                    Some(i),
+                    format!("declared {len} bytes, wrote {}", k.len()),
+                ));
             }
         }
         for (i, a) in self.values.iter().enumerate() {
             if cmp.compare(a, a) != Ordering::Equal {
-                return Err(fail("comparator", Some(i), "a value does not compare equal to itself"));
+                return Err(fail(
+                    "comparator",
+                    Some(i),
+                    "a value does not compare equal to itself",
+                ));
             }
             for (j, b) in self.values.iter().enumerate() {
                 let expected = cmp.compare(a, b);
                 if let Some(order) = &self.order {
                     let want = order(a, b);
                     if want != expected {
-                        return Err(fail("comparator", Some(i), format!("compare with #{j} gave {expected:?}, the order says {want:?}")));
+                        return Err(fail(
+                            "comparator",
+                            Some(i),
+                            format!("compare with #{j} gave {expected:?}, the order says {want:?}"),
+                        ));
                     }
                 }
                 let serialized = guard("compare serialized", Some(i), || {
-                    cmp.compare_serialized(&mut DataInputView::new(&encoded[i]), &mut DataInputView::new(&encoded[j]))
+                    cmp.compare_serialized(
+                        &mut DataInputView::new(&encoded[i]),
+                        &mut DataInputView::new(&encoded[j]),
+                    )
                 })?
                 .map_err(|e| fail("compare serialized", Some(i), e.to_string()))?;
                 if serialized != expected {
-                    return Err(fail("compare serialized", Some(i), format!("with #{j} gave {serialized:?}, compare gave {expected:?}")));
+                    return Err(fail(
+                        "compare serialized",
+                        Some(i),
+                        format!("with #{j} gave {serialized:?}, compare gave {expected:?}"),
+                    ));
                 }
                 let by_key = keys[i].cmp(&keys[j]);
                 if by_key != expected {
-                    return Err(fail("normalized key", Some(i), format!("key order with #{j} is {by_key:?}, compare gave {expected:?}")));
+                    return Err(fail(
+                        "normalized key",
+                        Some(i),
+                        format!("key order with #{j} is {by_key:?}, compare gave {expected:?}"),
+                    ));
                 }
-                if i != j && keys[i].len() < keys[j].len() && keys[j].starts_with(&keys[i]) && expected != Ordering::Equal {
-                    return Err(fail("normalized key", Some(i), format!("key is a proper prefix of #{j}'s")));
+                if i != j
+                    && keys[i].len() < keys[j].len()
+                    && keys[j].starts_with(&keys[i])
+                    && expected != Ordering::Equal
+                {
+                    return Err(fail(
+                        "normalized key",
+                        Some(i),
+                        format!("key is a proper prefix of #{j}'s"),
+                    ));
                 }
                 for &len in &self.key_prefix_lengths {
                     let mut ka = vec![0u8; len];

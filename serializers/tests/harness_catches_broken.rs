@@ -59,7 +59,11 @@ impl TypeSerializer<u32> for Broken {
         }
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        input.skip_bytes(if self.fault == Fault::SkipTooFar { 5 } else { 4 })
+        input.skip_bytes(if self.fault == Fault::SkipTooFar {
+            5
+        } else {
+            4
+        })
     }
     fn fixed_length(&self) -> Option<usize> {
         match self.fault {
@@ -139,7 +143,11 @@ impl TypeComparator<u32> for LittleEndianKeys {
     fn compare(&self, a: &u32, b: &u32) -> std::cmp::Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<std::cmp::Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<std::cmp::Ordering> {
         Ok(a.read_u32()?.cmp(&b.read_u32()?))
     }
     fn write_normalized_key(&self, value: &u32, out: &mut Vec<u8>) {

@@ -6,8 +6,9 @@ use std::path::Path;
 use typeinfo::SerializerSnapshot;
 
 use crate::descriptor::{
-    AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor, MapKey, MapState, MapStateDescriptor,
-    ReducingState, ReducingStateDescriptor, StateKey, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
+    AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor, MapKey, MapState,
+    MapStateDescriptor, ReducingState, ReducingStateDescriptor, StateKey, StateNamespace,
+    StateValue, ValueState, ValueStateDescriptor,
 };
 use crate::error::Result;
 use crate::key_group::KeyGroupRange;
@@ -122,14 +123,20 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
     /// # Errors
     ///
     /// The name is registered with another kind or other types; serializer creation fails.
-    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>>;
+    fn value_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ValueStateDescriptor<V>,
+    ) -> Result<ValueState<N, V>>;
 
     /// Registers (or finds) a list state.
     ///
     /// # Errors
     ///
     /// As [`value_state`](Self::value_state).
-    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>>;
+    fn list_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ListStateDescriptor<V>,
+    ) -> Result<ListState<N, V>>;
 
     /// Registers (or finds) a map state.
     ///
@@ -163,10 +170,19 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
 
     /// The value of the current key in `namespace`.
     #[doc(hidden)]
-    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>>;
+    fn value_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Option<V>>;
     /// Sets the value of the current key in `namespace`.
     #[doc(hidden)]
-    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()>;
+    fn value_put<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()>;
     /// Updates the value of the current key in `namespace` in one access: `update` gets the
     /// value to change in place and returns `None`, or gets `None` (no value) and returns
     /// the value to store. The default reads and writes; the heap backend changes the live
@@ -185,25 +201,59 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V>;
     /// The list of the current key in `namespace`.
     #[doc(hidden)]
-    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>>;
+    fn list_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<V>>;
     /// Appends to the list of the current key in `namespace`.
     #[doc(hidden)]
-    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()>;
+    fn list_add<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()>;
     /// Replaces the list of the current key in `namespace`.
     #[doc(hidden)]
-    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()>;
+    fn list_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()>;
     /// The value of a user key.
     #[doc(hidden)]
-    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>>;
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<Option<UV>>;
     /// Sets the value of a user key.
     #[doc(hidden)]
-    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()>;
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: UK,
+        value: UV,
+    ) -> Result<()>;
     /// Removes a user key.
     #[doc(hidden)]
-    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()>;
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<()>;
     /// Every entry in the user key's order.
     #[doc(hidden)]
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>>;
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<(UK, UV)>>;
 
     /// Removes the state of the current key in `namespace`.
     ///
@@ -242,7 +292,12 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
 }
 
 /// [`KeyedStateBackend::value_update`] as a read, a change and a write.
-pub(crate) fn update_by_get_and_put<K: StateKey, B: KeyedStateBackend<K> + ?Sized, N: StateNamespace, V: StateValue>(
+pub(crate) fn update_by_get_and_put<
+    K: StateKey,
+    B: KeyedStateBackend<K> + ?Sized,
+    N: StateNamespace,
+    V: StateValue,
+>(
     backend: &mut B,
     state: StateId,
     namespace: &N,

@@ -3,7 +3,10 @@
 
 use std::any::Any;
 
-use typeinfo::{Comparable, DataInputView, DataOutputView, SerializerConfig, SnapshotRegistry, TypeInfo, TypeSerializer};
+use typeinfo::{
+    Comparable, DataInputView, DataOutputView, SerializerConfig, SnapshotRegistry, TypeInfo,
+    TypeSerializer,
+};
 
 use crate::backend::{StateKind, StateMeta};
 use crate::descriptor::{MapKey, StateNamespace, StateValue};
@@ -14,7 +17,11 @@ use crate::savepoint::{check_shape, part_transcoder, EntryTranscoder};
 pub(crate) trait ErasedCodec: Send + Sync {
     fn meta(&self) -> &StateMeta;
     /// How entries stored under `stored` become today's.
-    fn transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<EntryTranscoder>;
+    fn transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<EntryTranscoder>;
     /// Serializes a namespace given as `&dyn Any`; `None` when it has another type.
     fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>>;
     /// For map state, a function that skips the user key at the start of a stored value.
@@ -24,10 +31,17 @@ pub(crate) trait ErasedCodec: Send + Sync {
 }
 
 /// Skips one serialized user key.
-pub(crate) type UserKeySkip = Box<dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync>;
+pub(crate) type UserKeySkip =
+    Box<dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync>;
 
-fn write_ns<N: 'static, S: TypeSerializer<N>>(serializer: &S, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
-    namespace.downcast_ref::<N>().map(|ns| serializer.serialize(ns, out).map_err(Into::into))
+fn write_ns<N: 'static, S: TypeSerializer<N>>(
+    serializer: &S,
+    namespace: &dyn Any,
+    out: &mut DataOutputView,
+) -> Option<Result<()>> {
+    namespace
+        .downcast_ref::<N>()
+        .map(|ns| serializer.serialize(ns, out).map_err(Into::into))
 }
 
 /// Value-like states (value, reducing, aggregating) and lists: a namespace and one value
@@ -39,11 +53,26 @@ pub(crate) struct ValueCodec<N: TypeInfo, V: TypeInfo> {
 }
 
 impl<N: StateNamespace, V: StateValue> ValueCodec<N, V> {
-    pub(crate) fn new(name: &str, kind: StateKind, ttl: bool, config: &SerializerConfig) -> Result<Self> {
+    pub(crate) fn new(
+        name: &str,
+        kind: StateKind,
+        ttl: bool,
+        config: &SerializerConfig,
+    ) -> Result<Self> {
         let namespace = N::create_serializer(config)?;
         let value = V::create_serializer(config)?;
-        let meta = StateMeta { name: name.to_owned(), kind, ttl, namespace: namespace.snapshot(), values: vec![value.snapshot()] };
-        Ok(Self { namespace, value, meta })
+        let meta = StateMeta {
+            name: name.to_owned(),
+            kind,
+            ttl,
+            namespace: namespace.snapshot(),
+            values: vec![value.snapshot()],
+        };
+        Ok(Self {
+            namespace,
+            value,
+            meta,
+        })
     }
 }
 
@@ -51,13 +80,38 @@ impl<N: StateNamespace, V: StateValue> ErasedCodec for ValueCodec<N, V> {
     fn meta(&self) -> &StateMeta {
         &self.meta
     }
-    fn transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<EntryTranscoder> {
+    fn transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<EntryTranscoder> {
         check_shape(stored, &self.meta)?;
-        let (namespace, ns_migrates) = part_transcoder(&self.namespace, &stored.namespace, registry, &stored.name, "namespace")?;
-        let part = if self.meta.kind == StateKind::List { "element" } else { "value" };
-        let (value, v_migrates) = part_transcoder(&self.value, &stored.values[0], registry, &stored.name, part)?;
-        let migrated = [("namespace", ns_migrates), (part, v_migrates)].into_iter().filter(|(_, m)| *m).map(|(p, _)| p).collect();
-        Ok(EntryTranscoder { kind: self.meta.kind, ttl: self.meta.ttl, namespace, values: vec![value], migrated })
+        let (namespace, ns_migrates) = part_transcoder(
+            &self.namespace,
+            &stored.namespace,
+            registry,
+            &stored.name,
+            "namespace",
+        )?;
+        let part = if self.meta.kind == StateKind::List {
+            "element"
+        } else {
+            "value"
+        };
+        let (value, v_migrates) =
+            part_transcoder(&self.value, &stored.values[0], registry, &stored.name, part)?;
+        let migrated = [("namespace", ns_migrates), (part, v_migrates)]
+            .into_iter()
+            .filter(|(_, m)| *m)
+            .map(|(p, _)| p)
+            .collect();
+        Ok(EntryTranscoder {
+            kind: self.meta.kind,
+            ttl: self.meta.ttl,
+            namespace,
+            values: vec![value],
+            migrated,
+        })
     }
     fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
         write_ns::<N, _>(&self.namespace, namespace, out)
@@ -85,7 +139,13 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapCodec<N, UK, UV> {
             namespace: namespace.snapshot(),
             values: vec![user_key.snapshot(), user_value.snapshot()],
         };
-        Ok(Self { namespace, user_key, user_key_order: UK::comparator(), user_value, meta })
+        Ok(Self {
+            namespace,
+            user_key,
+            user_key_order: UK::comparator(),
+            user_value,
+            meta,
+        })
     }
 }
 
@@ -93,17 +153,49 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> ErasedCodec for MapCodec<N, 
     fn meta(&self) -> &StateMeta {
         &self.meta
     }
-    fn transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<EntryTranscoder> {
+    fn transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<EntryTranscoder> {
         check_shape(stored, &self.meta)?;
-        let (namespace, ns_m) = part_transcoder(&self.namespace, &stored.namespace, registry, &stored.name, "namespace")?;
-        let (uk, uk_m) = part_transcoder(&self.user_key, &stored.values[0], registry, &stored.name, "user key")?;
-        let (uv, uv_m) = part_transcoder(&self.user_value, &stored.values[1], registry, &stored.name, "user value")?;
-        let migrated = [("namespace", ns_m), ("user key", uk_m), ("user value", uv_m)]
-            .into_iter()
-            .filter(|(_, m)| *m)
-            .map(|(p, _)| p)
-            .collect();
-        Ok(EntryTranscoder { kind: StateKind::Map, ttl: self.meta.ttl, namespace, values: vec![uk, uv], migrated })
+        let (namespace, ns_m) = part_transcoder(
+            &self.namespace,
+            &stored.namespace,
+            registry,
+            &stored.name,
+            "namespace",
+        )?;
+        let (uk, uk_m) = part_transcoder(
+            &self.user_key,
+            &stored.values[0],
+            registry,
+            &stored.name,
+            "user key",
+        )?;
+        let (uv, uv_m) = part_transcoder(
+            &self.user_value,
+            &stored.values[1],
+            registry,
+            &stored.name,
+            "user value",
+        )?;
+        let migrated = [
+            ("namespace", ns_m),
+            ("user key", uk_m),
+            ("user value", uv_m),
+        ]
+        .into_iter()
+        .filter(|(_, m)| *m)
+        .map(|(p, _)| p)
+        .collect();
+        Ok(EntryTranscoder {
+            kind: StateKind::Map,
+            ttl: self.meta.ttl,
+            namespace,
+            values: vec![uk, uv],
+            migrated,
+        })
     }
     fn write_namespace(&self, namespace: &dyn Any, out: &mut DataOutputView) -> Option<Result<()>> {
         write_ns::<N, _>(&self.namespace, namespace, out)

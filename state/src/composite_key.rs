@@ -49,7 +49,12 @@ pub struct CompositeKeyBuilder {
 impl CompositeKeyBuilder {
     /// A builder for a job of `max_parallelism`.
     pub fn new(max_parallelism: u32) -> Self {
-        Self { buf: DataOutputView::with_capacity(64), prefix_len: key_group_prefix_len(max_parallelism), key_end: 0, namespace_end: 0 }
+        Self {
+            buf: DataOutputView::with_capacity(64),
+            prefix_len: key_group_prefix_len(max_parallelism),
+            key_end: 0,
+            namespace_end: 0,
+        }
     }
 
     #[inline]
@@ -68,7 +73,12 @@ impl CompositeKeyBuilder {
     ///
     /// The serializer's error.
     #[inline]
-    pub fn set_key<K, S: TypeSerializer<K> + ?Sized>(&mut self, key_group: u16, key: &K, serializer: &S) -> Result<()> {
+    pub fn set_key<K, S: TypeSerializer<K> + ?Sized>(
+        &mut self,
+        key_group: u16,
+        key: &K,
+        serializer: &S,
+    ) -> Result<()> {
         self.write_prefix(key_group);
         serializer.serialize(key, &mut self.buf)?;
         self.key_end = self.buf.len();
@@ -91,7 +101,11 @@ impl CompositeKeyBuilder {
     ///
     /// The serializer's error.
     #[inline]
-    pub fn set_namespace<N, S: TypeSerializer<N> + ?Sized>(&mut self, namespace: &N, serializer: &S) -> Result<&[u8]> {
+    pub fn set_namespace<N, S: TypeSerializer<N> + ?Sized>(
+        &mut self,
+        namespace: &N,
+        serializer: &S,
+    ) -> Result<&[u8]> {
         self.buf.truncate(self.key_end);
         serializer.serialize(namespace, &mut self.buf)?;
         self.namespace_end = self.buf.len();

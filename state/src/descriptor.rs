@@ -43,7 +43,11 @@ pub struct ValueStateDescriptor<V> {
 impl<V> ValueStateDescriptor<V> {
     /// A value state named `name`, without default.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), default: None, ttl: None }
+        Self {
+            name: name.into(),
+            default: None,
+            ttl: None,
+        }
     }
 
     /// The value returned when none is stored.
@@ -70,7 +74,11 @@ pub struct ListStateDescriptor<V> {
 impl<V> ListStateDescriptor<V> {
     /// A list state named `name`.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), ttl: None, _value: PhantomData }
+        Self {
+            name: name.into(),
+            ttl: None,
+            _value: PhantomData,
+        }
     }
 
     /// Gives each element a time to live.
@@ -91,7 +99,11 @@ pub struct MapStateDescriptor<UK, UV> {
 impl<UK, UV> MapStateDescriptor<UK, UV> {
     /// A map state named `name`.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), ttl: None, _types: PhantomData }
+        Self {
+            name: name.into(),
+            ttl: None,
+            _types: PhantomData,
+        }
     }
 
     /// Gives each entry a time to live.
@@ -114,8 +126,15 @@ pub struct ReducingStateDescriptor<V> {
 
 impl<V> ReducingStateDescriptor<V> {
     /// A reducing state named `name`.
-    pub fn new(name: impl Into<String>, reduce: impl Fn(&V, &V) -> V + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), reduce: Arc::new(reduce), ttl: None }
+    pub fn new(
+        name: impl Into<String>,
+        reduce: impl Fn(&V, &V) -> V + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            reduce: Arc::new(reduce),
+            ttl: None,
+        }
     }
 
     /// Gives the state a time to live.
@@ -146,14 +165,25 @@ pub struct AggregatingStateDescriptor<In, Acc, Out> {
 
 impl<In, Acc, Out> Clone for AggregatingStateDescriptor<In, Acc, Out> {
     fn clone(&self) -> Self {
-        Self { name: self.name.clone(), function: Arc::clone(&self.function), ttl: self.ttl.clone() }
+        Self {
+            name: self.name.clone(),
+            function: Arc::clone(&self.function),
+            ttl: self.ttl.clone(),
+        }
     }
 }
 
 impl<In, Acc, Out> AggregatingStateDescriptor<In, Acc, Out> {
     /// An aggregating state named `name`.
-    pub fn new(name: impl Into<String>, function: impl AggregateFunction<In, Acc, Out> + 'static) -> Self {
-        Self { name: name.into(), function: Arc::new(function), ttl: None }
+    pub fn new(
+        name: impl Into<String>,
+        function: impl AggregateFunction<In, Acc, Out> + 'static,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            function: Arc::new(function),
+            ttl: None,
+        }
     }
 
     /// Gives the accumulator a time to live.
@@ -228,11 +258,19 @@ macro_rules! handle_common {
     )*};
 }
 handle_common!(
-    ValueState<N, V> { default },
-    ListState<N, V> {},
-    MapState<N, UK, UV> {},
-    ReducingState<N, V> { reduce },
-    AggregatingState<N, In, Acc, Out> { function }
+    ValueState < N,
+    V > { default },
+    ListState < N,
+    V > {},
+    MapState < N,
+    UK,
+    UV > {},
+    ReducingState < N,
+    V > { reduce },
+    AggregatingState < N,
+    In,
+    Acc,
+    Out > { function }
 );
 
 impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
@@ -241,7 +279,11 @@ impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn value<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Option<V>> {
+    pub fn value<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Option<V>> {
         match backend.value_get::<N, V>(self.id, namespace)? {
             Some(v) => Ok(Some(v)),
             None => Ok(match &self.default {
@@ -256,7 +298,12 @@ impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn update<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, value: V) -> Result<()> {
+    pub fn update<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         backend.value_put(self.id, namespace, value)
     }
 
@@ -265,7 +312,11 @@ impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<()> {
+    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<()> {
         backend.clear(self.id, namespace)
     }
 }
@@ -276,7 +327,11 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Vec<V>> {
+    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Vec<V>> {
         backend.list_get(self.id, namespace)
     }
 
@@ -285,7 +340,12 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, value: V) -> Result<()> {
+    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         backend.list_add(self.id, namespace, value)
     }
 
@@ -294,7 +354,12 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn update<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, values: Vec<V>) -> Result<()> {
+    pub fn update<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
         backend.list_update(self.id, namespace, values)
     }
 
@@ -303,7 +368,11 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<()> {
+    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<()> {
         backend.clear(self.id, namespace)
     }
 
@@ -312,7 +381,12 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, target: &N, sources: &[N]) -> Result<()> {
+    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        target: &N,
+        sources: &[N],
+    ) -> Result<()> {
         let mut merged = Vec::new();
         for source in sources.iter().filter(|s| *s != target) {
             merged.extend(backend.list_get::<N, V>(self.id, source)?);
@@ -333,7 +407,12 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, key: &UK) -> Result<Option<UV>> {
+    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<Option<UV>> {
         backend.map_get(self.id, namespace, key)
     }
 
@@ -342,7 +421,13 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn put<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, key: UK, value: UV) -> Result<()> {
+    pub fn put<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        key: UK,
+        value: UV,
+    ) -> Result<()> {
         backend.map_put(self.id, namespace, key, value)
     }
 
@@ -351,7 +436,12 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn remove<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, key: &UK) -> Result<()> {
+    pub fn remove<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<()> {
         backend.map_remove::<N, UK, UV>(self.id, namespace, key)
     }
 
@@ -360,7 +450,12 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn contains<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, key: &UK) -> Result<bool> {
+    pub fn contains<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<bool> {
         Ok(self.get(backend, namespace, key)?.is_some())
     }
 
@@ -369,7 +464,11 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn entries<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Vec<(UK, UV)>> {
+    pub fn entries<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Vec<(UK, UV)>> {
         backend.map_entries(self.id, namespace)
     }
 
@@ -378,7 +477,11 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn is_empty<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<bool> {
+    pub fn is_empty<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<bool> {
         Ok(self.entries(backend, namespace)?.is_empty())
     }
 
@@ -387,7 +490,11 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<()> {
+    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<()> {
         backend.clear(self.id, namespace)
     }
 }
@@ -398,7 +505,11 @@ impl<N: StateNamespace, V: StateValue> ReducingState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Option<V>> {
+    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Option<V>> {
         backend.value_get(self.id, namespace)
     }
 
@@ -407,7 +518,12 @@ impl<N: StateNamespace, V: StateValue> ReducingState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, value: V) -> Result<()> {
+    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         let next = match backend.value_get::<N, V>(self.id, namespace)? {
             Some(current) => (self.reduce)(&current, &value),
             None => value,
@@ -420,7 +536,11 @@ impl<N: StateNamespace, V: StateValue> ReducingState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<()> {
+    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<()> {
         backend.clear(self.id, namespace)
     }
 
@@ -429,7 +549,12 @@ impl<N: StateNamespace, V: StateValue> ReducingState<N, V> {
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, target: &N, sources: &[N]) -> Result<()> {
+    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        target: &N,
+        sources: &[N],
+    ) -> Result<()> {
         let mut merged = backend.value_get::<N, V>(self.id, target)?;
         for source in sources.iter().filter(|s| *s != target) {
             if let Some(v) = backend.value_get::<N, V>(self.id, source)? {
@@ -453,8 +578,14 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Option<Out>> {
-        Ok(backend.value_get::<N, Acc>(self.id, namespace)?.map(|acc| self.function.get_result(&acc)))
+    pub fn get<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Option<Out>> {
+        Ok(backend
+            .value_get::<N, Acc>(self.id, namespace)?
+            .map(|acc| self.function.get_result(&acc)))
     }
 
     /// The accumulator itself.
@@ -462,7 +593,11 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn accumulator<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<Option<Acc>> {
+    pub fn accumulator<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Option<Acc>> {
         backend.value_get::<N, Acc>(self.id, namespace)
     }
 
@@ -471,7 +606,12 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N, value: &In) -> Result<()> {
+    pub fn add<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: &In,
+    ) -> Result<()> {
         backend.value_update::<N, Acc>(self.id, namespace, &mut |acc| match acc {
             Some(acc) => {
                 self.function.add(value, acc);
@@ -490,7 +630,11 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     /// # Errors
     ///
     /// No current key; a backend error.
-    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, namespace: &N) -> Result<()> {
+    pub fn clear<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<()> {
         backend.clear(self.id, namespace)
     }
 
@@ -499,7 +643,12 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
     /// # Errors
     ///
     /// No current key; a backend or serialization error.
-    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(&self, backend: &mut B, target: &N, sources: &[N]) -> Result<()> {
+    pub fn merge_namespaces<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        target: &N,
+        sources: &[N],
+    ) -> Result<()> {
         let mut merged = backend.value_get::<N, Acc>(self.id, target)?;
         for source in sources.iter().filter(|s| *s != target) {
             if let Some(acc) = backend.value_get::<N, Acc>(self.id, source)? {

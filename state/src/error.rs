@@ -62,14 +62,32 @@ impl fmt::Display for Error {
             Error::Serialization(e) => write!(f, "serialization failed: {e}"),
             Error::Io { path, source } => write!(f, "i/o error on `{}`: {source}", path.display()),
             Error::RocksDb(e) => write!(f, "rocksdb: {e}"),
-            Error::CorruptSavepoint { path, detail } => write!(f, "corrupt savepoint `{}`: {detail}", path.display()),
-            Error::IncompatibleState { state, part, incompatibility } => {
-                write!(f, "state `{state}` cannot be restored: {part} {incompatibility}: incompatible")
+            Error::CorruptSavepoint { path, detail } => {
+                write!(f, "corrupt savepoint `{}`: {detail}", path.display())
             }
-            Error::StateMismatch { state, detail } => write!(f, "state `{state}` registered again with {detail}"),
+            Error::IncompatibleState {
+                state,
+                part,
+                incompatibility,
+            } => {
+                write!(
+                    f,
+                    "state `{state}` cannot be restored: {part} {incompatibility}: incompatible"
+                )
+            }
+            Error::StateMismatch { state, detail } => {
+                write!(f, "state `{state}` registered again with {detail}")
+            }
             Error::NoCurrentKey => f.write_str("no current key is set"),
-            Error::KeyGroupOutOfRange { key_group, start, end } => {
-                write!(f, "key group {key_group} is outside this backend's range {start}..={end}")
+            Error::KeyGroupOutOfRange {
+                key_group,
+                start,
+                end,
+            } => {
+                write!(
+                    f,
+                    "key group {key_group} is outside this backend's range {start}..={end}"
+                )
             }
             Error::InvalidConfig(msg) => write!(f, "invalid configuration: {msg}"),
         }
@@ -81,7 +99,9 @@ impl std::error::Error for Error {
         match self {
             Error::Serialization(e) => Some(e),
             Error::Io { source, .. } => Some(source),
-            Error::IncompatibleState { incompatibility, .. } => Some(incompatibility),
+            Error::IncompatibleState {
+                incompatibility, ..
+            } => Some(incompatibility),
             _ => None,
         }
     }
@@ -96,7 +116,10 @@ impl From<typeinfo::Error> for Error {
 impl Error {
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 

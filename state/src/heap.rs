@@ -6,7 +6,9 @@ use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
-use typeinfo::{DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer};
+use typeinfo::{
+    DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer,
+};
 
 use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
@@ -14,7 +16,10 @@ use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::key_group::KeyGroupRange;
 use crate::options::BackendOptions;
-use crate::savepoint::{restore_into, part_transcoder, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
+use crate::savepoint::{
+    part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
+    RestoreTarget, SnapshotHeader, SnapshotWriter,
+};
 use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
 
 /// The hasher of the per-key-group maps: foldhash (hashbrown's default), seeded per process.
@@ -47,7 +52,8 @@ pub(crate) fn on_read(ttl: &Option<StateTtlConfig>, ts: &mut i64, now: i64) -> V
 
 #[inline]
 fn expired_for_snapshot(ttl: &Option<StateTtlConfig>, ts: i64, now: i64) -> bool {
-    ttl.as_ref().is_some_and(|t| t.cleans_up_in_full_snapshot() && t.is_expired(ts, now))
+    ttl.as_ref()
+        .is_some_and(|t| t.cleans_up_in_full_snapshot() && t.is_expired(ts, now))
 }
 
 /// One registered state on the heap, without its value types.
@@ -58,7 +64,13 @@ trait HeapState<K: StateKey>: Send {
     fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool;
     /// The keys with state in `namespace`; `false` when the namespace has another type.
     fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool;
-    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64>;
+    fn write_key_group(
+        &self,
+        group: usize,
+        key: &K::Serializer,
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64>;
     fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()>;
     fn clear_all(&mut self);
     fn cleanup_incrementally(&mut self, group: usize, now: i64);
@@ -73,7 +85,12 @@ struct Table<K, N, S, C> {
 
 impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
     fn new(groups: usize, codec: C, ttl: Option<StateTtlConfig>) -> Self {
-        Self { groups: (0..groups).map(|_| HashMap::default()).collect(), codec, ttl, cursor: 0 }
+        Self {
+            groups: (0..groups).map(|_| HashMap::default()).collect(),
+            codec,
+            ttl,
+            cursor: 0,
+        }
     }
 
     #[inline]
@@ -132,8 +149,15 @@ impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
 
 /// The value of `key` in `namespace`, borrowing only the groups (so the codec stays usable).
 #[inline]
-fn slot_in<'a, K: StateKey, N: StateNamespace, S>(groups: &'a mut Groups<K, N, S>, group: usize, key: &K, namespace: &N) -> Option<&'a mut S> {
-    groups[group].get_mut(key).and_then(|m| m.get_mut(namespace))
+fn slot_in<'a, K: StateKey, N: StateNamespace, S>(
+    groups: &'a mut Groups<K, N, S>,
+    group: usize,
+    key: &K,
+    namespace: &N,
+) -> Option<&'a mut S> {
+    groups[group]
+        .get_mut(key)
+        .and_then(|m| m.get_mut(namespace))
 }
 
 /// The methods every heap table implements the same way.
@@ -146,11 +170,19 @@ macro_rules! shared_heap_state_methods {
             self
         }
         fn clear(&mut self, group: usize, key: &K, namespace: &dyn Any) -> bool {
-            downcast_ns::<N>(namespace).map(|ns| self.remove(group, key, ns)).is_some()
+            downcast_ns::<N>(namespace)
+                .map(|ns| self.remove(group, key, ns))
+                .is_some()
         }
         fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
             downcast_ns::<N>(namespace)
-                .map(|ns| out.extend(self.groups.iter().flat_map(|g| g.iter().filter(|(_, m)| m.contains_key(ns)).map(|(k, _)| k.clone()))))
+                .map(|ns| {
+                    out.extend(self.groups.iter().flat_map(|g| {
+                        g.iter()
+                            .filter(|(_, m)| m.contains_key(ns))
+                            .map(|(k, _)| k.clone())
+                    }))
+                })
                 .is_some()
         }
         fn clear_all(&mut self) {
@@ -173,7 +205,13 @@ type MapTable<K, N, UK, UV> = Table<K, N, BTreeMap<UK, (UV, i64)>, MapCodec<N, U
 
 impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<K, N, V> {
     shared_heap_state_methods!();
-    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+    fn write_key_group(
+        &self,
+        group: usize,
+        key: &K::Serializer,
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64> {
         let mut count = 0;
         for (k, by_ns) in &self.groups[group] {
             for (ns, (v, ts)) in by_ns {
@@ -201,13 +239,21 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
     }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
-        self.sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| ttl.is_expired(*ts, now));
+        self.sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| {
+            ttl.is_expired(*ts, now)
+        });
     }
 }
 
 impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K, N, V> {
     shared_heap_state_methods!();
-    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+    fn write_key_group(
+        &self,
+        group: usize,
+        key: &K::Serializer,
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64> {
         let mut count = 0;
         let mut elements = DataOutputView::new();
         for (k, by_ns) in &self.groups[group] {
@@ -257,9 +303,17 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
     }
 }
 
-impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K> for MapTable<K, N, UK, UV> {
+impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
+    for MapTable<K, N, UK, UV>
+{
     shared_heap_state_methods!();
-    fn write_key_group(&self, group: usize, key: &K::Serializer, out: &mut DataOutputView, now: i64) -> Result<u64> {
+    fn write_key_group(
+        &self,
+        group: usize,
+        key: &K::Serializer,
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64> {
         let mut count = 0;
         for (k, by_ns) in &self.groups[group] {
             for (ns, map) in by_ns {
@@ -356,7 +410,14 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
     /// The key serializer cannot be created (a disabled generic type).
     pub fn new(options: BackendOptions) -> Result<Self> {
         let key_serializer = K::create_serializer(&options.serializer_config)?;
-        Ok(Self { options, key_serializer, key_buf: DataOutputView::with_capacity(64), current: None, states: Vec::new(), by_name: HashMap::new() })
+        Ok(Self {
+            options,
+            key_serializer,
+            key_buf: DataOutputView::with_capacity(64),
+            current: None,
+            states: Vec::new(),
+            by_name: HashMap::new(),
+        })
     }
 
     fn groups(&self) -> usize {
@@ -380,7 +441,10 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
             if !same_kind || existing.as_any_mut().downcast_mut::<S>().is_none() {
                 return Err(Error::StateMismatch {
                     state: name.to_owned(),
-                    detail: format!("kind {kind} or types other than its first registration ({})", existing.codec().meta().kind),
+                    detail: format!(
+                        "kind {kind} or types other than its first registration ({})",
+                        existing.codec().meta().kind
+                    ),
                 });
             }
             return Ok(StateId(index as u32));
@@ -396,7 +460,10 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
     #[inline]
     fn access<S: 'static>(&mut self, id: StateId) -> Result<(&Current<K>, &mut S, i64)> {
         let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
-        let state = self.states.get_mut(id.0 as usize).ok_or_else(|| unknown(id))?;
+        let state = self
+            .states
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| unknown(id))?;
         let now = if state.codec().meta().ttl {
             let now = self.options.clock.now_ms();
             state.cleanup_incrementally(current.group, now);
@@ -407,17 +474,26 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
         if state.as_any_mut().downcast_mut::<S>().is_none() {
             return Err(wrong_types(&state.codec().meta().name));
         }
-        let typed = state.as_any_mut().downcast_mut::<S>().ok_or_else(|| unknown(id))?;
+        let typed = state
+            .as_any_mut()
+            .downcast_mut::<S>()
+            .ok_or_else(|| unknown(id))?;
         Ok((current, typed, now))
     }
 }
 
 fn unknown(id: StateId) -> Error {
-    Error::StateMismatch { state: format!("#{}", id.0), detail: "an id this backend never gave out".to_owned() }
+    Error::StateMismatch {
+        state: format!("#{}", id.0),
+        detail: "an id this backend never gave out".to_owned(),
+    }
 }
 
 fn wrong_types(name: &str) -> Error {
-    Error::StateMismatch { state: name.to_owned(), detail: "types other than its registration".to_owned() }
+    Error::StateMismatch {
+        state: name.to_owned(),
+        detail: "types other than its registration".to_owned(),
+    }
 }
 
 fn stamp(ttl: &Option<StateTtlConfig>, now: i64) -> i64 {
@@ -449,53 +525,119 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
                 current.key_group = key_group;
                 current.group = group;
             }
-            None => self.current = Some(Current { key: key.clone(), key_group, group }),
+            None => {
+                self.current = Some(Current {
+                    key: key.clone(),
+                    key_group,
+                    group,
+                })
+            }
         }
         Ok(())
     }
 
     fn current_key(&self) -> Result<&K> {
-        self.current.as_ref().map(|c| &c.key).ok_or(Error::NoCurrentKey)
+        self.current
+            .as_ref()
+            .map(|c| &c.key)
+            .ok_or(Error::NoCurrentKey)
     }
 
     fn current_key_group(&self) -> Result<u16> {
-        self.current.as_ref().map(|c| c.key_group).ok_or(Error::NoCurrentKey)
+        self.current
+            .as_ref()
+            .map(|c| c.key_group)
+            .ok_or(Error::NoCurrentKey)
     }
 
-    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>> {
+    fn value_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ValueStateDescriptor<V>,
+    ) -> Result<ValueState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register::<ValueTable<K, N, V>>(&descriptor.name, StateKind::Value, |groups| {
-            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Value, ttl.is_some(), &config)?, ttl))
-        })?;
-        Ok(ValueState { id, default: descriptor.default.clone(), _types: PhantomData })
+        let id =
+            self.register::<ValueTable<K, N, V>>(&descriptor.name, StateKind::Value, |groups| {
+                Ok(Table::new(
+                    groups,
+                    ValueCodec::new(&descriptor.name, StateKind::Value, ttl.is_some(), &config)?,
+                    ttl,
+                ))
+            })?;
+        Ok(ValueState {
+            id,
+            default: descriptor.default.clone(),
+            _types: PhantomData,
+        })
     }
 
-    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>> {
+    fn list_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ListStateDescriptor<V>,
+    ) -> Result<ListState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register::<ListTable<K, N, V>>(&descriptor.name, StateKind::List, |groups| {
-            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::List, ttl.is_some(), &config)?, ttl))
-        })?;
-        Ok(ListState { id, _types: PhantomData })
+        let id =
+            self.register::<ListTable<K, N, V>>(&descriptor.name, StateKind::List, |groups| {
+                Ok(Table::new(
+                    groups,
+                    ValueCodec::new(&descriptor.name, StateKind::List, ttl.is_some(), &config)?,
+                    ttl,
+                ))
+            })?;
+        Ok(ListState {
+            id,
+            _types: PhantomData,
+        })
     }
 
-    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, descriptor: &MapStateDescriptor<UK, UV>) -> Result<MapState<N, UK, UV>> {
+    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        descriptor: &MapStateDescriptor<UK, UV>,
+    ) -> Result<MapState<N, UK, UV>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register::<MapTable<K, N, UK, UV>>(&descriptor.name, StateKind::Map, |groups| {
-            Ok(Table::new(groups, MapCodec::new(&descriptor.name, ttl.is_some(), &config)?, ttl))
-        })?;
-        Ok(MapState { id, _types: PhantomData })
+        let id =
+            self.register::<MapTable<K, N, UK, UV>>(&descriptor.name, StateKind::Map, |groups| {
+                Ok(Table::new(
+                    groups,
+                    MapCodec::new(&descriptor.name, ttl.is_some(), &config)?,
+                    ttl,
+                ))
+            })?;
+        Ok(MapState {
+            id,
+            _types: PhantomData,
+        })
     }
 
-    fn reducing_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ReducingStateDescriptor<V>) -> Result<ReducingState<N, V>> {
+    fn reducing_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ReducingStateDescriptor<V>,
+    ) -> Result<ReducingState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register::<ValueTable<K, N, V>>(&descriptor.name, StateKind::Reducing, |groups| {
-            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Reducing, ttl.is_some(), &config)?, ttl))
-        })?;
-        Ok(ReducingState { id, reduce: Arc::clone(&descriptor.reduce), _types: PhantomData })
+        let id = self.register::<ValueTable<K, N, V>>(
+            &descriptor.name,
+            StateKind::Reducing,
+            |groups| {
+                Ok(Table::new(
+                    groups,
+                    ValueCodec::new(
+                        &descriptor.name,
+                        StateKind::Reducing,
+                        ttl.is_some(),
+                        &config,
+                    )?,
+                    ttl,
+                ))
+            },
+        )?;
+        Ok(ReducingState {
+            id,
+            reduce: Arc::clone(&descriptor.reduce),
+            _types: PhantomData,
+        })
     }
 
     fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
@@ -504,17 +646,40 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<AggregatingState<N, In, Acc, Out>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register::<ValueTable<K, N, Acc>>(&descriptor.name, StateKind::Aggregating, |groups| {
-            Ok(Table::new(groups, ValueCodec::new(&descriptor.name, StateKind::Aggregating, ttl.is_some(), &config)?, ttl))
-        })?;
-        Ok(AggregatingState { id, function: Arc::clone(&descriptor.function), _types: PhantomData })
+        let id = self.register::<ValueTable<K, N, Acc>>(
+            &descriptor.name,
+            StateKind::Aggregating,
+            |groups| {
+                Ok(Table::new(
+                    groups,
+                    ValueCodec::new(
+                        &descriptor.name,
+                        StateKind::Aggregating,
+                        ttl.is_some(),
+                        &config,
+                    )?,
+                    ttl,
+                ))
+            },
+        )?;
+        Ok(AggregatingState {
+            id,
+            function: Arc::clone(&descriptor.function),
+            _types: PhantomData,
+        })
     }
 
     #[inline]
-    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>> {
+    fn value_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Option<V>> {
         let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
         let (group, ttl) = (current.group, table.ttl.clone());
-        let Some((value, ts)) = slot_in(&mut table.groups, group, &current.key, namespace) else { return Ok(None) };
+        let Some((value, ts)) = slot_in(&mut table.groups, group, &current.key, namespace) else {
+            return Ok(None);
+        };
         if on_read(&ttl, ts, now) == Visible::Expired {
             let key = current.key.clone();
             table.remove(group, &key, namespace);
@@ -524,7 +689,12 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     }
 
     #[inline]
-    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+    fn value_put<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
         match table.slot(current.group, &current.key, namespace) {
@@ -556,25 +726,41 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     }
 
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {
-        self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        self.states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         // The namespace type is not known here, so copy through the value's own serializer.
         Ok(V::create_serializer(&self.options.serializer_config)?.copy(value))
     }
 
-    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>> {
+    fn list_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<V>> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let (group, ttl) = (current.group, table.ttl.clone());
         let key = current.key.clone();
-        let Some(list) = slot_in(&mut table.groups, group, &key, namespace) else { return Ok(Vec::new()) };
+        let Some(list) = slot_in(&mut table.groups, group, &key, namespace) else {
+            return Ok(Vec::new());
+        };
         list.retain_mut(|(_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
-        let out = list.iter().map(|(v, _)| table.codec.value.copy(v)).collect::<Vec<_>>();
+        let out = list
+            .iter()
+            .map(|(v, _)| table.codec.value.copy(v))
+            .collect::<Vec<_>>();
         if out.is_empty() {
             table.remove(group, &key, namespace);
         }
         Ok(out)
     }
 
-    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+    fn list_add<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
         match table.slot(current.group, &current.key, namespace) {
@@ -584,7 +770,12 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(())
     }
 
-    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()> {
+    fn list_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
         if values.is_empty() {
@@ -592,15 +783,29 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             table.remove(current.group, &key, namespace);
             return Ok(());
         }
-        table.insert(current.group, &current.key, namespace, values.into_iter().map(|v| (v, ts)).collect());
+        table.insert(
+            current.group,
+            &current.key,
+            namespace,
+            values.into_iter().map(|v| (v, ts)).collect(),
+        );
         Ok(())
     }
 
-    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>> {
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<Option<UV>> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let ttl = table.ttl.clone();
-        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else { return Ok(None) };
-        let Some((value, ts)) = map.get_mut(key) else { return Ok(None) };
+        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else {
+            return Ok(None);
+        };
+        let Some((value, ts)) = map.get_mut(key) else {
+            return Ok(None);
+        };
         if on_read(&ttl, ts, now) == Visible::Expired {
             map.remove(key);
             return Ok(None);
@@ -608,19 +813,35 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(Some(table.codec.user_value.copy(value)))
     }
 
-    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()> {
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: UK,
+        value: UV,
+    ) -> Result<()> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let ts = stamp(&table.ttl, now);
         match table.slot(current.group, &current.key, namespace) {
             Some(map) => {
                 map.insert(key, (value, ts));
             }
-            None => table.insert(current.group, &current.key, namespace, BTreeMap::from([(key, (value, ts))])),
+            None => table.insert(
+                current.group,
+                &current.key,
+                namespace,
+                BTreeMap::from([(key, (value, ts))]),
+            ),
         }
         Ok(())
     }
 
-    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()> {
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<()> {
         let (current, table, _) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let (group, k) = (current.group, current.key.clone());
         if let Some(map) = table.slot(group, &k, namespace) {
@@ -632,17 +853,29 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(())
     }
 
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>> {
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<(UK, UV)>> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let ttl = table.ttl.clone();
-        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else { return Ok(Vec::new()) };
+        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else {
+            return Ok(Vec::new());
+        };
         map.retain(|_, (_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
-        Ok(map.iter().map(|(k, (v, _))| (table.codec.user_key.copy(k), table.codec.user_value.copy(v))).collect())
+        Ok(map
+            .iter()
+            .map(|(k, (v, _))| (table.codec.user_key.copy(k), table.codec.user_value.copy(v)))
+            .collect())
     }
 
     fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {
         let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
-        let s = self.states.get_mut(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let s = self
+            .states
+            .get_mut(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         if !s.clear(current.group, &current.key, namespace) {
             return Err(wrong_types(&s.codec().meta().name.clone()));
         }
@@ -650,7 +883,10 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     }
 
     fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<Vec<K>> {
-        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let s = self
+            .states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         let mut out = Vec::new();
         if !s.keys(namespace, &mut out) {
             return Err(wrong_types(&s.codec().meta().name));
@@ -659,7 +895,10 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     }
 
     fn states(&self) -> Vec<StateMeta> {
-        self.states.iter().map(|s| s.codec().meta().clone()).collect()
+        self.states
+            .iter()
+            .map(|s| s.codec().meta().clone())
+            .collect()
     }
 
     fn snapshot(&mut self, path: &Path) -> Result<KeyedSnapshot> {
@@ -670,11 +909,13 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             states: self.states(),
         };
         let now = self.now();
-        let mut writer = SnapshotWriter::new(&header);
+        let mut writer = SnapshotWriter::new(&header)?;
         for (group, key_group) in self.options.range.iter().enumerate() {
             writer.begin_key_group(key_group);
             for (index, state) in self.states.iter().enumerate() {
-                writer.state_entries(index, |out| state.write_key_group(group, &self.key_serializer, out, now))?;
+                writer.state_entries(index, |out| {
+                    state.write_key_group(group, &self.key_serializer, out, now)
+                })?;
             }
         }
         let names: Vec<String> = header.states.iter().map(|s| s.name.clone()).collect();
@@ -688,13 +929,27 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
 }
 
 impl<K: StateKey> RestoreTarget for HeapKeyedStateBackend<K> {
-    fn key_transcoder(&self, stored: &SerializerSnapshot, registry: &SnapshotRegistry) -> Result<(PartFn, bool)> {
+    fn key_transcoder(
+        &self,
+        stored: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Result<(PartFn, bool)> {
         part_transcoder(&self.key_serializer, stored, registry, "(key)", "key")
     }
 
-    fn state_transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<(usize, EntryTranscoder)> {
-        let index = *self.by_name.get(&stored.name).ok_or_else(|| not_registered(&stored.name))?;
-        Ok((index, self.states[index].codec().transcoder(stored, registry)?))
+    fn state_transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<(usize, EntryTranscoder)> {
+        let index = *self
+            .by_name
+            .get(&stored.name)
+            .ok_or_else(|| not_registered(&stored.name))?;
+        Ok((
+            index,
+            self.states[index].codec().transcoder(stored, registry)?,
+        ))
     }
 
     fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()> {
@@ -718,6 +973,6 @@ pub(crate) fn not_registered(name: &str) -> Error {
 
 // `TypeInfo` is used through the state traits' bounds.
 #[allow(unused_imports)]
-use TypeInfo as _;
-#[allow(unused_imports)]
 use Clock as _;
+#[allow(unused_imports)]
+use TypeInfo as _;

@@ -32,7 +32,9 @@ pub fn subtask_for_key_group(max_parallelism: u32, parallelism: u32, key_group: 
 /// Flink's default max parallelism: `min(max(round_up_pow2(p + p / 2), 128), 32768)`.
 pub fn default_max_parallelism(parallelism: u32) -> u32 {
     let p = parallelism.max(1);
-    (p + p / 2).next_power_of_two().clamp(128, UPPER_BOUND_MAX_PARALLELISM)
+    (p + p / 2)
+        .next_power_of_two()
+        .clamp(128, UPPER_BOUND_MAX_PARALLELISM)
 }
 
 /// An inclusive range of key groups.
@@ -50,14 +52,19 @@ impl KeyGroupRange {
     /// `start > end`.
     pub fn new(start: u16, end: u16) -> Result<Self> {
         if start > end {
-            return Err(Error::InvalidConfig(format!("empty key group range {start}..={end}")));
+            return Err(Error::InvalidConfig(format!(
+                "empty key group range {start}..={end}"
+            )));
         }
         Ok(Self { start, end })
     }
 
     /// Every key group of `max_parallelism`.
     pub fn all(max_parallelism: u32) -> Self {
-        Self { start: 0, end: (max_parallelism - 1) as u16 }
+        Self {
+            start: 0,
+            end: (max_parallelism - 1) as u16,
+        }
     }
 
     /// The key groups subtask `index` of `parallelism` owns:
@@ -69,12 +76,21 @@ impl KeyGroupRange {
     pub fn for_subtask(max_parallelism: u32, parallelism: u32, index: u32) -> Result<Self> {
         validate(max_parallelism, parallelism)?;
         if index >= parallelism {
-            return Err(Error::InvalidConfig(format!("subtask {index} of parallelism {parallelism}")));
+            return Err(Error::InvalidConfig(format!(
+                "subtask {index} of parallelism {parallelism}"
+            )));
         }
-        let (m, p, i) = (u64::from(max_parallelism), u64::from(parallelism), u64::from(index));
+        let (m, p, i) = (
+            u64::from(max_parallelism),
+            u64::from(parallelism),
+            u64::from(index),
+        );
         let start = (i * m).div_ceil(p);
         let end = ((i + 1) * m).div_ceil(p) - 1;
-        Ok(Self { start: start as u16, end: end as u16 })
+        Ok(Self {
+            start: start as u16,
+            end: end as u16,
+        })
     }
 
     /// The first key group.
@@ -150,7 +166,11 @@ mod tests {
                     let r = KeyGroupRange::for_subtask(max, p, i)?;
                     assert_eq!(u32::from(r.start()), next, "max {max} p {p} i {i}");
                     for kg in r.iter() {
-                        assert_eq!(subtask_for_key_group(max, p, kg), i, "kg {kg} of max {max} p {p}");
+                        assert_eq!(
+                            subtask_for_key_group(max, p, kg),
+                            i,
+                            "kg {kg} of max {max} p {p}"
+                        );
                     }
                     next = u32::from(r.end()) + 1;
                 }

@@ -29,8 +29,12 @@ pub use composite_key::{key_group_prefix_len, CompositeKeyBuilder};
 pub use descriptor::*;
 pub use error::{Error, Result};
 pub use heap::HeapKeyedStateBackend;
-pub use key_group::{default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange};
-pub use operator::{BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution};
+pub use key_group::{
+    default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange,
+};
+pub use operator::{
+    BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution,
+};
 pub use options::BackendOptions;
 pub use rocks::{Compression, RocksDbKeyedStateBackend, RocksDbOptions};
 pub use savepoint::{KeyedSnapshot, RestoreReport};

@@ -13,11 +13,17 @@ use std::fs;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use typeinfo::{DataInputView, DataOutputView, SerializerConfig, SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer};
+use typeinfo::{
+    DataInputView, DataOutputView, SerializerConfig, SerializerSnapshot, SnapshotRegistry,
+    TypeInfo, TypeSerializer,
+};
 
 use crate::descriptor::{MapKey, StateValue};
 use crate::error::{Error, Result};
 use crate::savepoint::{part_transcoder, write_atomically, PartFn};
+
+/// The most items of a zero-sized type one operator state may hold in a snapshot.
+const MAX_ZERO_SIZED_ITEMS: u64 = 1 << 20;
 
 const MAGIC: [u8; 4] = *b"TIOS";
 const END_MAGIC: [u8; 4] = *b"TIOE";
@@ -74,11 +80,25 @@ impl<T: StateValue> OperatorState for ListOp<T> {
         Ok(self.items.len() as u64)
     }
     fn transcoders(&self, stored: &[SerializerSnapshot], name: &str) -> Result<Vec<PartFn>> {
-        let [element] = stored else { return Err(shape(name, "one element serializer", stored.len())) };
-        Ok(vec![part_transcoder(&self.serializer, element, &SnapshotRegistry::default(), name, "element")?.0])
+        let [element] = stored else {
+            return Err(shape(name, "one element serializer", stored.len()));
+        };
+        Ok(vec![
+            part_transcoder(
+                &self.serializer,
+                element,
+                &SnapshotRegistry::default(),
+                name,
+                "element",
+            )?
+            .0,
+        ])
     }
     fn load(&mut self, items: &[Vec<u8>]) -> Result<()> {
-        self.items = items.iter().map(|b| typeinfo::from_bytes(&self.serializer, b)).collect::<typeinfo::Result<_>>()?;
+        self.items = items
+            .iter()
+            .map(|b| typeinfo::from_bytes(&self.serializer, b))
+            .collect::<typeinfo::Result<_>>()?;
         Ok(())
     }
 }
@@ -107,9 +127,14 @@ impl<K: MapKey, V: StateValue> OperatorState for BroadcastOp<K, V> {
         Ok(self.map.len() as u64)
     }
     fn transcoders(&self, stored: &[SerializerSnapshot], name: &str) -> Result<Vec<PartFn>> {
-        let [k, v] = stored else { return Err(shape(name, "a key and a value serializer", stored.len())) };
+        let [k, v] = stored else {
+            return Err(shape(name, "a key and a value serializer", stored.len()));
+        };
         let registry = SnapshotRegistry::default();
-        Ok(vec![part_transcoder(&self.key, k, &registry, name, "key")?.0, part_transcoder(&self.value, v, &registry, name, "value")?.0])
+        Ok(vec![
+            part_transcoder(&self.key, k, &registry, name, "key")?.0,
+            part_transcoder(&self.value, v, &registry, name, "value")?.0,
+        ])
     }
     fn load(&mut self, items: &[Vec<u8>]) -> Result<()> {
         self.map.clear();
@@ -124,7 +149,10 @@ impl<K: MapKey, V: StateValue> OperatorState for BroadcastOp<K, V> {
 }
 
 fn shape(name: &str, expected: &str, found: usize) -> Error {
-    Error::StateMismatch { state: name.to_owned(), detail: format!("{expected}, but {found} serializers were stored") }
+    Error::StateMismatch {
+        state: name.to_owned(),
+        detail: format!("{expected}, but {found} serializers were stored"),
+    }
 }
 
 /// A registered operator list state.
@@ -192,7 +220,10 @@ impl std::fmt::Debug for OperatorStateBackend {
         f.debug_struct("OperatorStateBackend")
             .field("index", &self.index)
             .field("parallelism", &self.parallelism)
-            .field("states", &self.states.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field(
+                "states",
+                &self.states.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -200,7 +231,13 @@ impl std::fmt::Debug for OperatorStateBackend {
 impl OperatorStateBackend {
     /// The operator state of subtask `index` of `parallelism`.
     pub fn new(index: u32, parallelism: u32) -> Self {
-        Self { index, parallelism: parallelism.max(1), config: SerializerConfig::default(), states: Vec::new(), by_name: HashMap::new() }
+        Self {
+            index,
+            parallelism: parallelism.max(1),
+            config: SerializerConfig::default(),
+            states: Vec::new(),
+            by_name: HashMap::new(),
+        }
     }
 
     /// The serializer configuration states are created with.
@@ -209,10 +246,18 @@ impl OperatorStateBackend {
         self
     }
 
-    fn register(&mut self, name: &str, make: impl FnOnce(&SerializerConfig) -> Result<Box<dyn OperatorState>>, check: impl Fn(&mut dyn OperatorState) -> bool) -> Result<usize> {
+    fn register(
+        &mut self,
+        name: &str,
+        make: impl FnOnce(&SerializerConfig) -> Result<Box<dyn OperatorState>>,
+        check: impl Fn(&mut dyn OperatorState) -> bool,
+    ) -> Result<usize> {
         if let Some(&index) = self.by_name.get(name) {
             if !check(self.states[index].1.as_mut()) {
-                return Err(Error::StateMismatch { state: name.to_owned(), detail: "another kind or other types".to_owned() });
+                return Err(Error::StateMismatch {
+                    state: name.to_owned(),
+                    detail: "another kind or other types".to_owned(),
+                });
             }
             return Ok(index);
         }
@@ -227,17 +272,30 @@ impl OperatorStateBackend {
     /// # Errors
     ///
     /// The name is taken by another kind or type.
-    pub fn list_state<T: StateValue>(&mut self, name: &str, redistribution: Redistribution) -> Result<OperatorListState<T>> {
+    pub fn list_state<T: StateValue>(
+        &mut self,
+        name: &str,
+        redistribution: Redistribution,
+    ) -> Result<OperatorListState<T>> {
         let kind = match redistribution {
             Redistribution::Split => Kind::Split,
             Redistribution::Union => Kind::Union,
         };
         let index = self.register(
             name,
-            |config| Ok(Box::new(ListOp::<T> { kind, serializer: T::create_serializer(config)?, items: Vec::new() })),
+            |config| {
+                Ok(Box::new(ListOp::<T> {
+                    kind,
+                    serializer: T::create_serializer(config)?,
+                    items: Vec::new(),
+                }))
+            },
             |s| s.kind() == kind && s.as_any_mut().downcast_mut::<ListOp<T>>().is_some(),
         )?;
-        Ok(OperatorListState { index, _t: PhantomData })
+        Ok(OperatorListState {
+            index,
+            _t: PhantomData,
+        })
     }
 
     /// Registers (or finds) a broadcast state.
@@ -245,21 +303,37 @@ impl OperatorStateBackend {
     /// # Errors
     ///
     /// The name is taken by another kind or type.
-    pub fn broadcast_state<K: MapKey, V: StateValue>(&mut self, name: &str) -> Result<BroadcastState<K, V>> {
+    pub fn broadcast_state<K: MapKey, V: StateValue>(
+        &mut self,
+        name: &str,
+    ) -> Result<BroadcastState<K, V>> {
         let index = self.register(
             name,
             |config| {
-                Ok(Box::new(BroadcastOp::<K, V> { key: K::create_serializer(config)?, value: V::create_serializer(config)?, map: BTreeMap::new() }))
+                Ok(Box::new(BroadcastOp::<K, V> {
+                    key: K::create_serializer(config)?,
+                    value: V::create_serializer(config)?,
+                    map: BTreeMap::new(),
+                }))
             },
             |s| s.as_any_mut().downcast_mut::<BroadcastOp<K, V>>().is_some(),
         )?;
-        Ok(BroadcastState { index, _t: PhantomData })
+        Ok(BroadcastState {
+            index,
+            _t: PhantomData,
+        })
     }
 
     fn typed<S: 'static>(&mut self, index: usize) -> Result<&mut S> {
         let (name, state) = &mut self.states[index];
         let name = name.clone();
-        state.as_any_mut().downcast_mut::<S>().ok_or(Error::StateMismatch { state: name, detail: "other types".to_owned() })
+        state
+            .as_any_mut()
+            .downcast_mut::<S>()
+            .ok_or(Error::StateMismatch {
+                state: name,
+                detail: "other types".to_owned(),
+            })
     }
 
     /// Writes this subtask's operator state to `path` (temporary name, sync, rename).
@@ -279,7 +353,7 @@ impl OperatorStateBackend {
             let snapshots = state.snapshots();
             out.write_len(snapshots.len());
             for s in &snapshots {
-                s.write_to(&mut out);
+                s.write_to(&mut out)?;
             }
             items.clear();
             let count = state.write(&mut items)?;
@@ -305,12 +379,22 @@ impl OperatorStateBackend {
         let mut broadcast_seen: HashMap<usize, bool> = HashMap::new();
         for path in files {
             let bytes = fs::read(path).map_err(|e| Error::io(*path, e))?;
-            let corrupt = |detail: String| Error::CorruptSavepoint { path: path.to_path_buf(), detail };
+            let corrupt = |detail: String| Error::CorruptSavepoint {
+                path: path.to_path_buf(),
+                detail,
+            };
             if bytes.len() < 13 || bytes[..4] != MAGIC || bytes[bytes.len() - 4..] != END_MAGIC {
-                return Err(corrupt("not a typeinfo operator state file, or truncated".to_owned()));
+                return Err(corrupt(
+                    "not a typeinfo operator state file, or truncated".to_owned(),
+                ));
             }
             let body = &bytes[..bytes.len() - 8];
-            let crc = u32::from_le_bytes([bytes[body.len()], bytes[body.len() + 1], bytes[body.len() + 2], bytes[body.len() + 3]]);
+            let crc = u32::from_le_bytes([
+                bytes[body.len()],
+                bytes[body.len() + 1],
+                bytes[body.len() + 2],
+                bytes[body.len() + 3],
+            ]);
             if crc32fast::hash(body) != crc {
                 return Err(corrupt("checksum mismatch: the file is corrupt".to_owned()));
             }
@@ -321,35 +405,59 @@ impl OperatorStateBackend {
             }
             let count = input.read_len(3).map_err(parse)?;
             for _ in 0..count {
-                let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?).map_err(|_| corrupt("state name is not UTF-8".to_owned()))?.to_owned();
+                let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?)
+                    .map_err(|_| corrupt("state name is not UTF-8".to_owned()))?
+                    .to_owned();
                 let kind = input.read_u8().map_err(parse)?;
                 let n = input.read_len(4).map_err(parse)?;
-                let snapshots = (0..n).map(|_| SerializerSnapshot::read_from(&mut input)).collect::<typeinfo::Result<Vec<_>>>().map_err(parse)?;
+                let snapshots = (0..n)
+                    .map(|_| SerializerSnapshot::read_from(&mut input))
+                    .collect::<typeinfo::Result<Vec<_>>>()
+                    .map_err(parse)?;
                 let items = input.read_varint().map_err(parse)?;
                 let data = input.read_len_prefixed().map_err(parse)?;
-                let index = *self.by_name.get(&name).ok_or_else(|| Error::StateMismatch {
-                    state: name.clone(),
-                    detail: "nothing: it is in the savepoint but not registered".to_owned(),
-                })?;
+                let index = *self
+                    .by_name
+                    .get(&name)
+                    .ok_or_else(|| Error::StateMismatch {
+                        state: name.clone(),
+                        detail: "nothing: it is in the savepoint but not registered".to_owned(),
+                    })?;
                 let state = self.states[index].1.as_ref();
                 if state.kind() as u8 != kind {
-                    return Err(Error::StateMismatch { state: name, detail: format!("kind {:?} but another kind was stored", state.kind()) });
+                    return Err(Error::StateMismatch {
+                        state: name,
+                        detail: format!("kind {:?} but another kind was stored", state.kind()),
+                    });
                 }
                 let transcoders = state.transcoders(&snapshots, &name)?;
                 if state.kind() == Kind::Broadcast && broadcast_seen.insert(index, true).is_some() {
                     continue;
+                }
+                // Items take at least a byte each, but for zero-sized item types; a count
+                // beyond both the bytes and a budget of zero-sized items is corrupt (a loop of
+                // 2^64 items must never start).
+                if items > (data.len() as u64).max(MAX_ZERO_SIZED_ITEMS) {
+                    return Err(corrupt(format!(
+                        "state `{name}`: {items} items cannot fit in {} bytes",
+                        data.len()
+                    )));
                 }
                 let mut data = DataInputView::new(data);
                 let list = gathered.entry(index).or_default();
                 for _ in 0..items {
                     let mut item = DataOutputView::new();
                     for t in &transcoders {
-                        t(&mut data, &mut item).map_err(|e| corrupt(format!("state `{name}`: {e}")))?;
+                        t(&mut data, &mut item)
+                            .map_err(|e| corrupt(format!("state `{name}`: {e}")))?;
                     }
                     list.push(item.into_inner());
                 }
                 if !data.is_empty() {
-                    return Err(corrupt(format!("state `{name}` has {} bytes after its items", data.remaining())));
+                    return Err(corrupt(format!(
+                        "state `{name}` has {} bytes after its items",
+                        data.remaining()
+                    )));
                 }
             }
         }
@@ -407,7 +515,10 @@ impl<K: MapKey, V: StateValue> BroadcastState<K, V> {
     ///
     /// The handle belongs to another backend.
     pub fn put(&self, backend: &mut OperatorStateBackend, key: K, value: V) -> Result<()> {
-        backend.typed::<BroadcastOp<K, V>>(self.index)?.map.insert(key, value);
+        backend
+            .typed::<BroadcastOp<K, V>>(self.index)?
+            .map
+            .insert(key, value);
         Ok(())
     }
 
@@ -417,7 +528,10 @@ impl<K: MapKey, V: StateValue> BroadcastState<K, V> {
     ///
     /// The handle belongs to another backend.
     pub fn remove(&self, backend: &mut OperatorStateBackend, key: &K) -> Result<()> {
-        backend.typed::<BroadcastOp<K, V>>(self.index)?.map.remove(key);
+        backend
+            .typed::<BroadcastOp<K, V>>(self.index)?
+            .map
+            .remove(key);
         Ok(())
     }
 
@@ -426,7 +540,12 @@ impl<K: MapKey, V: StateValue> BroadcastState<K, V> {
     /// # Errors
     ///
     /// The handle belongs to another backend.
-    pub fn read_only<'a>(&self, backend: &'a mut OperatorStateBackend) -> Result<ReadOnlyBroadcastState<'a, K, V>> {
-        Ok(ReadOnlyBroadcastState { map: &backend.typed::<BroadcastOp<K, V>>(self.index)?.map })
+    pub fn read_only<'a>(
+        &self,
+        backend: &'a mut OperatorStateBackend,
+    ) -> Result<ReadOnlyBroadcastState<'a, K, V>> {
+        Ok(ReadOnlyBroadcastState {
+            map: &backend.typed::<BroadcastOp<K, V>>(self.index)?.map,
+        })
     }
 }

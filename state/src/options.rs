@@ -33,7 +33,12 @@ impl BackendOptions {
                 range.end()
             )));
         }
-        Ok(Self { max_parallelism, range, serializer_config: SerializerConfig::default(), clock: Arc::new(SystemClock) })
+        Ok(Self {
+            max_parallelism,
+            range,
+            serializer_config: SerializerConfig::default(),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     /// Subtask `index` of `parallelism` in a job of `max_parallelism`.
@@ -42,7 +47,10 @@ impl BackendOptions {
     ///
     /// As [`KeyGroupRange::for_subtask`].
     pub fn for_subtask(max_parallelism: u32, parallelism: u32, index: u32) -> Result<Self> {
-        Self::new(max_parallelism, KeyGroupRange::for_subtask(max_parallelism, parallelism, index)?)
+        Self::new(
+            max_parallelism,
+            KeyGroupRange::for_subtask(max_parallelism, parallelism, index)?,
+        )
     }
 
     /// The serializer configuration states are created with.
@@ -67,7 +75,11 @@ impl BackendOptions {
     pub fn owned_key_group(&self, key_bytes: &[u8]) -> Result<u16> {
         let key_group = crate::key_group::key_group_for_bytes(key_bytes, self.max_parallelism);
         if !self.range.contains(key_group) {
-            return Err(crate::Error::KeyGroupOutOfRange { key_group, start: self.range.start(), end: self.range.end() });
+            return Err(crate::Error::KeyGroupOutOfRange {
+                key_group,
+                start: self.range.start(),
+                end: self.range.end(),
+            });
         }
         Ok(key_group)
     }

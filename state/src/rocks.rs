@@ -11,8 +11,14 @@ use std::sync::Arc;
 
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::compaction_filter::Decision;
-use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch, WriteOptions, DB};
-use typeinfo::{Comparable, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeComparator, TypeSerializer};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch,
+    WriteOptions, DB,
+};
+use typeinfo::{
+    Comparable, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry,
+    TypeComparator, TypeSerializer,
+};
 
 use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
@@ -22,7 +28,10 @@ use crate::error::{Error, Result};
 use crate::heap::{not_registered, on_read, Visible};
 use crate::key_group::KeyGroupRange;
 use crate::options::BackendOptions;
-use crate::savepoint::{part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport, RestoreTarget, SnapshotHeader, SnapshotWriter};
+use crate::savepoint::{
+    part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
+    RestoreTarget, SnapshotHeader, SnapshotWriter,
+};
 use crate::ttl::{Clock, StateTtlConfig};
 
 /// The name of the marker file that identifies a directory this backend owns.
@@ -56,7 +65,12 @@ impl Default for RocksDbOptions {
         // A small write buffer: every keyed-state update searches the memtable's skiplist, and
         // a 2 MiB one stays in cache (measured with `window_throughput`: 64 MiB gave 240k
         // events/s, 2 MiB about 480k on this 2-core machine).
-        Self { block_cache_bytes: 64 << 20, write_buffer_bytes: 2 << 20, compression: Compression::Lz4, max_background_jobs: 2 }
+        Self {
+            block_cache_bytes: 64 << 20,
+            write_buffer_bytes: 2 << 20,
+            compression: Compression::Lz4,
+            max_background_jobs: 2,
+        }
     }
 }
 
@@ -110,7 +124,9 @@ fn rocks(e: rocksdb::Error) -> Error {
 /// Concatenates list elements: the merge operator of list state (elements are
 /// self-delimiting, so appending is concatenation).
 fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(existing.map_or(0, <[u8]>::len) + operands.iter().map(<[u8]>::len).sum::<usize>());
+    let mut out = Vec::with_capacity(
+        existing.map_or(0, <[u8]>::len) + operands.iter().map(<[u8]>::len).sum::<usize>(),
+    );
     if let Some(e) = existing {
         out.extend_from_slice(e);
     }
@@ -126,9 +142,25 @@ trait RocksState<K: StateKey>: Send {
     fn as_any(&self) -> &dyn Any;
     fn cf(&self) -> &str;
     /// Today's entry `[namespace][value part]` as a RocksDB key suffix and value.
-    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()>;
+    fn ingest(
+        &self,
+        builder: &mut CompositeKeyBuilder,
+        key_group: u16,
+        key: &[u8],
+        entry: &[u8],
+        batch: &mut WriteBatch,
+        db: &DB,
+    ) -> Result<()>;
     /// Writes the entries of one RocksDB key-value pair in the savepoint layout.
-    fn write_entry(&self, prefix_len: usize, key_serializer: &dyn Skip, key: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64>;
+    fn write_entry(
+        &self,
+        prefix_len: usize,
+        key_serializer: &dyn Skip,
+        key: &[u8],
+        value: &[u8],
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64>;
 }
 
 /// Moves past one serialized value (the key serializer, without its type).
@@ -153,7 +185,10 @@ struct Rocks<C> {
 
 fn expired_in_snapshot(ttl: &Option<StateTtlConfig>, value: &[u8], now: i64) -> bool {
     match (ttl, value.get(..8)) {
-        (Some(t), Some(ts)) => t.cleans_up_in_full_snapshot() && t.is_expired(i64::from_le_bytes(ts.try_into().unwrap_or([0; 8])), now),
+        (Some(t), Some(ts)) => {
+            t.cleans_up_in_full_snapshot()
+                && t.is_expired(i64::from_le_bytes(ts.try_into().unwrap_or([0; 8])), now)
+        }
         _ => false,
     }
 }
@@ -183,20 +218,40 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<Valu
     fn cf(&self) -> &str {
         &self.cf
     }
-    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
+    fn ingest(
+        &self,
+        builder: &mut CompositeKeyBuilder,
+        key_group: u16,
+        key: &[u8],
+        entry: &[u8],
+        batch: &mut WriteBatch,
+        db: &DB,
+    ) -> Result<()> {
         let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
         let ns_end = namespace_end(&self.codec.namespace, entry)?;
         builder.set_key_bytes(key_group, key);
         let composite = builder.set_namespace_bytes(&entry[..ns_end]);
         let value = &entry[ns_end..];
         if self.codec.meta.kind == StateKind::List {
-            batch.put_cf(cf, composite, DataInputView::new(value).read_len_prefixed()?);
+            batch.put_cf(
+                cf,
+                composite,
+                DataInputView::new(value).read_len_prefixed()?,
+            );
         } else {
             batch.put_cf(cf, composite, value);
         }
         Ok(())
     }
-    fn write_entry(&self, prefix_len: usize, _key: &dyn Skip, composite: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64> {
+    fn write_entry(
+        &self,
+        prefix_len: usize,
+        _key: &dyn Skip,
+        composite: &[u8],
+        value: &[u8],
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64> {
         if self.codec.meta.kind == StateKind::List {
             let kept = live_elements(&self.ttl, &self.codec.value, value, now)?;
             if kept.is_empty() {
@@ -216,8 +271,15 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<Valu
 }
 
 /// The elements of a list value that have not expired (all of them without TTL).
-fn live_elements<V, S: TypeSerializer<V>>(ttl: &Option<StateTtlConfig>, serializer: &S, value: &[u8], now: i64) -> Result<Vec<u8>> {
-    let Some(t) = ttl.as_ref().filter(|t| t.cleans_up_in_full_snapshot()) else { return Ok(value.to_vec()) };
+fn live_elements<V, S: TypeSerializer<V>>(
+    ttl: &Option<StateTtlConfig>,
+    serializer: &S,
+    value: &[u8],
+    now: i64,
+) -> Result<Vec<u8>> {
+    let Some(t) = ttl.as_ref().filter(|t| t.cleans_up_in_full_snapshot()) else {
+        return Ok(value.to_vec());
+    };
     let mut input = DataInputView::new(value);
     let mut kept = Vec::with_capacity(value.len());
     while !input.is_empty() {
@@ -231,7 +293,9 @@ fn live_elements<V, S: TypeSerializer<V>>(ttl: &Option<StateTtlConfig>, serializ
     Ok(kept)
 }
 
-impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K> for Rocks<MapCodec<N, UK, UV>> {
+impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K>
+    for Rocks<MapCodec<N, UK, UV>>
+{
     fn codec(&self) -> &dyn ErasedCodec {
         &self.codec
     }
@@ -241,18 +305,38 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K> f
     fn cf(&self) -> &str {
         &self.cf
     }
-    fn ingest(&self, builder: &mut CompositeKeyBuilder, key_group: u16, key: &[u8], entry: &[u8], batch: &mut WriteBatch, db: &DB) -> Result<()> {
+    fn ingest(
+        &self,
+        builder: &mut CompositeKeyBuilder,
+        key_group: u16,
+        key: &[u8],
+        entry: &[u8],
+        batch: &mut WriteBatch,
+        db: &DB,
+    ) -> Result<()> {
         let cf = db.cf_handle(&self.cf).ok_or_else(|| missing_cf(&self.cf))?;
         let ns_end = namespace_end(&self.codec.namespace, entry)?;
-        let user_key = self.codec.user_key.deserialize(&mut DataInputView::new(&entry[ns_end..]))?;
+        let user_key = self
+            .codec
+            .user_key
+            .deserialize(&mut DataInputView::new(&entry[ns_end..]))?;
         builder.set_key_bytes(key_group, key);
         builder.set_namespace_bytes(&entry[..ns_end]);
         let order = &self.codec.user_key_order;
-        let composite = builder.with_user_key_from(|buf| order.write_normalized_key(&user_key, buf));
+        let composite =
+            builder.with_user_key_from(|buf| order.write_normalized_key(&user_key, buf));
         batch.put_cf(cf, composite, &entry[ns_end..]);
         Ok(())
     }
-    fn write_entry(&self, prefix_len: usize, key: &dyn Skip, composite: &[u8], value: &[u8], out: &mut DataOutputView, now: i64) -> Result<u64> {
+    fn write_entry(
+        &self,
+        prefix_len: usize,
+        key: &dyn Skip,
+        composite: &[u8],
+        value: &[u8],
+        out: &mut DataOutputView,
+        now: i64,
+    ) -> Result<u64> {
         // The value is `[user key][ts?][user value]`.
         let mut input = DataInputView::new(value);
         self.codec.user_key.skip(&mut input)?;
@@ -318,7 +402,11 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     ///
     /// `dir` is a non-empty directory that this backend did not create; RocksDB cannot
     /// open it; the key serializer cannot be created.
-    pub fn open(dir: &Path, options: BackendOptions, rocks_options: RocksDbOptions) -> Result<Self> {
+    pub fn open(
+        dir: &Path,
+        options: BackendOptions,
+        rocks_options: RocksDbOptions,
+    ) -> Result<Self> {
         prepare_dir(dir)?;
         let key_serializer = K::create_serializer(&options.serializer_config)?;
         let mut db_opts = Options::default();
@@ -327,7 +415,8 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         // Required by in-place memtable updates (one writer thread per backend anyway).
         db_opts.set_allow_concurrent_memtable_write(false);
         let db = DB::open(&db_opts, dir).map_err(rocks)?;
-        fs::write(dir.join(MARKER), b"typeinfo rocksdb keyed state backend\n").map_err(|e| Error::io(dir.join(MARKER), e))?;
+        fs::write(dir.join(MARKER), b"typeinfo rocksdb keyed state backend\n")
+            .map_err(|e| Error::io(dir.join(MARKER), e))?;
         let mut write = WriteOptions::default();
         write.disable_wal(true);
         let cache = Cache::new_lru_cache(rocks_options.block_cache_bytes);
@@ -372,7 +461,10 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     /// RocksDB fails.
     pub fn compact(&self) -> Result<()> {
         for state in &self.states {
-            let cf = self.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+            let cf = self
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
             self.db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
@@ -390,10 +482,15 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     {
         if let Some(&index) = self.by_name.get(name) {
             let existing = &self.states[index];
-            if existing.codec().meta().kind != kind || existing.as_any().downcast_ref::<Rocks<C>>().is_none() {
+            if existing.codec().meta().kind != kind
+                || existing.as_any().downcast_ref::<Rocks<C>>().is_none()
+            {
                 return Err(Error::StateMismatch {
                     state: name.to_owned(),
-                    detail: format!("kind {kind} or types other than its first registration ({})", existing.codec().meta().kind),
+                    detail: format!(
+                        "kind {kind} or types other than its first registration ({})",
+                        existing.codec().meta().kind
+                    ),
                 });
             }
             return Ok(StateId(index as u32));
@@ -411,17 +508,27 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
             // synchronously, with no writes in between.
             cf_opts.set_inplace_update_support(true);
         }
-        if let Some(t) = ttl.clone().filter(|t| t.cleans_up_in_compaction() && kind != StateKind::List) {
+        if let Some(t) = ttl
+            .clone()
+            .filter(|t| t.cleans_up_in_compaction() && kind != StateKind::List)
+        {
             let clock = Arc::clone(&self.options.clock);
             let map = kind == StateKind::Map;
             let skip_user_key = codec.user_key_skipper();
-            cf_opts.set_compaction_filter("typeinfo_ttl", move |_level: u32, _key: &[u8], value: &[u8]| {
-                ttl_decision(&t, clock.now_ms(), value, map, skip_user_key.as_deref())
-            });
+            cf_opts.set_compaction_filter(
+                "typeinfo_ttl",
+                move |_level: u32, _key: &[u8], value: &[u8]| {
+                    ttl_decision(&t, clock.now_ms(), value, map, skip_user_key.as_deref())
+                },
+            );
         }
         self.db.create_cf(&cf, &cf_opts).map_err(rocks)?;
         self.cf_options.push(cf_opts);
-        self.states.push(Box::new(Rocks { cf: Arc::from(cf.as_str()), codec, ttl }));
+        self.states.push(Box::new(Rocks {
+            cf: Arc::from(cf.as_str()),
+            codec,
+            ttl,
+        }));
         self.by_name.insert(name.to_owned(), self.states.len() - 1);
         Ok(StateId((self.states.len() - 1) as u32))
     }
@@ -429,11 +536,18 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     #[inline]
     fn typed<C: 'static>(&self, id: StateId) -> Result<&Rocks<C>> {
         let state = self.states.get(id.0 as usize).ok_or_else(|| unknown(id))?;
-        state.as_any().downcast_ref::<Rocks<C>>().ok_or_else(|| wrong_types(&state.codec().meta().name))
+        state
+            .as_any()
+            .downcast_ref::<Rocks<C>>()
+            .ok_or_else(|| wrong_types(&state.codec().meta().name))
     }
 
     #[inline]
-    fn key_and_namespace<NS: TypeSerializer<N>, N>(&mut self, ns_serializer: &NS, namespace: &N) -> Result<()> {
+    fn key_and_namespace<NS: TypeSerializer<N>, N>(
+        &mut self,
+        ns_serializer: &NS,
+        namespace: &N,
+    ) -> Result<()> {
         if self.current.is_none() {
             return Err(Error::NoCurrentKey);
         }
@@ -442,9 +556,14 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     }
 }
 
-
 /// The compaction filter of TTL: drops values (map entries) whose timestamp expired.
-fn ttl_decision(ttl: &StateTtlConfig, now: i64, value: &[u8], map: bool, skip_user_key: Option<&(dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync)>) -> Decision {
+fn ttl_decision(
+    ttl: &StateTtlConfig,
+    now: i64,
+    value: &[u8],
+    map: bool,
+    skip_user_key: Option<&(dyn Fn(&mut DataInputView<'_>) -> typeinfo::Result<()> + Send + Sync)>,
+) -> Decision {
     let mut input = DataInputView::new(value);
     if map {
         match skip_user_key {
@@ -474,17 +593,25 @@ fn prepare_dir(dir: &Path) -> Result<()> {
                 dir.display()
             )))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir).map_err(|e| Error::io(dir, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+        }
         Err(e) => Err(Error::io(dir, e)),
     }
 }
 
 fn unknown(id: StateId) -> Error {
-    Error::StateMismatch { state: format!("#{}", id.0), detail: "an id this backend never gave out".to_owned() }
+    Error::StateMismatch {
+        state: format!("#{}", id.0),
+        detail: "an id this backend never gave out".to_owned(),
+    }
 }
 
 fn wrong_types(name: &str) -> Error {
-    Error::StateMismatch { state: name.to_owned(), detail: "types other than its registration".to_owned() }
+    Error::StateMismatch {
+        state: name.to_owned(),
+        detail: "types other than its registration".to_owned(),
+    }
 }
 
 /// The successor of a prefix: the smallest key greater than every key that starts with it.
@@ -513,59 +640,102 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         self.value_buf.clear();
         self.key_serializer.serialize(key, &mut self.value_buf)?;
         let key_group = self.options.owned_key_group(self.value_buf.as_slice())?;
-        self.builder.set_key_bytes(key_group, self.value_buf.as_slice());
+        self.builder
+            .set_key_bytes(key_group, self.value_buf.as_slice());
         match &mut self.current {
             Some(c) => {
                 c.key.clone_from(key);
                 c.key_group = key_group;
             }
-            None => self.current = Some(Current { key: key.clone(), key_group }),
+            None => {
+                self.current = Some(Current {
+                    key: key.clone(),
+                    key_group,
+                })
+            }
         }
         Ok(())
     }
 
     fn current_key(&self) -> Result<&K> {
-        self.current.as_ref().map(|c| &c.key).ok_or(Error::NoCurrentKey)
+        self.current
+            .as_ref()
+            .map(|c| &c.key)
+            .ok_or(Error::NoCurrentKey)
     }
 
     fn current_key_group(&self) -> Result<u16> {
-        self.current.as_ref().map(|c| c.key_group).ok_or(Error::NoCurrentKey)
+        self.current
+            .as_ref()
+            .map(|c| c.key_group)
+            .ok_or(Error::NoCurrentKey)
     }
 
-    fn value_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ValueStateDescriptor<V>) -> Result<ValueState<N, V>> {
+    fn value_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ValueStateDescriptor<V>,
+    ) -> Result<ValueState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
         let id = self.register(&descriptor.name, StateKind::Value, ttl.clone(), || {
             ValueCodec::<N, V>::new(&descriptor.name, StateKind::Value, ttl.is_some(), &config)
         })?;
-        Ok(ValueState { id, default: descriptor.default.clone(), _types: PhantomData })
+        Ok(ValueState {
+            id,
+            default: descriptor.default.clone(),
+            _types: PhantomData,
+        })
     }
 
-    fn list_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ListStateDescriptor<V>) -> Result<ListState<N, V>> {
+    fn list_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ListStateDescriptor<V>,
+    ) -> Result<ListState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
         let id = self.register(&descriptor.name, StateKind::List, ttl.clone(), || {
             ValueCodec::<N, V>::new(&descriptor.name, StateKind::List, ttl.is_some(), &config)
         })?;
-        Ok(ListState { id, _types: PhantomData })
+        Ok(ListState {
+            id,
+            _types: PhantomData,
+        })
     }
 
-    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, descriptor: &MapStateDescriptor<UK, UV>) -> Result<MapState<N, UK, UV>> {
+    fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        descriptor: &MapStateDescriptor<UK, UV>,
+    ) -> Result<MapState<N, UK, UV>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
         let id = self.register(&descriptor.name, StateKind::Map, ttl.clone(), || {
             MapCodec::<N, UK, UV>::new(&descriptor.name, ttl.is_some(), &config)
         })?;
-        Ok(MapState { id, _types: PhantomData })
+        Ok(MapState {
+            id,
+            _types: PhantomData,
+        })
     }
 
-    fn reducing_state<N: StateNamespace, V: StateValue>(&mut self, descriptor: &ReducingStateDescriptor<V>) -> Result<ReducingState<N, V>> {
+    fn reducing_state<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ReducingStateDescriptor<V>,
+    ) -> Result<ReducingState<N, V>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
         let id = self.register(&descriptor.name, StateKind::Reducing, ttl.clone(), || {
-            ValueCodec::<N, V>::new(&descriptor.name, StateKind::Reducing, ttl.is_some(), &config)
+            ValueCodec::<N, V>::new(
+                &descriptor.name,
+                StateKind::Reducing,
+                ttl.is_some(),
+                &config,
+            )
         })?;
-        Ok(ReducingState { id, reduce: Arc::clone(&descriptor.reduce), _types: PhantomData })
+        Ok(ReducingState {
+            id,
+            reduce: Arc::clone(&descriptor.reduce),
+            _types: PhantomData,
+        })
     }
 
     fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
@@ -574,19 +744,51 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
     ) -> Result<AggregatingState<N, In, Acc, Out>> {
         let config = self.options.serializer_config.clone();
         let ttl = descriptor.ttl.clone();
-        let id = self.register(&descriptor.name, StateKind::Aggregating, ttl.clone(), || {
-            ValueCodec::<N, Acc>::new(&descriptor.name, StateKind::Aggregating, ttl.is_some(), &config)
-        })?;
-        Ok(AggregatingState { id, function: Arc::clone(&descriptor.function), _types: PhantomData })
+        let id = self.register(
+            &descriptor.name,
+            StateKind::Aggregating,
+            ttl.clone(),
+            || {
+                ValueCodec::<N, Acc>::new(
+                    &descriptor.name,
+                    StateKind::Aggregating,
+                    ttl.is_some(),
+                    &config,
+                )
+            },
+        )?;
+        Ok(AggregatingState {
+            id,
+            function: Arc::clone(&descriptor.function),
+            _types: PhantomData,
+        })
     }
 
-    fn value_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Option<V>> {
+    fn value_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Option<V>> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<ValueCodec<N, V>>(state)?;
-        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.clone(), s.cf.clone());
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        let Some(bytes) = self.db.get_pinned_cf(cf, self.builder.key_and_namespace()).map_err(rocks)? else { return Ok(None) };
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self
+            .db
+            .get_pinned_cf(cf, self.builder.key_and_namespace())
+            .map_err(rocks)?
+        else {
+            return Ok(None);
+        };
         let mut input = DataInputView::new(&bytes);
         if ttl.is_some() {
             let mut ts = input.read_i64()?;
@@ -594,7 +796,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             match on_read(&ttl, &mut ts, now) {
                 Visible::Expired => {
                     drop(bytes);
-                    self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks)?;
+                    self.db
+                        .delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write)
+                        .map_err(rocks)?;
                     return Ok(None);
                 }
                 Visible::Yes if ts != before => {
@@ -602,7 +806,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
                     refreshed[..8].copy_from_slice(&ts.to_le_bytes());
                     let value = v_ser.deserialize(&mut input)?;
                     drop(bytes);
-                    self.db.put_cf_opt(cf, self.builder.key_and_namespace(), refreshed, &self.write).map_err(rocks)?;
+                    self.db
+                        .put_cf_opt(cf, self.builder.key_and_namespace(), refreshed, &self.write)
+                        .map_err(rocks)?;
                     return Ok(Some(value));
                 }
                 Visible::Yes => {}
@@ -623,10 +829,21 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             return crate::backend::update_by_get_and_put(self, state, namespace, update);
         }
         // One key build, one column-family lookup, one read and one write.
-        let (ns_ser, v_ser, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.cf.clone());
+        let (ns_ser, v_ser, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        let current = match self.db.get_pinned_cf(cf, self.builder.key_and_namespace()).map_err(rocks)? {
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let current = match self
+            .db
+            .get_pinned_cf(cf, self.builder.key_and_namespace())
+            .map_err(rocks)?
+        {
             Some(bytes) => Some(v_ser.deserialize(&mut DataInputView::new(&bytes))?),
             None => None,
         };
@@ -642,35 +859,82 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         };
         self.value_buf.clear();
         v_ser.serialize(&value, &mut self.value_buf)?;
-        self.db.put_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+        self.db
+            .put_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
     }
 
-    fn value_put<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+    fn value_put<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<ValueCodec<N, V>>(state)?;
-        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
         self.value_buf.clear();
         if ttl {
             self.value_buf.write_i64(now);
         }
         v_ser.serialize(&value, &mut self.value_buf)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        self.db.put_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        self.db
+            .put_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
     }
 
     fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> Result<V> {
-        self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        self.states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         Ok(V::create_serializer(&self.options.serializer_config)?.copy(value))
     }
 
-    fn list_get<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<V>> {
+    fn list_get<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<V>> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<ValueCodec<N, V>>(state)?;
-        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.clone(), s.cf.clone());
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        let Some(bytes) = self.db.get_pinned_cf(cf, self.builder.key_and_namespace()).map_err(rocks)? else { return Ok(Vec::new()) };
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self
+            .db
+            .get_pinned_cf(cf, self.builder.key_and_namespace())
+            .map_err(rocks)?
+        else {
+            return Ok(Vec::new());
+        };
         let mut input = DataInputView::new(&bytes);
         let mut out = Vec::new();
         let mut rewritten = DataOutputView::new();
@@ -694,36 +958,81 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         drop(bytes);
         if changed {
             if rewritten.is_empty() {
-                self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks)?;
+                self.db
+                    .delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write)
+                    .map_err(rocks)?;
             } else {
-                self.db.put_cf_opt(cf, self.builder.key_and_namespace(), rewritten.as_slice(), &self.write).map_err(rocks)?;
+                self.db
+                    .put_cf_opt(
+                        cf,
+                        self.builder.key_and_namespace(),
+                        rewritten.as_slice(),
+                        &self.write,
+                    )
+                    .map_err(rocks)?;
             }
         }
         Ok(out)
     }
 
-    fn list_add<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, value: V) -> Result<()> {
+    fn list_add<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        value: V,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<ValueCodec<N, V>>(state)?;
-        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
         self.value_buf.clear();
         if ttl {
             self.value_buf.write_i64(now);
         }
         v_ser.serialize(&value, &mut self.value_buf)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        self.db.merge_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        self.db
+            .merge_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
     }
 
-    fn list_update<N: StateNamespace, V: StateValue>(&mut self, state: StateId, namespace: &N, values: Vec<V>) -> Result<()> {
+    fn list_update<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<ValueCodec<N, V>>(state)?;
-        let (ns_ser, v_ser, ttl, cf_name) = (s.codec.namespace.clone(), s.codec.value.clone(), s.ttl.is_some(), s.cf.clone());
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
         if values.is_empty() {
-            return self.db.delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write).map_err(rocks);
+            return self
+                .db
+                .delete_cf_opt(cf, self.builder.key_and_namespace(), &self.write)
+                .map_err(rocks);
         }
         self.value_buf.clear();
         for v in &values {
@@ -732,18 +1041,44 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             }
             v_ser.serialize(v, &mut self.value_buf)?;
         }
-        self.db.put_cf_opt(cf, self.builder.key_and_namespace(), self.value_buf.as_slice(), &self.write).map_err(rocks)
+        self.db
+            .put_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
     }
 
-    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<Option<UV>> {
+    fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<Option<UV>> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) =
-            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.codec.user_key_order.clone(), s.ttl.clone(), s.cf.clone());
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key.clone(),
+            s.codec.user_value.clone(),
+            s.codec.user_key_order.clone(),
+            s.ttl.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(key, buf)).to_vec();
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        let Some(bytes) = self.db.get_pinned_cf(cf, &composite).map_err(rocks)? else { return Ok(None) };
+        let composite = self
+            .builder
+            .with_user_key_from(|buf| order.write_normalized_key(key, buf))
+            .to_vec();
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let Some(bytes) = self.db.get_pinned_cf(cf, &composite).map_err(rocks)? else {
+            return Ok(None);
+        };
         let mut input = DataInputView::new(&bytes);
         uk_ser.skip(&mut input)?;
         let ts_at = input.position();
@@ -752,7 +1087,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             let before = ts;
             if on_read(&ttl, &mut ts, now) == Visible::Expired {
                 drop(bytes);
-                self.db.delete_cf_opt(cf, &composite, &self.write).map_err(rocks)?;
+                self.db
+                    .delete_cf_opt(cf, &composite, &self.write)
+                    .map_err(rocks)?;
                 return Ok(None);
             }
             if ts != before {
@@ -760,18 +1097,32 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
                 refreshed[ts_at..ts_at + 8].copy_from_slice(&ts.to_le_bytes());
                 let value = uv_ser.deserialize(&mut input)?;
                 drop(bytes);
-                self.db.put_cf_opt(cf, &composite, refreshed, &self.write).map_err(rocks)?;
+                self.db
+                    .put_cf_opt(cf, &composite, refreshed, &self.write)
+                    .map_err(rocks)?;
                 return Ok(Some(value));
             }
         }
         Ok(Some(uv_ser.deserialize(&mut input)?))
     }
 
-    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: UK, value: UV) -> Result<()> {
+    fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: UK,
+        value: UV,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) =
-            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.codec.user_key_order.clone(), s.ttl.is_some(), s.cf.clone());
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key.clone(),
+            s.codec.user_value.clone(),
+            s.codec.user_key_order.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
         self.value_buf.clear();
         uk_ser.serialize(&key, &mut self.value_buf)?;
@@ -779,28 +1130,63 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             self.value_buf.write_i64(now);
         }
         uv_ser.serialize(&value, &mut self.value_buf)?;
-        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(&key, buf));
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        self.db.put_cf_opt(cf, composite, self.value_buf.as_slice(), &self.write).map_err(rocks)
+        let composite = self
+            .builder
+            .with_user_key_from(|buf| order.write_normalized_key(&key, buf));
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        self.db
+            .put_cf_opt(cf, composite, self.value_buf.as_slice(), &self.write)
+            .map_err(rocks)
     }
 
-    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N, key: &UK) -> Result<()> {
+    fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        key: &UK,
+    ) -> Result<()> {
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, order, cf_name) = (s.codec.namespace.clone(), s.codec.user_key_order.clone(), s.cf.clone());
+        let (ns_ser, order, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key_order.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let composite = self.builder.with_user_key_from(|buf| order.write_normalized_key(key, buf));
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
-        self.db.delete_cf_opt(cf, composite, &self.write).map_err(rocks)
+        let composite = self
+            .builder
+            .with_user_key_from(|buf| order.write_normalized_key(key, buf));
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        self.db
+            .delete_cf_opt(cf, composite, &self.write)
+            .map_err(rocks)
     }
 
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(&mut self, state: StateId, namespace: &N) -> Result<Vec<(UK, UV)>> {
+    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Vec<(UK, UV)>> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, uk_ser, uv_ser, ttl, cf_name) =
-            (s.codec.namespace.clone(), s.codec.user_key.clone(), s.codec.user_value.clone(), s.ttl.clone(), s.cf.clone());
+        let (ns_ser, uk_ser, uv_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key.clone(),
+            s.codec.user_value.clone(),
+            s.ttl.clone(),
+            s.cf.clone(),
+        );
         self.key_and_namespace(&ns_ser, namespace)?;
         let prefix = self.builder.key_and_namespace().to_vec();
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
         let mut read = ReadOptions::default();
         if let Some(end) = prefix_end(&prefix) {
             read.set_iterate_upper_bound(end);
@@ -835,26 +1221,42 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         if self.current.is_none() {
             return Err(Error::NoCurrentKey);
         }
-        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let s = self
+            .states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         let cf_name = s.cf().to_owned();
         let is_map = s.codec().meta().kind == StateKind::Map;
         let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
         let prefix = self.builder.set_namespace_bytes(&ns_bytes).to_vec();
-        let cf = self.db.cf_handle(&cf_name).ok_or_else(|| missing_cf(&cf_name))?;
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
         if is_map {
             match prefix_end(&prefix) {
                 Some(end) => self.db.delete_range_cf(cf, &prefix, &end).map_err(rocks),
-                None => Err(Error::RocksDb("cannot bound a prefix of 0xff bytes".to_owned())),
+                None => Err(Error::RocksDb(
+                    "cannot bound a prefix of 0xff bytes".to_owned(),
+                )),
             }
         } else {
-            self.db.delete_cf_opt(cf, &prefix, &self.write).map_err(rocks)
+            self.db
+                .delete_cf_opt(cf, &prefix, &self.write)
+                .map_err(rocks)
         }
     }
 
     fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<Vec<K>> {
-        let s = self.states.get(state.0 as usize).ok_or_else(|| unknown(state))?;
+        let s = self
+            .states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
         let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
-        let cf = self.db.cf_handle(s.cf()).ok_or_else(|| missing_cf(s.cf()))?;
+        let cf = self
+            .db
+            .cf_handle(s.cf())
+            .ok_or_else(|| missing_cf(s.cf()))?;
         let prefix_len = self.builder.prefix_len();
         let mut it = self.db.raw_iterator_cf(cf);
         it.seek_to_first();
@@ -872,7 +1274,10 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
     }
 
     fn states(&self) -> Vec<StateMeta> {
-        self.states.iter().map(|s| s.codec().meta().clone()).collect()
+        self.states
+            .iter()
+            .map(|s| s.codec().meta().clone())
+            .collect()
     }
 
     fn snapshot(&mut self, path: &Path) -> Result<KeyedSnapshot> {
@@ -886,14 +1291,17 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         let prefix_len = self.builder.prefix_len();
         let key_skip = PhantomSkip(self.key_serializer.clone(), PhantomData::<fn() -> K>);
         let snapshot = self.db.snapshot();
-        let mut writer = SnapshotWriter::new(&header);
+        let mut writer = SnapshotWriter::new(&header)?;
         let mut prefix = CompositeKeyBuilder::new(self.options.max_parallelism);
         for key_group in self.options.range.iter() {
             writer.begin_key_group(key_group);
             prefix.set_key_bytes(key_group, &[]);
             let start = prefix.key_prefix().to_vec();
             for (index, state) in self.states.iter().enumerate() {
-                let cf = self.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+                let cf = self
+                    .db
+                    .cf_handle(state.cf())
+                    .ok_or_else(|| missing_cf(state.cf()))?;
                 let mut read = ReadOptions::default();
                 read.set_snapshot(&snapshot);
                 if let Some(end) = prefix_end(&start) {
@@ -921,15 +1329,24 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
 
     fn restore(&mut self, files: &[&Path]) -> Result<RestoreReport> {
         let (max, range) = (self.options.max_parallelism, self.options.range);
-        let mut target = RocksRestore { backend: self, batch: WriteBatch::default(), pending: 0 };
+        let mut target = RocksRestore {
+            backend: self,
+            batch: WriteBatch::default(),
+            pending: 0,
+        };
         restore_into(&mut target, files, max, range)
     }
 }
 
 /// The namespace's bytes, serialized with the state's namespace serializer.
-fn serialize_namespace<N: StateNamespace>(codec: &dyn ErasedCodec, namespace: &N) -> Result<Vec<u8>> {
+fn serialize_namespace<N: StateNamespace>(
+    codec: &dyn ErasedCodec,
+    namespace: &N,
+) -> Result<Vec<u8>> {
     let mut out = DataOutputView::new();
-    codec.write_namespace(namespace, &mut out).ok_or_else(|| wrong_types(&codec.meta().name))??;
+    codec
+        .write_namespace(namespace, &mut out)
+        .ok_or_else(|| wrong_types(&codec.meta().name))??;
     Ok(out.into_inner())
 }
 
@@ -940,18 +1357,48 @@ struct RocksRestore<'a, K: StateKey> {
 }
 
 impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
-    fn key_transcoder(&self, stored: &SerializerSnapshot, registry: &SnapshotRegistry) -> Result<(PartFn, bool)> {
-        part_transcoder(&self.backend.key_serializer, stored, registry, "(key)", "key")
+    fn key_transcoder(
+        &self,
+        stored: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Result<(PartFn, bool)> {
+        part_transcoder(
+            &self.backend.key_serializer,
+            stored,
+            registry,
+            "(key)",
+            "key",
+        )
     }
 
-    fn state_transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<(usize, EntryTranscoder)> {
-        let index = *self.backend.by_name.get(&stored.name).ok_or_else(|| not_registered(&stored.name))?;
-        Ok((index, self.backend.states[index].codec().transcoder(stored, registry)?))
+    fn state_transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<(usize, EntryTranscoder)> {
+        let index = *self
+            .backend
+            .by_name
+            .get(&stored.name)
+            .ok_or_else(|| not_registered(&stored.name))?;
+        Ok((
+            index,
+            self.backend.states[index]
+                .codec()
+                .transcoder(stored, registry)?,
+        ))
     }
 
     fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()> {
         let b = &mut *self.backend;
-        b.states[state].ingest(&mut b.builder, key_group, key, entry, &mut self.batch, &b.db)?;
+        b.states[state].ingest(
+            &mut b.builder,
+            key_group,
+            key,
+            entry,
+            &mut self.batch,
+            &b.db,
+        )?;
         self.pending += 1;
         if self.pending >= RESTORE_BATCH {
             self.flush()?;
@@ -962,14 +1409,21 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
     fn flush(&mut self) -> Result<()> {
         let batch = std::mem::take(&mut self.batch);
         self.pending = 0;
-        self.backend.db.write_opt(batch, &self.backend.write).map_err(rocks)
+        self.backend
+            .db
+            .write_opt(batch, &self.backend.write)
+            .map_err(rocks)
     }
 
     fn clear_all(&mut self) -> Result<()> {
         self.batch = WriteBatch::default();
         self.pending = 0;
         for state in &self.backend.states {
-            let cf = self.backend.db.cf_handle(state.cf()).ok_or_else(|| missing_cf(state.cf()))?;
+            let cf = self
+                .backend
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
             let mut it = self.backend.db.raw_iterator_cf(cf);
             it.seek_to_first();
             let first = it.key().map(<[u8]>::to_vec);
@@ -978,7 +1432,10 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
             drop(it);
             if let (Some(first), Some(mut last)) = (first, last) {
                 last.push(0);
-                self.backend.db.delete_range_cf(cf, first, last).map_err(rocks)?;
+                self.backend
+                    .db
+                    .delete_range_cf(cf, first, last)
+                    .map_err(rocks)?;
             }
         }
         Ok(())

@@ -15,7 +15,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use typeinfo::{Compatibility, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry, TypeSerializer};
+use typeinfo::{
+    Compatibility, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry,
+    TypeSerializer,
+};
 
 use crate::backend::{StateKind, StateMeta};
 use crate::error::{Error, Result};
@@ -73,7 +76,7 @@ pub(crate) struct SnapshotWriter {
 }
 
 impl SnapshotWriter {
-    pub(crate) fn new(header: &SnapshotHeader) -> Self {
+    pub(crate) fn new(header: &SnapshotHeader) -> Result<Self> {
         let mut out = DataOutputView::with_capacity(4096);
         out.write_bytes(&MAGIC);
         out.write_u8(FORMAT_VERSION);
@@ -81,20 +84,25 @@ impl SnapshotWriter {
         h.write_u32(header.max_parallelism);
         h.write_u16(header.range.start());
         h.write_u16(header.range.end());
-        header.key.write_to(&mut h);
+        header.key.write_to(&mut h)?;
         h.write_len(header.states.len());
         for state in &header.states {
             h.write_len_prefixed(state.name.as_bytes());
             h.write_u8(state.kind as u8);
             h.write_bool(state.ttl);
-            state.namespace.write_to(&mut h);
+            state.namespace.write_to(&mut h)?;
             h.write_len(state.values.len());
             for v in &state.values {
-                v.write_to(&mut h);
+                v.write_to(&mut h)?;
             }
         }
         out.write_len_prefixed(h.as_slice());
-        Self { out, index: Vec::new(), entries: vec![0; header.states.len()], scratch: DataOutputView::new() }
+        Ok(Self {
+            out,
+            index: Vec::new(),
+            entries: vec![0; header.states.len()],
+            scratch: DataOutputView::new(),
+        })
     }
 
     /// Starts the block of `key_group`.
@@ -105,7 +113,11 @@ impl SnapshotWriter {
 
     /// Writes the entries of state `index` in the current key group: `write` appends the
     /// entries to the scratch buffer and returns how many it wrote.
-    pub(crate) fn state_entries(&mut self, index: usize, write: impl FnOnce(&mut DataOutputView) -> Result<u64>) -> Result<()> {
+    pub(crate) fn state_entries(
+        &mut self,
+        index: usize,
+        write: impl FnOnce(&mut DataOutputView) -> Result<u64>,
+    ) -> Result<()> {
         self.scratch.clear();
         let count = write(&mut self.scratch)?;
         self.out.write_varint(count);
@@ -142,9 +154,18 @@ impl SnapshotWriter {
 ///
 /// Any I/O error, naming the path.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().ok_or_else(|| Error::InvalidConfig(format!("`{}` has no file name", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| Error::InvalidConfig(format!("`{}` has no file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut file = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
@@ -171,7 +192,10 @@ pub(crate) struct SnapshotFile {
 }
 
 fn corrupt(path: &Path, detail: impl Into<String>) -> Error {
-    Error::CorruptSavepoint { path: path.to_owned(), detail: detail.into() }
+    Error::CorruptSavepoint {
+        path: path.to_owned(),
+        detail: detail.into(),
+    }
 }
 
 impl SnapshotFile {
@@ -179,13 +203,21 @@ impl SnapshotFile {
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
         if bytes.len() < MAGIC.len() + 1 + FOOTER_LEN || bytes[..4] != MAGIC {
-            return Err(corrupt(path, "not a typeinfo keyed snapshot (bad magic or too short)"));
+            return Err(corrupt(
+                path,
+                "not a typeinfo keyed snapshot (bad magic or too short)",
+            ));
         }
         let body_len = bytes.len() - 8;
         if bytes[body_len + 4..] != END_MAGIC {
             return Err(corrupt(path, "truncated: the end marker is missing"));
         }
-        let stored_crc = u32::from_le_bytes([bytes[body_len], bytes[body_len + 1], bytes[body_len + 2], bytes[body_len + 3]]);
+        let stored_crc = u32::from_le_bytes([
+            bytes[body_len],
+            bytes[body_len + 1],
+            bytes[body_len + 2],
+            bytes[body_len + 3],
+        ]);
         if crc32fast::hash(&bytes[..body_len]) != stored_crc {
             return Err(corrupt(path, "checksum mismatch: the file is corrupt"));
         }
@@ -194,13 +226,20 @@ impl SnapshotFile {
         input.skip_bytes(4).map_err(parse)?;
         let version = input.read_u8().map_err(parse)?;
         if version != FORMAT_VERSION {
-            return Err(corrupt(path, format!("format version {version}, this code reads {FORMAT_VERSION}")));
+            return Err(corrupt(
+                path,
+                format!("format version {version}, this code reads {FORMAT_VERSION}"),
+            ));
         }
         let header_bytes = input.read_len_prefixed().map_err(parse)?;
-        let header = parse_header(header_bytes).map_err(|e| corrupt(path, format!("bad header: {e}")))?;
+        let header =
+            parse_header(header_bytes).map_err(|e| corrupt(path, format!("bad header: {e}")))?;
         let index_offset = {
             let tail = &bytes[body_len - 8..body_len];
-            u64::from_le_bytes(tail.try_into().map_err(|_| corrupt(path, "bad index offset"))?) as usize
+            u64::from_le_bytes(
+                tail.try_into()
+                    .map_err(|_| corrupt(path, "bad index offset"))?,
+            ) as usize
         };
         if index_offset > body_len - 8 {
             return Err(corrupt(path, "index offset past the end"));
@@ -212,11 +251,19 @@ impl SnapshotFile {
             let kg = idx.read_u16().map_err(parse)?;
             let offset = idx.read_u64().map_err(parse)? as usize;
             if offset >= index_offset || !header.range.contains(kg) {
-                return Err(corrupt(path, format!("index entry for key group {kg} is out of place")));
+                return Err(corrupt(
+                    path,
+                    format!("index entry for key group {kg} is out of place"),
+                ));
             }
             index.push((kg, offset));
         }
-        Ok(Self { path: path.to_owned(), bytes, header, index })
+        Ok(Self {
+            path: path.to_owned(),
+            bytes,
+            header,
+            index,
+        })
     }
 
     /// The block of a key group: its bytes after the key group number.
@@ -231,32 +278,54 @@ fn parse_header(bytes: &[u8]) -> typeinfo::Result<SnapshotHeader> {
     let max_parallelism = input.read_u32()?;
     let start = input.read_u16()?;
     let end = input.read_u16()?;
-    let range = KeyGroupRange::new(start, end).map_err(|e| typeinfo::Error::custom(e.to_string()))?;
+    let range =
+        KeyGroupRange::new(start, end).map_err(|e| typeinfo::Error::custom(e.to_string()))?;
     if u32::from(end) >= max_parallelism {
-        return Err(typeinfo::Error::custom(format!("key group {end} beyond max parallelism {max_parallelism}")));
+        return Err(typeinfo::Error::custom(format!(
+            "key group {end} beyond max parallelism {max_parallelism}"
+        )));
     }
     let key = SerializerSnapshot::read_from(&mut input)?;
     let count = input.read_len(4)?;
-    let mut states = Vec::with_capacity(count);
+    let mut states = Vec::with_capacity(typeinfo::capacity_for::<StateMeta>(count, 4));
     for _ in 0..count {
-        let name = std::str::from_utf8(input.read_len_prefixed()?).map_err(|_| typeinfo::Error::InvalidUtf8)?.to_owned();
+        let name = std::str::from_utf8(input.read_len_prefixed()?)
+            .map_err(|_| typeinfo::Error::InvalidUtf8)?
+            .to_owned();
         let kind_byte = input.read_u8()?;
-        let kind = StateKind::from_byte(kind_byte)
-            .ok_or_else(|| typeinfo::Error::InvalidTag { what: "state kind".to_owned(), tag: u64::from(kind_byte) })?;
+        let kind = StateKind::from_byte(kind_byte).ok_or_else(|| typeinfo::Error::InvalidTag {
+            what: "state kind".to_owned(),
+            tag: u64::from(kind_byte),
+        })?;
         let ttl = input.read_bool()?;
         let namespace = SerializerSnapshot::read_from(&mut input)?;
         let n = input.read_len(4)?;
-        let values = (0..n).map(|_| SerializerSnapshot::read_from(&mut input)).collect::<typeinfo::Result<_>>()?;
-        states.push(StateMeta { name, kind, ttl, namespace, values });
+        let mut values = Vec::with_capacity(typeinfo::capacity_for::<SerializerSnapshot>(n, 4));
+        for _ in 0..n {
+            values.push(SerializerSnapshot::read_from(&mut input)?);
+        }
+        states.push(StateMeta {
+            name,
+            kind,
+            ttl,
+            namespace,
+            values,
+        });
     }
     if !input.is_empty() {
         return Err(typeinfo::Error::TrailingBytes(input.remaining()));
     }
-    Ok(SnapshotHeader { max_parallelism, range, key, states })
+    Ok(SnapshotHeader {
+        max_parallelism,
+        range,
+        key,
+        states,
+    })
 }
 
 /// Turns one serialized part in a stored layout into today's layout.
-pub(crate) type PartFn = Arc<dyn Fn(&mut DataInputView<'_>, &mut DataOutputView) -> typeinfo::Result<()> + Send + Sync>;
+pub(crate) type PartFn =
+    Arc<dyn Fn(&mut DataInputView<'_>, &mut DataOutputView) -> typeinfo::Result<()> + Send + Sync>;
 
 /// The transcoder of one part (`key`, `namespace`, `value`) of one state, and whether it migrates.
 pub(crate) fn part_transcoder<T: 'static, S: TypeSerializer<T> + Clone>(
@@ -269,10 +338,19 @@ pub(crate) fn part_transcoder<T: 'static, S: TypeSerializer<T> + Clone>(
     let s = serializer.clone();
     Ok(match serializer.resolve(stored, registry) {
         Compatibility::AsIs => (Arc::new(move |i, o| s.copy_serialized(i, o)), false),
-        Compatibility::AfterMigration(reader) => (Arc::new(move |i, o| s.serialize(&reader.read(i)?, o)), true),
-        Compatibility::Reconfigured(r) => (Arc::new(move |i, o| s.serialize(&r.deserialize(i)?, o)), true),
+        Compatibility::AfterMigration(reader) => {
+            (Arc::new(move |i, o| s.serialize(&reader.read(i)?, o)), true)
+        }
+        Compatibility::Reconfigured(r) => (
+            Arc::new(move |i, o| s.serialize(&r.deserialize(i)?, o)),
+            true,
+        ),
         Compatibility::Incompatible(incompatibility) => {
-            return Err(Error::IncompatibleState { state: state.to_owned(), part, incompatibility })
+            return Err(Error::IncompatibleState {
+                state: state.to_owned(),
+                part,
+                incompatibility,
+            })
         }
     })
 }
@@ -296,7 +374,11 @@ impl EntryTranscoder {
     }
 
     /// Reads one stored `[namespace][value part]` and writes it in today's layout.
-    pub(crate) fn transcode(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> typeinfo::Result<()> {
+    pub(crate) fn transcode(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> typeinfo::Result<()> {
         (self.namespace)(input, out)?;
         match self.kind.layout() {
             StateKind::List => {
@@ -327,9 +409,17 @@ impl EntryTranscoder {
 /// and how to ingest today's entries.
 pub(crate) trait RestoreTarget {
     /// Transcodes stored keys into today's key bytes; `true` when keys migrate.
-    fn key_transcoder(&self, stored: &SerializerSnapshot, registry: &SnapshotRegistry) -> Result<(PartFn, bool)>;
+    fn key_transcoder(
+        &self,
+        stored: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Result<(PartFn, bool)>;
     /// The index of the registered state named `name`, with its transcoder for `stored`.
-    fn state_transcoder(&self, stored: &StateMeta, registry: &SnapshotRegistry) -> Result<(usize, EntryTranscoder)>;
+    fn state_transcoder(
+        &self,
+        stored: &StateMeta,
+        registry: &SnapshotRegistry,
+    ) -> Result<(usize, EntryTranscoder)>;
     /// Stores one entry in today's layout.
     fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()>;
     /// Removes everything (after a failed restore).
@@ -390,20 +480,46 @@ pub(crate) fn restore_into(
                     continue;
                 }
                 let mut block = file.block(offset);
-                let stored_kg = block.read_u16().map_err(|e| corrupt(&file.path, e.to_string()))?;
+                let stored_kg = block
+                    .read_u16()
+                    .map_err(|e| corrupt(&file.path, e.to_string()))?;
                 if stored_kg != kg {
-                    return Err(corrupt(&file.path, format!("block of key group {kg} is labelled {stored_kg}")));
+                    return Err(corrupt(
+                        &file.path,
+                        format!("block of key group {kg} is labelled {stored_kg}"),
+                    ));
                 }
                 for ((index, transcoder), meta) in states.iter().zip(&file.header.states) {
-                    let count = block.read_varint().map_err(|e| corrupt(&file.path, e.to_string()))?;
+                    let count = block
+                        .read_varint()
+                        .map_err(|e| corrupt(&file.path, e.to_string()))?;
+                    // Entries of one state in one key group have distinct composite keys, so
+                    // at most one of them can be written in zero bytes: a count beyond the
+                    // bytes left (plus that one) is corrupt, not a reason to loop.
+                    if count > block.remaining() as u64 + 1 {
+                        return Err(corrupt(
+                            &file.path,
+                            format!(
+                                "state `{}`: {count} entries in key group {kg} cannot fit in the {} bytes left",
+                                meta.name,
+                                block.remaining()
+                            ),
+                        ));
+                    }
                     for _ in 0..count {
                         key_bytes.clear();
                         entry.clear();
-                        key(&mut block, &mut key_bytes).map_err(|e| corrupt(&file.path, format!("state `{}`: {e}", meta.name)))?;
-                        transcoder
-                            .transcode(&mut block, &mut entry)
-                            .map_err(|e| corrupt(&file.path, format!("state `{}`: {e}", meta.name)))?;
-                        let today_kg = if *key_migrates { key_group_for_bytes(key_bytes.as_slice(), max_parallelism) } else { kg };
+                        key(&mut block, &mut key_bytes).map_err(|e| {
+                            corrupt(&file.path, format!("state `{}`: {e}", meta.name))
+                        })?;
+                        transcoder.transcode(&mut block, &mut entry).map_err(|e| {
+                            corrupt(&file.path, format!("state `{}`: {e}", meta.name))
+                        })?;
+                        let today_kg = if *key_migrates {
+                            key_group_for_bytes(key_bytes.as_slice(), max_parallelism)
+                        } else {
+                            kg
+                        };
                         if !range.contains(today_kg) {
                             report.skipped += 1;
                             continue;
@@ -436,14 +552,25 @@ pub(crate) fn check_shape(stored: &StateMeta, today: &StateMeta) -> Result<()> {
     if stored.ttl != today.ttl {
         return Err(Error::StateMismatch {
             state: stored.name.clone(),
-            detail: format!("TTL {} but it was stored with TTL {}", onoff(today.ttl), onoff(stored.ttl)),
+            detail: format!(
+                "TTL {} but it was stored with TTL {}",
+                onoff(today.ttl),
+                onoff(stored.ttl)
+            ),
         });
     }
-    let expected = if today.kind.layout() == StateKind::Map { 2 } else { 1 };
+    let expected = if today.kind.layout() == StateKind::Map {
+        2
+    } else {
+        1
+    };
     if stored.values.len() != expected {
         return Err(Error::StateMismatch {
             state: stored.name.clone(),
-            detail: format!("{expected} value serializers but {} were stored", stored.values.len()),
+            detail: format!(
+                "{expected} value serializers but {} were stored",
+                stored.values.len()
+            ),
         });
     }
     Ok(())

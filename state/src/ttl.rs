@@ -24,7 +24,9 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
     }
 }
 
@@ -37,7 +39,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock at `now_ms`.
     pub fn new(now_ms: i64) -> Self {
-        Self { now: Arc::new(AtomicI64::new(now_ms)) }
+        Self {
+            now: Arc::new(AtomicI64::new(now_ms)),
+        }
     }
 
     /// Moves the clock by `by`.

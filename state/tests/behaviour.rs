@@ -25,7 +25,11 @@ pub struct RocksDb;
 impl Factory for RocksDb {
     type Backend = RocksDbKeyedStateBackend<String>;
     fn create(&self, dir: &Path, options: BackendOptions) -> Result<Self::Backend> {
-        RocksDbKeyedStateBackend::open(&dir.join("db"), options, RocksDbOptions::default().block_cache_bytes(8 << 20))
+        RocksDbKeyedStateBackend::open(
+            &dir.join("db"),
+            options,
+            RocksDbOptions::default().block_cache_bytes(8 << 20),
+        )
     }
 }
 
@@ -48,12 +52,17 @@ impl AggregateFunction<i64, Avg, f64> for AvgFn {
         acc.sum as f64 / acc.count as f64
     }
     fn merge(&self, a: Avg, b: Avg) -> Avg {
-        Avg { count: a.count + b.count, sum: a.sum + b.sum }
+        Avg {
+            count: a.count + b.count,
+            sum: a.sum + b.sum,
+        }
     }
 }
 
 pub fn options(clock: &ManualClock) -> BackendOptions {
-    BackendOptions::new(128, KeyGroupRange::all(128)).expect("valid options").clock(Arc::new(clock.clone()))
+    BackendOptions::new(128, KeyGroupRange::all(128))
+        .expect("valid options")
+        .clock(Arc::new(clock.clone()))
 }
 
 pub fn k(s: &str) -> String {
@@ -65,7 +74,8 @@ pub fn value_state<F: Factory>(f: F) -> Result<()> {
     let clock = ManualClock::new(0);
     let mut b = f.create(dir.path(), options(&clock))?;
     let count = b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
-    let with_default = b.value_state::<(), String>(&ValueStateDescriptor::new("label").with_default(k("none")))?;
+    let with_default =
+        b.value_state::<(), String>(&ValueStateDescriptor::new("label").with_default(k("none")))?;
     assert!(matches!(count.value(&mut b, &()), Err(Error::NoCurrentKey)));
     b.set_current_key(&k("a"))?;
     assert_eq!(count.value(&mut b, &())?, None);
@@ -82,9 +92,19 @@ pub fn value_state<F: Factory>(f: F) -> Result<()> {
     keys.sort();
     assert_eq!(keys, vec![k("b")]);
     // Registering again returns the same state; another type is refused.
-    assert_eq!(b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?.id(), count.id());
-    assert!(matches!(b.value_state::<(), i32>(&ValueStateDescriptor::new("count")), Err(Error::StateMismatch { .. })));
-    assert!(matches!(b.list_state::<(), u64>(&ListStateDescriptor::new("count")), Err(Error::StateMismatch { .. })));
+    assert_eq!(
+        b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?
+            .id(),
+        count.id()
+    );
+    assert!(matches!(
+        b.value_state::<(), i32>(&ValueStateDescriptor::new("count")),
+        Err(Error::StateMismatch { .. })
+    ));
+    assert!(matches!(
+        b.list_state::<(), u64>(&ListStateDescriptor::new("count")),
+        Err(Error::StateMismatch { .. })
+    ));
     Ok(())
 }
 
@@ -100,9 +120,19 @@ pub fn namespaces<F: Factory>(f: F) -> Result<()> {
     assert_eq!(sum.value(&mut b, &(10, 20))?, Some(7));
     assert_eq!(sum.value(&mut b, &(20, 30))?, None);
     b.set_current_key(&k("ab"))?;
-    assert_eq!(sum.value(&mut b, &(0, 10))?, None, "key `a`'s state must not show under key `ab`");
+    assert_eq!(
+        sum.value(&mut b, &(0, 10))?,
+        None,
+        "key `a`'s state must not show under key `ab`"
+    );
     assert_eq!(b.keys(sum.id(), &(10i64, 20i64))?, vec![k("a")]);
-    assert!(matches!(b.keys(sum.id(), &(10i32, 20i32)), Err(Error::StateMismatch { .. })), "a namespace of another type is refused");
+    assert!(
+        matches!(
+            b.keys(sum.id(), &(10i32, 20i32)),
+            Err(Error::StateMismatch { .. })
+        ),
+        "a namespace of another type is refused"
+    );
     Ok(())
 }
 
@@ -145,8 +175,16 @@ pub fn map_state<F: Factory>(f: F) -> Result<()> {
     assert!(map.contains(&mut b, &(), &-3)?);
     map.remove(&mut b, &(), &-3)?;
     assert!(!map.contains(&mut b, &(), &-3)?);
-    let keys: Vec<i64> = map.entries(&mut b, &())?.into_iter().map(|(k, _)| k).collect();
-    assert_eq!(keys, vec![-1000, 0, 5, 100], "iteration follows the user key's order");
+    let keys: Vec<i64> = map
+        .entries(&mut b, &())?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        keys,
+        vec![-1000, 0, 5, 100],
+        "iteration follows the user key's order"
+    );
     b.set_current_key(&k("b"))?;
     assert!(map.is_empty(&mut b, &())?);
     b.set_current_key(&k("a"))?;
@@ -159,8 +197,12 @@ pub fn reducing_and_aggregating<F: Factory>(f: F) -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
     let clock = ManualClock::new(0);
     let mut b = f.create(dir.path(), options(&clock))?;
-    let max = b.reducing_state::<u8, i64>(&ReducingStateDescriptor::new("max", |a: &i64, b: &i64| *a.max(b)))?;
-    let avg = b.aggregating_state::<u8, i64, Avg, f64>(&AggregatingStateDescriptor::new("avg", AvgFn))?;
+    let max = b
+        .reducing_state::<u8, i64>(&ReducingStateDescriptor::new("max", |a: &i64, b: &i64| {
+            *a.max(b)
+        }))?;
+    let avg =
+        b.aggregating_state::<u8, i64, Avg, f64>(&AggregatingStateDescriptor::new("avg", AvgFn))?;
     b.set_current_key(&k("a"))?;
     for (ns, v) in [(1u8, 3i64), (1, 9), (1, -2), (2, 4)] {
         max.add(&mut b, &ns, v)?;
@@ -168,11 +210,17 @@ pub fn reducing_and_aggregating<F: Factory>(f: F) -> Result<()> {
     }
     assert_eq!(max.get(&mut b, &1)?, Some(9));
     assert_eq!(avg.get(&mut b, &1)?, Some(10.0 / 3.0));
-    assert_eq!(avg.accumulator(&mut b, &1)?, Some(Avg { count: 3, sum: 10 }));
+    assert_eq!(
+        avg.accumulator(&mut b, &1)?,
+        Some(Avg { count: 3, sum: 10 })
+    );
     max.merge_namespaces(&mut b, &3, &[1, 2])?;
     avg.merge_namespaces(&mut b, &3, &[1, 2])?;
     assert_eq!(max.get(&mut b, &3)?, Some(9));
-    assert_eq!(avg.accumulator(&mut b, &3)?, Some(Avg { count: 4, sum: 14 }));
+    assert_eq!(
+        avg.accumulator(&mut b, &3)?,
+        Some(Avg { count: 4, sum: 14 })
+    );
     assert_eq!(max.get(&mut b, &1)?, None);
     Ok(())
 }
@@ -182,11 +230,23 @@ pub fn ttl<F: Factory>(f: F) -> Result<()> {
     let clock = ManualClock::new(1_000);
     let mut b = f.create(dir.path(), options(&clock))?;
     let minute = Duration::from_secs(60);
-    let on_write = b.value_state::<(), u32>(&ValueStateDescriptor::new("on_write").with_ttl(StateTtlConfig::new(minute)))?;
-    let on_read = b.value_state::<(), u32>(&ValueStateDescriptor::new("on_read").with_ttl(StateTtlConfig::new(minute).update_on_read_and_write()))?;
-    let visible = b.value_state::<(), u32>(&ValueStateDescriptor::new("visible").with_ttl(StateTtlConfig::new(minute).return_expired_if_not_cleaned_up()))?;
-    let list = b.list_state::<(), u32>(&ListStateDescriptor::new("list").with_ttl(StateTtlConfig::new(minute)))?;
-    let map = b.map_state::<(), u32, u32>(&MapStateDescriptor::new("map").with_ttl(StateTtlConfig::new(minute)))?;
+    let on_write = b.value_state::<(), u32>(
+        &ValueStateDescriptor::new("on_write").with_ttl(StateTtlConfig::new(minute)),
+    )?;
+    let on_read = b.value_state::<(), u32>(
+        &ValueStateDescriptor::new("on_read")
+            .with_ttl(StateTtlConfig::new(minute).update_on_read_and_write()),
+    )?;
+    let visible = b.value_state::<(), u32>(
+        &ValueStateDescriptor::new("visible")
+            .with_ttl(StateTtlConfig::new(minute).return_expired_if_not_cleaned_up()),
+    )?;
+    let list = b.list_state::<(), u32>(
+        &ListStateDescriptor::new("list").with_ttl(StateTtlConfig::new(minute)),
+    )?;
+    let map = b.map_state::<(), u32, u32>(
+        &MapStateDescriptor::new("map").with_ttl(StateTtlConfig::new(minute)),
+    )?;
     b.set_current_key(&k("a"))?;
     on_write.update(&mut b, &(), 1)?;
     on_read.update(&mut b, &(), 2)?;
@@ -196,14 +256,34 @@ pub fn ttl<F: Factory>(f: F) -> Result<()> {
     clock.advance(Duration::from_secs(40));
     list.add(&mut b, &(), 11)?;
     map.put(&mut b, &(), 2, 200)?;
-    assert_eq!(on_read.value(&mut b, &())?, Some(2), "a read refreshes `on_read`");
+    assert_eq!(
+        on_read.value(&mut b, &())?,
+        Some(2),
+        "a read refreshes `on_read`"
+    );
     assert_eq!(on_write.value(&mut b, &())?, Some(1));
     clock.advance(Duration::from_secs(30));
     assert_eq!(on_write.value(&mut b, &())?, None, "70 s after its write");
-    assert_eq!(on_read.value(&mut b, &())?, Some(2), "30 s after its last read");
-    assert_eq!(visible.value(&mut b, &())?, Some(3), "expired but not cleaned up");
-    assert_eq!(list.get(&mut b, &())?, vec![11], "elements expire one by one");
-    assert_eq!(map.entries(&mut b, &())?, vec![(2, 200)], "entries expire one by one");
+    assert_eq!(
+        on_read.value(&mut b, &())?,
+        Some(2),
+        "30 s after its last read"
+    );
+    assert_eq!(
+        visible.value(&mut b, &())?,
+        Some(3),
+        "expired but not cleaned up"
+    );
+    assert_eq!(
+        list.get(&mut b, &())?,
+        vec![11],
+        "elements expire one by one"
+    );
+    assert_eq!(
+        map.entries(&mut b, &())?,
+        vec![(2, 200)],
+        "entries expire one by one"
+    );
     // A full snapshot leaves expired values out.
     clock.advance(Duration::from_secs(120));
     let snapshot = b.snapshot(&dir.path().join("ttl.kstate"))?;
@@ -240,7 +320,11 @@ pub fn fill<B: KeyedStateBackend<String>>(b: &mut B) -> Result<()> {
     Ok(())
 }
 
-type States = (ValueState<(), u64>, ListState<(), i32>, MapState<(), String, u64>);
+type States = (
+    ValueState<(), u64>,
+    ListState<(), i32>,
+    MapState<(), String, u64>,
+);
 
 pub fn register<B: KeyedStateBackend<String>>(b: &mut B) -> Result<States> {
     Ok((
@@ -263,7 +347,11 @@ pub fn check<B: KeyedStateBackend<String>>(b: &mut B, range: std::ops::Range<u64
         seen += 1;
         assert_eq!(count.value(b, &())?, Some(i), "{key}");
         assert_eq!(list.get(b, &())?, vec![i as i32, -(i as i32)], "{key}");
-        assert_eq!(map.entries(b, &())?, vec![(format!("m{i}"), i * 10)], "{key}");
+        assert_eq!(
+            map.entries(b, &())?,
+            vec![(format!("m{i}"), i * 10)],
+            "{key}"
+        );
     }
     assert!(seen > 0, "no key of the range is in this backend");
     Ok(())

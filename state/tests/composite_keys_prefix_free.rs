@@ -7,11 +7,16 @@ use typeinfo::TypeInfo;
 use typeinfo_state::*;
 
 /// `[kg][key]` of `a` must not be a prefix of `[kg][key][namespace]` of `b` when `a != b`.
-fn check<K: TypeInfo + PartialEq>(a: &K, b: &K, max_parallelism: u32) -> std::result::Result<(), TestCaseError> {
+fn check<K: TypeInfo + PartialEq>(
+    a: &K,
+    b: &K,
+    max_parallelism: u32,
+) -> std::result::Result<(), TestCaseError> {
     if a == b {
         return Ok(());
     }
-    let ser = K::create_serializer(&Default::default()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let ser = K::create_serializer(&Default::default())
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let bytes = |k: &K| typeinfo::to_bytes(&ser, k).map_err(|e| TestCaseError::fail(e.to_string()));
     let (ab, bb) = (bytes(a)?, bytes(b)?);
     let mut builder = CompositeKeyBuilder::new(max_parallelism);
@@ -19,10 +24,17 @@ fn check<K: TypeInfo + PartialEq>(a: &K, b: &K, max_parallelism: u32) -> std::re
     builder.set_key_bytes(3, &ab);
     let prefix_a = builder.key_prefix().to_vec();
     builder.set_key_bytes(3, &bb);
-    let full_b = builder.set_namespace(&(7i64, 9i64), &typeinfo::TupleSerializer((typeinfo::I64Serializer, typeinfo::I64Serializer)))
+    let full_b = builder
+        .set_namespace(
+            &(7i64, 9i64),
+            &typeinfo::TupleSerializer((typeinfo::I64Serializer, typeinfo::I64Serializer)),
+        )
         .map_err(|e| TestCaseError::fail(e.to_string()))?
         .to_vec();
-    prop_assert!(!full_b.starts_with(&prefix_a), "{prefix_a:02x?} is a prefix of {full_b:02x?}");
+    prop_assert!(
+        !full_b.starts_with(&prefix_a),
+        "{prefix_a:02x?} is a prefix of {full_b:02x?}"
+    );
     Ok(())
 }
 
@@ -51,7 +63,11 @@ proptest! {
 #[test]
 fn map_entries_of_key_a_never_show_under_key_ab_in_rocksdb() -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
-    let mut b = RocksDbKeyedStateBackend::<Vec<u8>>::open(dir.path(), BackendOptions::new(1, KeyGroupRange::all(1))?, RocksDbOptions::default())?;
+    let mut b = RocksDbKeyedStateBackend::<Vec<u8>>::open(
+        dir.path(),
+        BackendOptions::new(1, KeyGroupRange::all(1))?,
+        RocksDbOptions::default(),
+    )?;
     let map = b.map_state::<(), u8, u8>(&MapStateDescriptor::new("m"))?;
     b.set_current_key(&vec![b'a'])?;
     map.put(&mut b, &(), 1, 1)?;
@@ -66,14 +82,29 @@ fn map_entries_of_key_a_never_show_under_key_ab_in_rocksdb() -> Result<()> {
 #[test]
 fn native_checkpoints_are_hard_linked_copies() -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
-    let mut b = RocksDbKeyedStateBackend::<String>::open(&dir.path().join("db"), BackendOptions::new(128, KeyGroupRange::all(128))?, RocksDbOptions::default())?;
+    let mut b = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("db"),
+        BackendOptions::new(128, KeyGroupRange::all(128))?,
+        RocksDbOptions::default(),
+    )?;
     let v = b.value_state::<(), u64>(&ValueStateDescriptor::new("v"))?;
     b.set_current_key(&"k".to_owned())?;
     v.update(&mut b, &(), 7)?;
     let checkpoint = dir.path().join("checkpoint-1");
     b.native_checkpoint(&checkpoint)?;
-    let files: Vec<_> = std::fs::read_dir(&checkpoint).map_err(|e| Error::io(&checkpoint, e))?.filter_map(|e| e.ok()).collect();
-    assert!(files.iter().any(|f| f.file_name().to_string_lossy() == "CURRENT"), "a RocksDB checkpoint has a CURRENT file");
-    assert!(b.native_checkpoint(&checkpoint).is_err(), "an existing checkpoint directory is refused");
+    let files: Vec<_> = std::fs::read_dir(&checkpoint)
+        .map_err(|e| Error::io(&checkpoint, e))?
+        .filter_map(|e| e.ok())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.file_name().to_string_lossy() == "CURRENT"),
+        "a RocksDB checkpoint has a CURRENT file"
+    );
+    assert!(
+        b.native_checkpoint(&checkpoint).is_err(),
+        "an existing checkpoint directory is refused"
+    );
     Ok(())
 }

@@ -41,14 +41,25 @@ fn split_lists_are_cut_and_union_lists_are_copied_at_a_new_parallelism() -> Resu
         let mine = offsets.get(&mut ops)?;
         assert!(mine.len() == 7 || mine.len() == 8, "{mine:?}");
         all_offsets.extend(mine);
-        assert_eq!(seen.get(&mut ops)?, vec!["subtask-0", "subtask-1", "subtask-2"]);
+        assert_eq!(
+            seen.get(&mut ops)?,
+            vec!["subtask-0", "subtask-1", "subtask-2"]
+        );
         let view = rules.read_only(&mut ops)?;
         assert_eq!(view.get(&"limit".to_owned()), Some(&100));
-        assert_eq!(view.entries().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["burst", "limit"]);
+        assert_eq!(
+            view.entries().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["burst", "limit"]
+        );
     }
     all_offsets.sort_unstable();
-    let expected: Vec<u64> = (0..3u64).flat_map(|i| (0..5).map(move |j| i * 10 + j)).collect();
-    assert_eq!(all_offsets, expected, "every element lands on exactly one subtask");
+    let expected: Vec<u64> = (0..3u64)
+        .flat_map(|i| (0..5).map(move |j| i * 10 + j))
+        .collect();
+    assert_eq!(
+        all_offsets, expected,
+        "every element lands on exactly one subtask"
+    );
     Ok(())
 }
 
@@ -64,14 +75,22 @@ fn bad_files_and_incompatible_types_are_refused() -> Result<()> {
     let offsets = ops.list_state::<u32>("offsets", Redistribution::Split)?;
     ops.list_state::<String>("seen", Redistribution::Union)?;
     ops.broadcast_state::<String, i32>("rules")?;
-    assert!(matches!(ops.restore(&[corrupt.as_path()]), Err(Error::CorruptSavepoint { .. })));
+    assert!(matches!(
+        ops.restore(&[corrupt.as_path()]),
+        Err(Error::CorruptSavepoint { .. })
+    ));
     assert!(offsets.get(&mut ops)?.is_empty());
 
     let mut ops = OperatorStateBackend::new(0, 1);
     ops.list_state::<String>("offsets", Redistribution::Split)?;
     ops.list_state::<String>("seen", Redistribution::Union)?;
     ops.broadcast_state::<String, i32>("rules")?;
-    let err = ops.restore(&[files[0].as_path()]).expect_err("u32 -> String is incompatible");
-    assert_eq!(err.to_string(), "state `offsets` cannot be restored: element u32 -> String: incompatible");
+    let err = ops
+        .restore(&[files[0].as_path()])
+        .expect_err("u32 -> String is incompatible");
+    assert_eq!(
+        err.to_string(),
+        "state `offsets` cannot be restored: element u32 -> String: incompatible"
+    );
     Ok(())
 }

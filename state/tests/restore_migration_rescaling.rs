@@ -68,7 +68,11 @@ fn open(kind: &Kind, dir: &Path, parallelism: u32, index: u32) -> Result<AnyBack
     let options = BackendOptions::for_subtask(MAX, parallelism, index)?;
     Ok(match kind {
         Kind::Heap => AnyBackend::Heap(HeapKeyedStateBackend::new(options)?),
-        Kind::Rocks => AnyBackend::Rocks(RocksDbKeyedStateBackend::open(&dir.join(format!("db-{index}")), options, RocksDbOptions::default())?),
+        Kind::Rocks => AnyBackend::Rocks(RocksDbKeyedStateBackend::open(
+            &dir.join(format!("db-{index}")),
+            options,
+            RocksDbOptions::default(),
+        )?),
     })
 }
 
@@ -91,7 +95,12 @@ fn write_v1<B: KeyedStateBackend<String>>(b: &mut B) -> Result<()> {
             Err(Error::KeyGroupOutOfRange { .. }) => continue,
             other => other?,
         }
-        let order = |n: u64| v1::Order { user: key(i), amount: n as f32 + 0.5, qty: -(n as i32), channel: "web".into() };
+        let order = |n: u64| v1::Order {
+            user: key(i),
+            amount: n as f32 + 0.5,
+            qty: -(n as i32),
+            channel: "web".into(),
+        };
         orders.update(b, &(), order(i))?;
         history.update(b, &(), vec![order(i), order(i + 1)])?;
         by_day.put(b, &(), 2, order(i + 2))?;
@@ -101,12 +110,20 @@ fn write_v1<B: KeyedStateBackend<String>>(b: &mut B) -> Result<()> {
 }
 
 fn v2_order(i: u64, n: u64) -> v2::Order {
-    v2::Order { user: key(i), amount: n as f64 + 0.5, quantity: -(n as i64), note: String::new() }
+    v2::Order {
+        user: key(i),
+        amount: n as f64 + 0.5,
+        quantity: -(n as i64),
+        note: String::new(),
+    }
 }
 
 /// Registers the v2 states, restores `files`, and returns the keys it found with every
 /// entry checked.
-fn restore_v2<B: KeyedStateBackend<String>>(b: &mut B, files: &[&Path]) -> Result<(RestoreReport, Vec<u64>)> {
+fn restore_v2<B: KeyedStateBackend<String>>(
+    b: &mut B,
+    files: &[&Path],
+) -> Result<(RestoreReport, Vec<u64>)> {
     let orders = b.value_state::<(), v2::Order>(&ValueStateDescriptor::new("last_order"))?;
     let history = b.list_state::<(), v2::Order>(&ListStateDescriptor::new("history"))?;
     let by_day = b.map_state::<(), u32, v2::Order>(&MapStateDescriptor::new("by_day"))?;
@@ -118,8 +135,14 @@ fn restore_v2<B: KeyedStateBackend<String>>(b: &mut B, files: &[&Path]) -> Resul
             other => other?,
         }
         assert_eq!(orders.value(b, &())?, Some(v2_order(i, i)), "{}", key(i));
-        assert_eq!(history.get(b, &())?, vec![v2_order(i, i), v2_order(i, i + 1)]);
-        assert_eq!(by_day.entries(b, &())?, vec![(1, v2_order(i, i + 3)), (2, v2_order(i, i + 2))]);
+        assert_eq!(
+            history.get(b, &())?,
+            vec![v2_order(i, i), v2_order(i, i + 1)]
+        );
+        assert_eq!(
+            by_day.entries(b, &())?,
+            vec![(1, v2_order(i, i + 3)), (2, v2_order(i, i + 2))]
+        );
         found.push(i);
     }
     Ok((report, found))
@@ -145,8 +168,14 @@ fn restore_all(kind: &Kind, dir: &Path, parallelism: u32, files: &[PathBuf]) -> 
     for index in 0..parallelism {
         let mut b = open(kind, &dir.join("read"), parallelism, index)?;
         let (report, found) = with_backend!(&mut b, |x| restore_v2(x, &paths)?);
-        assert!(report.migrated.contains(&"last_order.value".to_owned()), "{report:?}");
-        assert!(report.migrated.contains(&"by_day.user value".to_owned()), "{report:?}");
+        assert!(
+            report.migrated.contains(&"last_order.value".to_owned()),
+            "{report:?}"
+        );
+        assert!(
+            report.migrated.contains(&"by_day.user value".to_owned()),
+            "{report:?}"
+        );
         all.extend(found);
     }
     all.sort_unstable();
@@ -157,7 +186,10 @@ fn restore_all(kind: &Kind, dir: &Path, parallelism: u32, files: &[PathBuf]) -> 
 fn heap_at_two_restores_into_rocksdb_at_three_with_migration() -> Result<()> {
     let dir = tmp();
     let files = snapshot_all(&Kind::Heap, dir.path(), 2)?;
-    assert_eq!(restore_all(&Kind::Rocks, dir.path(), 3, &files)?, (0..KEYS).collect::<Vec<_>>());
+    assert_eq!(
+        restore_all(&Kind::Rocks, dir.path(), 3, &files)?,
+        (0..KEYS).collect::<Vec<_>>()
+    );
     Ok(())
 }
 
@@ -165,7 +197,10 @@ fn heap_at_two_restores_into_rocksdb_at_three_with_migration() -> Result<()> {
 fn rocksdb_at_three_restores_into_heap_at_one_with_migration() -> Result<()> {
     let dir = tmp();
     let files = snapshot_all(&Kind::Rocks, dir.path(), 3)?;
-    assert_eq!(restore_all(&Kind::Heap, dir.path(), 1, &files)?, (0..KEYS).collect::<Vec<_>>());
+    assert_eq!(
+        restore_all(&Kind::Heap, dir.path(), 1, &files)?,
+        (0..KEYS).collect::<Vec<_>>()
+    );
     Ok(())
 }
 
@@ -203,7 +238,9 @@ fn an_incompatible_type_is_refused_before_anything_is_written() -> Result<()> {
             x.value_state::<(), v3::Order>(&ValueStateDescriptor::new("last_order"))?;
             x.list_state::<(), v1::Order>(&ListStateDescriptor::new("history"))?;
             x.map_state::<(), u32, v1::Order>(&MapStateDescriptor::new("by_day"))?;
-            let err = x.restore(&[files[0].as_path()]).expect_err("an incompatible type must be refused");
+            let err = x
+                .restore(&[files[0].as_path()])
+                .expect_err("an incompatible type must be refused");
             assert_eq!(err.to_string(), "state `last_order` cannot be restored: value Order.amount: f32 -> String: incompatible");
             assert!(is_empty(x)?);
         });
@@ -234,16 +271,31 @@ fn corrupt_truncated_foreign_and_missing_files_are_refused_and_left_untouched() 
                 x.value_state::<(), v1::Order>(&ValueStateDescriptor::new("last_order"))?;
                 x.list_state::<(), v1::Order>(&ListStateDescriptor::new("history"))?;
                 x.map_state::<(), u32, v1::Order>(&MapStateDescriptor::new("by_day"))?;
-                let err = x.restore(&[path.as_path()]).expect_err("a bad file must be refused");
-                assert!(matches!(err, Error::CorruptSavepoint { .. }), "{name}: {err}");
-                let orders = x.value_state::<(), v1::Order>(&ValueStateDescriptor::new("last_order"))?;
-                assert!(x.keys(orders.id(), &())?.is_empty(), "{name}: the target must stay empty");
+                let err = x
+                    .restore(&[path.as_path()])
+                    .expect_err("a bad file must be refused");
+                assert!(
+                    matches!(err, Error::CorruptSavepoint { .. }),
+                    "{name}: {err}"
+                );
+                let orders =
+                    x.value_state::<(), v1::Order>(&ValueStateDescriptor::new("last_order"))?;
+                assert!(
+                    x.keys(orders.id(), &())?.is_empty(),
+                    "{name}: the target must stay empty"
+                );
             });
-            assert_eq!(&std::fs::read(&path).map_err(|e| Error::InvalidConfig(e.to_string()))?, bytes, "{name}: the file is untouched");
+            assert_eq!(
+                &std::fs::read(&path).map_err(|e| Error::InvalidConfig(e.to_string()))?,
+                bytes,
+                "{name}: the file is untouched"
+            );
         }
         let mut b = open(&kind, &dir.path().join("read-missing"), 1, 0)?;
         with_backend!(&mut b, |x| {
-            let err = x.restore(&[dir.path().join("nope.kstate").as_path()]).expect_err("a missing file must be refused");
+            let err = x
+                .restore(&[dir.path().join("nope.kstate").as_path()])
+                .expect_err("a missing file must be refused");
             assert!(matches!(err, Error::Io { .. }), "{err}");
         });
     }
@@ -254,7 +306,8 @@ fn corrupt_truncated_foreign_and_missing_files_are_refused_and_left_untouched() 
 fn a_snapshot_replaces_the_previous_file_atomically() -> Result<()> {
     let dir = tmp();
     let path = dir.path().join("state.kstate");
-    let mut b = HeapKeyedStateBackend::<String>::new(BackendOptions::new(MAX, KeyGroupRange::all(MAX))?)?;
+    let mut b =
+        HeapKeyedStateBackend::<String>::new(BackendOptions::new(MAX, KeyGroupRange::all(MAX))?)?;
     write_v1(&mut b)?;
     b.snapshot(&path)?;
     b.snapshot(&path)?;
@@ -271,9 +324,12 @@ fn a_snapshot_replaces_the_previous_file_atomically() -> Result<()> {
 fn unregistered_stored_states_are_named() -> Result<()> {
     let dir = tmp();
     let files = snapshot_all(&Kind::Heap, dir.path(), 1)?;
-    let mut b = HeapKeyedStateBackend::<String>::new(BackendOptions::new(MAX, KeyGroupRange::all(MAX))?)?;
+    let mut b =
+        HeapKeyedStateBackend::<String>::new(BackendOptions::new(MAX, KeyGroupRange::all(MAX))?)?;
     b.value_state::<(), v1::Order>(&ValueStateDescriptor::new("last_order"))?;
-    let err = b.restore(&[files[0].as_path()]).expect_err("unregistered states must be refused");
+    let err = b
+        .restore(&[files[0].as_path()])
+        .expect_err("unregistered states must be refused");
     assert!(err.to_string().contains("`history`"), "{err}");
     Ok(())
 }
@@ -281,9 +337,14 @@ fn unregistered_stored_states_are_named() -> Result<()> {
 #[test]
 fn rocksdb_refuses_a_directory_it_does_not_own() -> Result<()> {
     let dir = tmp();
-    std::fs::write(dir.path().join("precious.txt"), b"keep me").map_err(|e| Error::InvalidConfig(e.to_string()))?;
-    let err = RocksDbKeyedStateBackend::<String>::open(dir.path(), BackendOptions::new(MAX, KeyGroupRange::all(MAX))?, RocksDbOptions::default())
-        .expect_err("a foreign directory must be refused");
+    std::fs::write(dir.path().join("precious.txt"), b"keep me")
+        .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let err = RocksDbKeyedStateBackend::<String>::open(
+        dir.path(),
+        BackendOptions::new(MAX, KeyGroupRange::all(MAX))?,
+        RocksDbOptions::default(),
+    )
+    .expect_err("a foreign directory must be refused");
     assert!(matches!(err, Error::InvalidConfig(_)), "{err}");
     assert!(dir.path().join("precious.txt").exists());
     Ok(())

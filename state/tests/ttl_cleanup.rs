@@ -14,7 +14,11 @@ fn options(clock: &ManualClock) -> Result<BackendOptions> {
 fn rocksdb_compaction_drops_expired_values_and_map_entries() -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
     let clock = ManualClock::new(0);
-    let mut b = RocksDbKeyedStateBackend::<String>::open(dir.path(), options(&clock)?, RocksDbOptions::default())?;
+    let mut b = RocksDbKeyedStateBackend::<String>::open(
+        dir.path(),
+        options(&clock)?,
+        RocksDbOptions::default(),
+    )?;
     let ttl = StateTtlConfig::new(Duration::from_secs(10)).return_expired_if_not_cleaned_up();
     let value = b.value_state::<(), u32>(&ValueStateDescriptor::new("v").with_ttl(ttl.clone()))?;
     let map = b.map_state::<(), u32, u32>(&MapStateDescriptor::new("m").with_ttl(ttl))?;
@@ -44,7 +48,9 @@ fn heap_incremental_cleanup_removes_expired_values_on_access() -> Result<()> {
     let clock = ManualClock::new(0);
     let mut b = HeapKeyedStateBackend::<String>::new(options(&clock)?)?;
     // Expired values stay visible until cleaned up, so only the sweep removes them.
-    let ttl = StateTtlConfig::new(Duration::from_secs(10)).return_expired_if_not_cleaned_up().cleanup_incrementally(1000);
+    let ttl = StateTtlConfig::new(Duration::from_secs(10))
+        .return_expired_if_not_cleaned_up()
+        .cleanup_incrementally(1000);
     let value = b.value_state::<(), u32>(&ValueStateDescriptor::new("v").with_ttl(ttl))?;
     for i in 0..200 {
         b.set_current_key(&format!("k{i}"))?;
@@ -58,7 +64,11 @@ fn heap_incremental_cleanup_removes_expired_values_on_access() -> Result<()> {
     assert!(left.len() < 200, "the access swept its key group");
     for key in &left {
         b.set_current_key(key)?;
-        assert_ne!(b.current_key_group()?, group, "`{key}` of the swept key group survived");
+        assert_ne!(
+            b.current_key_group()?,
+            group,
+            "`{key}` of the swept key group survived"
+        );
     }
     Ok(())
 }

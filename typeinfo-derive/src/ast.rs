@@ -16,6 +16,9 @@ pub struct Container<'a> {
     pub data: Body<'a>,
     /// Its generics.
     pub generics: &'a syn::Generics,
+    /// The integer type of `#[repr(u8)]` and the like: the type of an enum's discriminants
+    /// (`isize` without one).
+    pub repr: Option<syn::Ident>,
 }
 
 /// A struct's fields or an enum's variants.
@@ -47,6 +50,8 @@ pub struct Variant<'a> {
     pub style: Style,
     /// Its fields.
     pub fields: Vec<Field<'a>>,
+    /// Its explicit discriminant (`High = 10`), if any.
+    pub discriminant: Option<&'a syn::Expr>,
 }
 
 /// One field.
@@ -85,26 +90,70 @@ impl<'a> Container<'a> {
                 Body::Struct(style, fields)
             }
             Data::Union(data) => {
-                cx.error_spanned_by(data.union_token, "#[derive(TypeInfo)] does not support unions: use an enum");
+                cx.error_spanned_by(
+                    data.union_token,
+                    "#[derive(TypeInfo)] does not support unions: use an enum",
+                );
                 return None;
             }
         };
-        Some(Container { ident: input.ident.clone(), attrs, data, generics: &input.generics })
+        Some(Container {
+            ident: input.ident.clone(),
+            attrs,
+            data,
+            generics: &input.generics,
+            repr: int_repr(&input.attrs),
+        })
     }
 
     /// The stable type identity: `name = "..."`, else the identifier.
     pub fn type_name(&self) -> String {
-        self.attrs.name.as_ref().map_or_else(|| self.ident.to_string(), syn::LitStr::value)
+        self.attrs
+            .name
+            .as_ref()
+            .map_or_else(|| self.ident.to_string(), syn::LitStr::value)
     }
 }
 
-fn enum_from_ast<'a>(cx: &Ctxt, variants: &'a Punctuated<syn::Variant, Token![,]>) -> Vec<Variant<'a>> {
+/// The integer type named in `#[repr(...)]`, if any. A malformed `repr` is left to the
+/// compiler, which reports it.
+fn int_repr(attrs: &[syn::Attribute]) -> Option<syn::Ident> {
+    const INTS: [&str; 12] = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+    ];
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("repr"))
+        .filter_map(|attr| {
+            attr.parse_args_with(Punctuated::<syn::Meta, Token![,]>::parse_terminated)
+                .ok()
+        })
+        .flatten()
+        .find_map(|meta| match meta {
+            syn::Meta::Path(path) => path
+                .get_ident()
+                .filter(|i| INTS.iter().any(|int| *i == int))
+                .cloned(),
+            _ => None,
+        })
+}
+
+fn enum_from_ast<'a>(
+    cx: &Ctxt,
+    variants: &'a Punctuated<syn::Variant, Token![,]>,
+) -> Vec<Variant<'a>> {
     variants
         .iter()
         .map(|variant| {
             let attrs = attr::Variant::from_ast(cx, &variant.attrs);
             let (style, fields) = struct_from_ast(cx, &variant.fields);
-            Variant { ident: variant.ident.clone(), attrs, style, fields }
+            Variant {
+                ident: variant.ident.clone(),
+                attrs,
+                style,
+                fields,
+                discriminant: variant.discriminant.as_ref().map(|(_, e)| e),
+            }
         })
         .collect()
 }

@@ -64,9 +64,21 @@ struct Known {
     example: &'static str,
 }
 
-const CONTAINER: Known = Known { position: "type", names: &["name", "bound", "crate"], example: "name = \"my.app.Type\"" };
-const VARIANT: Known = Known { position: "variant", names: &["alias"], example: "alias = \"OldName\"" };
-const FIELD: Known = Known { position: "field", names: &["skip", "default", "alias", "with", "recursive"], example: "default" };
+const CONTAINER: Known = Known {
+    position: "type",
+    names: &["name", "bound", "crate"],
+    example: "name = \"my.app.Type\"",
+};
+const VARIANT: Known = Known {
+    position: "variant",
+    names: &["alias"],
+    example: "alias = \"OldName\"",
+};
+const FIELD: Known = Known {
+    position: "field",
+    names: &["skip", "default", "alias", "with", "recursive"],
+    example: "default",
+};
 
 /// Remembers which attributes were seen, to report duplicates.
 struct Seen<'c> {
@@ -76,13 +88,17 @@ struct Seen<'c> {
 
 impl<'c> Seen<'c> {
     fn new(cx: &'c Ctxt) -> Self {
-        Self { cx, names: Vec::new() }
+        Self {
+            cx,
+            names: Vec::new(),
+        }
     }
 
     /// Returns `true` the first time `name` is seen, reports a duplicate otherwise.
     fn first(&mut self, meta: &ParseNestedMeta<'_>, name: &str) -> bool {
         if self.names.iter().any(|n| n == name) {
-            self.cx.error_spanned_by(&meta.path, format!("duplicate typeinfo attribute `{name}`"));
+            self.cx
+                .error_spanned_by(&meta.path, format!("duplicate typeinfo attribute `{name}`"));
             return false;
         }
         self.names.push(name.to_owned());
@@ -126,7 +142,9 @@ fn distance(a: &str, b: &str) -> usize {
         let mut diagonal = row[0];
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
             diagonal = row[j + 1];
             row[j + 1] = next;
         }
@@ -136,19 +154,39 @@ fn distance(a: &str, b: &str) -> usize {
 
 fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, known: &Known) {
     let name = path_text(&meta.path);
-    let list = known.names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-    let expected = if known.names.len() == 1 { format!("expected {list}") } else { format!("expected one of: {list}") };
+    let list = known
+        .names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let expected = if known.names.len() == 1 {
+        format!("expected {list}")
+    } else {
+        format!("expected one of: {list}")
+    };
     let hint = if name == "rename" && known.position != "type" {
         format!(
             "; the schema name of a {0} is its identifier: rename the {0} and keep the old name with `alias = \"old_name\"`",
             known.position
         )
-    } else if let Some(close) = known.names.iter().filter(|n| distance(&name, n) <= 2).min_by_key(|n| distance(&name, n)) {
+    } else if let Some(close) = known
+        .names
+        .iter()
+        .filter(|n| distance(&name, n) <= 2)
+        .min_by_key(|n| distance(&name, n))
+    {
         format!("; did you mean `{close}`?")
     } else {
         String::new()
     };
-    cx.error_spanned_by(&meta.path, format!("unknown typeinfo attribute `{name}` on a {} ({expected}){hint}", known.position));
+    cx.error_spanned_by(
+        &meta.path,
+        format!(
+            "unknown typeinfo attribute `{name}` on a {} ({expected}){hint}",
+            known.position
+        ),
+    );
 }
 
 /// Parses every `#[typeinfo(...)]` in `attrs`, calling `each` per item.
@@ -170,13 +208,23 @@ fn for_each_typeinfo(
                 continue;
             }
             syn::Meta::NameValue(syn::MetaNameValue {
-                value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(lit), .. }), ..
-            }) if syn::parse_str::<syn::Meta>(&lit.value()).is_ok_and(|m| known.names.iter().any(|n| m.path().is_ident(n))) => {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(lit),
+                        ..
+                    }),
+                ..
+            }) if syn::parse_str::<syn::Meta>(&lit.value())
+                .is_ok_and(|m| known.names.iter().any(|n| m.path().is_ident(n))) =>
+            {
                 lit.value()
             }
             _ => known.example.to_owned(),
         };
-        cx.error_spanned_by(attr, format!("typeinfo attributes are written as a list: `#[typeinfo({example})]`"));
+        cx.error_spanned_by(
+            attr,
+            format!("typeinfo attributes are written as a list: `#[typeinfo({example})]`"),
+        );
     }
 }
 
@@ -207,18 +255,29 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<TokenStream> {
 fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str) -> syn::Result<()> {
     let value = skip_value(meta)?;
     if !value.is_empty() {
-        cx.error_spanned_by(&value, format!("typeinfo attribute `{name}` takes no value: write `{name}`"));
+        cx.error_spanned_by(
+            &value,
+            format!("typeinfo attribute `{name}` takes no value: write `{name}`"),
+        );
     }
     Ok(())
 }
 
 /// The string of `name = "..."`; reports a missing value or one that is not a string
 /// literal (and returns `None`), so that parsing goes on.
-fn string_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, example: &str) -> syn::Result<Option<LitStr>> {
+fn string_value(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    name: &str,
+    example: &str,
+) -> syn::Result<Option<LitStr>> {
     if !meta.input.peek(Token![=]) {
         let rest = skip_value(meta)?;
         let path = &meta.path;
-        cx.error_spanned_by(quote::quote!(#path #rest), format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"));
+        cx.error_spanned_by(
+            quote::quote!(#path #rest),
+            format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"),
+        );
         return Ok(None);
     }
     let value = meta.value()?;
@@ -227,19 +286,34 @@ fn string_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, example: &str
     }
     let tokens = until_comma(value)?;
     if tokens.is_empty() {
-        cx.error_spanned_by(&meta.path, format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"));
+        cx.error_spanned_by(
+            &meta.path,
+            format!("typeinfo attribute `{name}` needs a value: `{name} = \"{example}\"`"),
+        );
     } else {
         let text = match syn::parse2::<syn::Lit>(tokens.clone()) {
             Ok(syn::Lit::Char(c)) => c.value().to_string(),
             _ => tokens_text(&tokens),
         };
-        cx.error_spanned_by(&tokens, format!("typeinfo attribute `{name}` takes a string literal: write `{name} = {:?}`", text));
+        cx.error_spanned_by(
+            &tokens,
+            format!(
+                "typeinfo attribute `{name}` takes a string literal: write `{name} = {:?}`",
+                text
+            ),
+        );
     }
     Ok(None)
 }
 
 /// The path in `name = "..."`: `what` says what it names, `example` is one.
-fn path_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, what: &str, example: &str) -> syn::Result<Option<Path>> {
+fn path_value(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    name: &str,
+    what: &str,
+    example: &str,
+) -> syn::Result<Option<Path>> {
     let Some(lit) = string_value(cx, meta, name, example)? else {
         return Ok(None);
     };
@@ -247,12 +321,19 @@ fn path_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, what: &str, exa
     match lit.parse::<Path>() {
         Ok(path) => Ok(Some(path)),
         Err(err) => {
-            let must = format!("typeinfo attribute `{name}` takes {what}, like `{name} = \"{example}\"`");
-            let call = text.trim().strip_suffix("()").filter(|f| syn::parse_str::<Path>(f).is_ok());
+            let must =
+                format!("typeinfo attribute `{name}` takes {what}, like `{name} = \"{example}\"`");
+            let call = text
+                .trim()
+                .strip_suffix("()")
+                .filter(|f| syn::parse_str::<Path>(f).is_ok());
             let message = if text.trim().is_empty() {
                 format!("{must}, not an empty string")
             } else if let Some(function) = call {
-                format!("{must}: name the function without `()`, as in `{name} = \"{}\"`", function.trim())
+                format!(
+                    "{must}: name the function without `()`, as in `{name} = \"{}\"`",
+                    function.trim()
+                )
             } else {
                 format!("{must}; cannot parse `{text}`: {err}")
             };
@@ -304,7 +385,13 @@ impl Container {
                     }
                 }
             } else if meta.path.is_ident("crate") {
-                let path = path_value(cx, meta, "crate", "the path of the typeinfo crate", "::typeinfo")?;
+                let path = path_value(
+                    cx,
+                    meta,
+                    "crate",
+                    "the path of the typeinfo crate",
+                    "::typeinfo",
+                )?;
                 if seen.first(meta, "crate") {
                     out.krate = path;
                 }
@@ -324,7 +411,8 @@ impl Variant {
         let mut out = Variant::default();
         for_each_typeinfo(cx, attrs, &VARIANT, |meta| {
             if meta.path.is_ident("alias") {
-                out.aliases.extend(string_value(cx, meta, "alias", "OldName")?);
+                out.aliases
+                    .extend(string_value(cx, meta, "alias", "OldName")?);
             } else {
                 unknown(cx, meta, &VARIANT);
                 skip_value(meta)?;
@@ -338,7 +426,13 @@ impl Variant {
 impl Field {
     /// Parses a field's attributes.
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
-        let mut out = Field { skip: None, default: Default::None, aliases: Vec::new(), with: None, recursive: None };
+        let mut out = Field {
+            skip: None,
+            default: Default::None,
+            aliases: Vec::new(),
+            with: None,
+            recursive: None,
+        };
         let mut seen = Seen::new(cx);
         for_each_typeinfo(cx, attrs, &FIELD, |meta| {
             if meta.path.is_ident("skip") {
@@ -348,7 +442,13 @@ impl Field {
                 }
             } else if meta.path.is_ident("default") {
                 let value = if meta.input.peek(Token![=]) {
-                    match path_value(cx, meta, "default", "the path of a function", "my::default_value")? {
+                    match path_value(
+                        cx,
+                        meta,
+                        "default",
+                        "the path of a function",
+                        "my::default_value",
+                    )? {
                         Some(path) => Default::Path(path),
                         None => Default::None,
                     }
@@ -366,9 +466,16 @@ impl Field {
                     out.default = value;
                 }
             } else if meta.path.is_ident("alias") {
-                out.aliases.extend(string_value(cx, meta, "alias", "old_name")?);
+                out.aliases
+                    .extend(string_value(cx, meta, "alias", "old_name")?);
             } else if meta.path.is_ident("with") {
-                let path = path_value(cx, meta, "with", "the path of a serializer type", "my::Serializer")?;
+                let path = path_value(
+                    cx,
+                    meta,
+                    "with",
+                    "the path of a serializer type",
+                    "my::Serializer",
+                )?;
                 if seen.first(meta, "with") {
                     out.with = path;
                 }

@@ -14,7 +14,10 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
         Body::Struct(_, fields) => check_fields(cx, cont, fields),
         Body::Enum(variants) => {
             if variants.is_empty() {
-                cx.error_spanned_by(&cont.ident, "#[derive(TypeInfo)] needs at least one variant: an empty enum has no values");
+                cx.error_spanned_by(
+                    &cont.ident,
+                    "#[derive(TypeInfo)] needs at least one variant: an empty enum has no values",
+                );
             }
             check_variant_names(cx, variants);
             for variant in variants {
@@ -47,12 +50,18 @@ fn check_variant_names(cx: &Ctxt, variants: &[Variant<'_>]) {
             if variant.ident == value {
                 cx.error_spanned_by(alias, format!("alias `{value}` is the variant's own name"));
             } else if variants.iter().any(|v| v.ident == value) {
-                cx.error_spanned_by(alias, format!("alias `{value}` is the name of another variant"));
+                cx.error_spanned_by(
+                    alias,
+                    format!("alias `{value}` is the name of another variant"),
+                );
             } else if let Some((_, owner)) = seen.iter().find(|(a, _)| *a == value) {
                 if *owner == &variant.ident {
                     cx.error_spanned_by(alias, format!("alias `{value}` is given twice"));
                 } else {
-                    cx.error_spanned_by(alias, format!("alias `{value}` is also an alias of variant `{owner}`"));
+                    cx.error_spanned_by(
+                        alias,
+                        format!("alias `{value}` is also an alias of variant `{owner}`"),
+                    );
                 }
             } else {
                 seen.push((value, &variant.ident));
@@ -111,7 +120,11 @@ fn self_type_text(cont: &Container<'_>) -> String {
 }
 
 fn check_fields(cx: &Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
-    let names: HashSet<String> = fields.iter().filter(|f| f.is_serialized()).map(Field::schema_name).collect();
+    let names: HashSet<String> = fields
+        .iter()
+        .filter(|f| f.is_serialized())
+        .map(Field::schema_name)
+        .collect();
     let mut seen: Vec<(String, String)> = Vec::new();
     for field in fields {
         let mut borrow = Borrow { found: None };
@@ -130,22 +143,37 @@ fn check_fields(cx: &Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
         if let Some(token) = self_type.found {
             cx.error_spanned_by(
                 token,
-                format!("#[derive(TypeInfo)] does not support `Self` in a field's type: write `{}`", self_type_text(cont)),
+                format!(
+                    "#[derive(TypeInfo)] does not support `Self` in a field's type: write `{}`",
+                    self_type_text(cont)
+                ),
             );
         }
         if field.attrs.skip.is_some() {
             if let Some(with) = &field.attrs.with {
-                cx.error_spanned_by(with, "`skip` and `with` cannot be combined: a skipped field is not serialized");
+                cx.error_spanned_by(
+                    with,
+                    "`skip` and `with` cannot be combined: a skipped field is not serialized",
+                );
             }
             for alias in &field.attrs.aliases {
-                cx.error_spanned_by(alias, "`skip` and `alias` cannot be combined: a skipped field has no schema name");
+                cx.error_spanned_by(
+                    alias,
+                    "`skip` and `alias` cannot be combined: a skipped field has no schema name",
+                );
             }
             if let Some(span) = field.attrs.recursive {
-                cx.syn_error(syn::Error::new(span, "`skip` and `recursive` cannot be combined: a skipped field has no serializer"));
+                cx.syn_error(syn::Error::new(
+                    span,
+                    "`skip` and `recursive` cannot be combined: a skipped field has no serializer",
+                ));
             }
         }
         if let (Some(span), Some(_)) = (field.attrs.recursive, &field.attrs.with) {
-            cx.syn_error(syn::Error::new(span, "`recursive` and `with` cannot be combined: a `with` serializer is used as it is"));
+            cx.syn_error(syn::Error::new(
+                span,
+                "`recursive` and `with` cannot be combined: a `with` serializer is used as it is",
+            ));
         }
         if field.is_serialized() {
             let name = field.schema_name();
@@ -154,12 +182,18 @@ fn check_fields(cx: &Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
                 if value == name {
                     cx.error_spanned_by(alias, format!("alias `{value}` is the field's own name"));
                 } else if names.contains(&value) {
-                    cx.error_spanned_by(alias, format!("alias `{value}` is the name of another field"));
+                    cx.error_spanned_by(
+                        alias,
+                        format!("alias `{value}` is the name of another field"),
+                    );
                 } else if let Some((_, owner)) = seen.iter().find(|(a, _)| *a == value) {
                     if *owner == name {
                         cx.error_spanned_by(alias, format!("alias `{value}` is given twice"));
                     } else {
-                        cx.error_spanned_by(alias, format!("alias `{value}` is also an alias of field `{owner}`"));
+                        cx.error_spanned_by(
+                            alias,
+                            format!("alias `{value}` is also an alias of field `{owner}`"),
+                        );
                     }
                 } else {
                     seen.push((value, name.clone()));

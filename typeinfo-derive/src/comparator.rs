@@ -11,11 +11,31 @@ use crate::ser::{field_gens, krate, FieldGen};
 use crate::span::krate_at;
 
 /// Generates the comparator, unless a field has a hand-written serializer or the type is
-/// recursive (its comparator type would be infinite).
+/// recursive (its comparator type would be infinite): then impls that never hold and say
+/// why (see [`no_comparator`]).
 pub fn expand(cont: &Container<'_>) -> TokenStream {
     let fields = bound::all_fields(cont);
-    if fields.iter().any(|f| f.attrs.with.is_some() || f.attrs.recursive.is_some() || bound::mentions_self(cont, f.ty)) {
-        return TokenStream::new();
+    if let Some(with) = fields.iter().find(|f| f.attrs.with.is_some()) {
+        let reason = format!(
+            "its field `{}` has a hand-written serializer (`with`), and the derive cannot know how that serializer's bytes order",
+            with.schema_name()
+        );
+        let span = with
+            .attrs
+            .with
+            .as_ref()
+            .map_or_else(|| with.ty.span(), Spanned::span);
+        return no_comparator(cont, &reason, span);
+    }
+    if let Some(rec) = fields
+        .iter()
+        .find(|f| f.attrs.recursive.is_some() || bound::mentions_self(cont, f.ty))
+    {
+        let reason = format!(
+            "it is recursive (field `{}`), and the comparator of a recursive type would have an infinite type",
+            rec.schema_name()
+        );
+        return no_comparator(cont, &reason, rec.ty.span());
     }
     let krate = krate(cont);
     let ident = &cont.ident;
@@ -29,11 +49,17 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
 
     // One comparator per serialized field, as generic parameters of the comparator struct
     // (so the struct exists even when a field's type has no comparator).
-    let fields: Vec<&crate::ast::Field<'_>> = bound::all_fields(cont).into_iter().filter(|f| f.is_serialized()).collect();
-    let params: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("__C{}", i)).collect();
+    let fields: Vec<&crate::ast::Field<'_>> = bound::all_fields(cont)
+        .into_iter()
+        .filter(|f| f.is_serialized())
+        .collect();
+    let params: Vec<syn::Ident> = (0..fields.len())
+        .map(|i| format_ident!("__C{}", i))
+        .collect();
     let members: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("c{}", i)).collect();
     let tys: Vec<&syn::Type> = fields.iter().map(|f| f.ty).collect();
 
+    let mut rank_table = TokenStream::new();
     let (compare, compare_serialized, key, key_len) = match &cont.data {
         Body::Struct(style, fs) => {
             let gens = field_gens(fs, "");
@@ -64,6 +90,17 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         }
         Body::Enum(variants) => {
             let count = variants.len();
+            let ranks = discriminant_ranks(cont, variants, &krate);
+            // A variant's place in the order: its declaration index, or its rank among the
+            // discriminants when the enum has explicit ones (the order of `derive(Ord)`).
+            let rank_of = |vi: usize| -> TokenStream {
+                let vi32 = vi as u32;
+                if ranks.is_some() {
+                    quote!(__VARIANT_RANK[#vi])
+                } else {
+                    quote!(#vi32)
+                }
+            };
             let mut next = 0;
             let mut index_arms = Vec::new();
             let mut cmp_arms = Vec::new();
@@ -78,19 +115,34 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
                     crate::ast::Style::Tuple => quote!(#path(..)),
                     crate::ast::Style::Unit => quote!(#path),
                 };
-                let vi32 = vi as u32;
-                index_arms.push(quote!(#any => #vi32));
+                let rank = rank_of(vi);
+                index_arms.push(quote!(#any => #rank));
                 let pattern_a = pattern(&path, variant.style, &gens, "__a");
                 let pattern_b = pattern(&path, variant.style, &gens, "__b");
                 let (cmp, ser, key) = field_steps(&krate, &gens, &members, &tys, &mut next);
-                cmp_arms.push(quote!((#pattern_a, #pattern_b) => { #cmp ::core::cmp::Ordering::Equal }));
+                cmp_arms.push(
+                    quote!((#pattern_a, #pattern_b) => { #cmp ::core::cmp::Ordering::Equal }),
+                );
                 let tag = vi as u64;
                 ser_arms.push(quote!(#tag => { #ser }));
                 key_arms.push(quote!(#pattern_a => {
-                    #krate::__private::variant_tag_key(#vi32, #count, __out);
+                    #krate::__private::variant_tag_key(#rank, #count, __out);
                     #key
                 }));
             }
+            // The bytes hold the declaration index as the tag; with explicit discriminants,
+            // two tags order by their variants' ranks.
+            let tag_order = if ranks.is_some() {
+                let name = cont.type_name();
+                quote! {
+                    let __ra = #krate::__private::variant_rank(&__VARIANT_RANK, __ta, #name)?;
+                    let __rb = #krate::__private::variant_rank(&__VARIANT_RANK, __tb, #name)?;
+                    return ::core::result::Result::Ok(__ra.cmp(&__rb));
+                }
+            } else {
+                quote!(return ::core::result::Result::Ok(__ta.cmp(&__tb));)
+            };
+            rank_table = ranks.unwrap_or_default();
             (
                 quote! {
                     fn __index #impl_generics (__v: &#self_ty) -> u32 #where_clause {
@@ -110,7 +162,7 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
                     let __ta = __ia.read_varint()?;
                     let __tb = __ib.read_varint()?;
                     if __ta != __tb {
-                        return ::core::result::Result::Ok(__ta.cmp(&__tb));
+                        #tag_order
                     }
                     match __ta {
                         #(#ser_arms)*
@@ -127,7 +179,10 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         }
     };
 
-    let comparator_bounds = params.iter().zip(&tys).map(|(p, ty)| quote!(#p: #krate::TypeComparator<#ty>));
+    let comparator_bounds = params
+        .iter()
+        .zip(&tys)
+        .map(|(p, ty)| quote!(#p: #krate::TypeComparator<#ty>));
     // Spanned at the field's type, so that "required for `T` to implement `KeyType`" points
     // at the field that is not a key.
     let comparable_where = tys.iter().map(|ty| {
@@ -138,12 +193,19 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         let krate = krate_at(cont, &krate, ty.span());
         quote_spanned!(ty.span()=> for<'__ti> #ty: #krate::KeyType)
     });
-    let assoc = tys.iter().map(|ty| quote!(<#ty as #krate::Comparable>::Comparator));
-    let news = members.iter().zip(&tys).map(|(m, ty)| quote!(#m: <#ty as #krate::Comparable>::comparator()));
+    let assoc = tys
+        .iter()
+        .map(|ty| quote!(<#ty as #krate::Comparable>::Comparator));
+    let news = members
+        .iter()
+        .zip(&tys)
+        .map(|(m, ty)| quote!(#m: <#ty as #krate::Comparable>::comparator()));
     let impl_params = cont.generics.params.iter();
     let existing_where = where_predicates(&where_clause);
 
     quote! {
+        #rank_table
+
         #[doc(hidden)]
         #[derive(::core::clone::Clone, ::core::fmt::Debug)]
         pub struct __TypeInfoComparator<#(#params),*> {
@@ -152,7 +214,7 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
 
         #[automatically_derived]
         impl<#(#impl_params,)* #(#comparator_bounds,)*> #krate::TypeComparator<#self_ty> for __TypeInfoComparator<#(#params),*>
-        where #existing_where #self_ty: #krate::TypeInfo
+        where #existing_where for<'__ti> #self_ty: #krate::TypeInfo
         {
             fn compare(&self, __a: &#self_ty, __b: &#self_ty) -> ::core::cmp::Ordering {
                 #compare
@@ -185,6 +247,117 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
     }
 }
 
+/// For a type without a comparator: `Comparable` and `KeyType` impls that hold only when
+/// the type implements a trait private to this expansion, which nothing does. Where a key
+/// or a comparator is required, the compiler then reports that trait's message, which
+/// names the real cause (`reason`), instead of the generic note of `KeyType` about floats
+/// and hash maps.
+///
+/// The trait and the type it is asked of are spanned at `cause` (the `with` path or the
+/// recursive field's type), where the compiler's "not implemented" help then points.
+fn no_comparator(cont: &Container<'_>, reason: &str, cause: proc_macro2::Span) -> TokenStream {
+    let krate = krate(cont);
+    let ident = &cont.ident;
+    let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
+    let where_clause = bound::where_clause(cont, &krate);
+    let existing_where = where_predicates(&where_clause);
+    let self_ty = quote!(#ident #ty_generics);
+    let message = format!(
+        "`{ident}` has no comparator, so it is neither `Comparable` nor a `KeyType`: {reason}"
+    );
+    let label = format!("`{ident}` has no comparator");
+    let note = "key or sort by another type: a field of it, or a tuple of its key fields";
+    let why = quote_spanned! {cause=>
+        #[doc(hidden)]
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        pub trait __TypeInfoNoComparator {}
+
+        #[doc(hidden)]
+        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
+        pub struct __TypeInfoNoComparator_;
+    };
+    quote! {
+        #why
+
+        // Never used: its impl holds only where `__TypeInfoNoComparator` does.
+        #[automatically_derived]
+        impl #impl_generics #krate::TypeComparator<#self_ty> for __TypeInfoNoComparator_
+        where #existing_where for<'__ti> __TypeInfoNoComparator_: __TypeInfoNoComparator
+        {
+            fn compare(&self, _: &#self_ty, _: &#self_ty) -> ::core::cmp::Ordering {
+                ::core::cmp::Ordering::Equal
+            }
+            fn compare_serialized(&self, _: &mut #krate::DataInputView<'_>, _: &mut #krate::DataInputView<'_>) -> #krate::Result<::core::cmp::Ordering> {
+                ::core::result::Result::Err(#krate::Error::custom(#message))
+            }
+            fn write_normalized_key(&self, _: &#self_ty, _: &mut ::std::vec::Vec<u8>) {}
+            fn normalized_key_len(&self) -> ::core::option::Option<usize> {
+                ::core::option::Option::None
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #krate::Comparable for #self_ty
+        where #existing_where for<'__ti> __TypeInfoNoComparator_: __TypeInfoNoComparator
+        {
+            type Comparator = __TypeInfoNoComparator_;
+            fn comparator() -> Self::Comparator {
+                __TypeInfoNoComparator_
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #krate::KeyType for #self_ty
+        where #existing_where for<'__ti> __TypeInfoNoComparator_: __TypeInfoNoComparator
+        {}
+    }
+}
+
+/// For an enum with explicit discriminants, the constant `__VARIANT_RANK: [u32; N]`: each
+/// variant's rank (by declaration index) in the order of its discriminant value, computed
+/// by the compiler from the discriminant expressions as written (an implicit one is the
+/// previous one plus one, the first zero), in the `repr` type (`isize` without one).
+fn discriminant_ranks(
+    cont: &Container<'_>,
+    variants: &[crate::ast::Variant<'_>],
+    krate: &syn::Path,
+) -> Option<TokenStream> {
+    if variants.iter().all(|v| v.discriminant.is_none()) {
+        return None;
+    }
+    let repr = cont.repr.clone().unwrap_or_else(|| format_ident!("isize"));
+    let signed = repr.to_string().starts_with('i');
+    let names: Vec<syn::Ident> = (0..variants.len())
+        .map(|i| format_ident!("__d{}", i))
+        .collect();
+    let lets = variants.iter().enumerate().map(|(i, v)| {
+        let name = &names[i];
+        let value = match (v.discriminant, i) {
+            (Some(expr), _) => quote!(#expr),
+            (None, 0) => quote!(0),
+            (None, _) => {
+                let prev = &names[i - 1];
+                quote!(#prev + 1)
+            }
+        };
+        quote!(let #name: #repr = #value;)
+    });
+    let keys = names.iter().map(|name| {
+        if signed {
+            quote!(#krate::__private::signed_discriminant_key(#name as i128))
+        } else {
+            quote!(#name as u128)
+        }
+    });
+    let count = variants.len();
+    Some(quote! {
+        const __VARIANT_RANK: [u32; #count] = {
+            #(#lets)*
+            #krate::__private::variant_ranks([#(#keys),*])
+        };
+    })
+}
+
 /// The predicates of a generated where clause, each followed by a comma.
 fn where_predicates(where_clause: &TokenStream) -> TokenStream {
     let mut tokens = where_clause.clone().into_iter();
@@ -194,8 +367,17 @@ fn where_predicates(where_clause: &TokenStream) -> TokenStream {
 }
 
 /// A pattern binding each field to `<prefix>N`.
-fn pattern(path: &TokenStream, style: crate::ast::Style, gens: &[FieldGen<'_, '_>], prefix: &str) -> TokenStream {
-    let bindings: Vec<syn::Ident> = gens.iter().enumerate().map(|(i, _)| format_ident!("{}{}", prefix, i)).collect();
+fn pattern(
+    path: &TokenStream,
+    style: crate::ast::Style,
+    gens: &[FieldGen<'_, '_>],
+    prefix: &str,
+) -> TokenStream {
+    let bindings: Vec<syn::Ident> = gens
+        .iter()
+        .enumerate()
+        .map(|(i, _)| format_ident!("{}{}", prefix, i))
+        .collect();
     let members = gens.iter().map(|g| &g.field.member);
     match style {
         crate::ast::Style::Named => quote!(#path { #(#members: #bindings),* }),

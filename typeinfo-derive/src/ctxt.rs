@@ -14,7 +14,9 @@ pub struct Ctxt {
 impl Ctxt {
     /// Records an error spanning `tokens`.
     pub fn error_spanned_by<T: ToTokens, M: Display>(&self, tokens: T, message: M) {
-        self.errors.borrow_mut().push(syn::Error::new_spanned(tokens, message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new_spanned(tokens, message));
     }
 
     /// Records a syn error.

@@ -11,7 +11,10 @@ use crate::span::krate_at;
 
 /// The path of the `typeinfo` crate in generated code.
 pub fn krate(cont: &Container<'_>) -> syn::Path {
-    cont.attrs.krate.clone().unwrap_or_else(|| syn::parse_quote!(::typeinfo))
+    cont.attrs
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::typeinfo))
 }
 
 /// A type as readable text for messages (`Vec<String>`, not `Vec < String >`).
@@ -23,8 +26,9 @@ pub fn type_text(ty: &syn::Type) -> String {
         if c == ' ' {
             let prev = out.chars().last();
             let next = chars.peek().copied();
-            let glue = matches!(prev, Some('<' | '&' | '(' | '[' | ':')) || matches!(next, Some('<' | '>' | ',' | ')' | ']' | ':' | ';'));
-            if glue && !(prev == Some(';')) {
+            let glue = matches!(prev, Some('<' | '&' | '(' | '[' | ':'))
+                || matches!(next, Some('<' | '>' | ',' | ')' | ']' | ':' | ';'));
+            if glue && prev != Some(';') {
                 continue;
             }
         }
@@ -35,13 +39,19 @@ pub fn type_text(ty: &syn::Type) -> String {
 
 /// Where errors about a field's serializer point: the `with` path, else the field's type.
 fn field_span(field: &Field<'_>) -> Span {
-    field.attrs.with.as_ref().map_or_else(|| field.ty.span(), Spanned::span)
+    field
+        .attrs
+        .with
+        .as_ref()
+        .map_or_else(|| field.ty.span(), Spanned::span)
 }
 
 /// Whether the field's type is written as `Option<...>` (it then defaults to `None`).
 fn is_option(ty: &syn::Type) -> bool {
     match ty {
-        syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option")
+        }
         _ => false,
     }
 }
@@ -66,11 +76,19 @@ pub fn field_gens<'f, 'a>(fields: &'f [Field<'a>], prefix: &str) -> Vec<FieldGen
         .map(|(i, field)| {
             let (slot, index) = if field.is_serialized() {
                 schema_index += 1;
-                (Some(format_ident!("{}f{}", prefix, i)), Some(schema_index - 1))
+                (
+                    Some(format_ident!("{}f{}", prefix, i)),
+                    Some(schema_index - 1),
+                )
             } else {
                 (None, None)
             };
-            FieldGen { field, slot, schema_index: index, binding: format_ident!("__f{}", i) }
+            FieldGen {
+                field,
+                slot,
+                schema_index: index,
+                binding: format_ident!("__f{}", i),
+            }
         })
         .collect()
 }
@@ -94,7 +112,7 @@ impl Gen<'_, '_> {
         } else if self.is_recursive(field) {
             quote!(#krate::__private::Lazy<#ty>)
         } else {
-            quote_spanned!(ty.span()=> <#ty as #krate::TypeInfo>::Serializer)
+            self.type_info_fn(ty, "Serializer")
         }
     }
 
@@ -107,15 +125,28 @@ impl Gen<'_, '_> {
         } else if self.is_recursive(field) {
             quote!(#krate::__private::Lazy::<#ty>::new(config)?)
         } else {
-            quote_spanned!(ty.span()=> <#ty as #krate::TypeInfo>::create_serializer(config)?)
+            let call = self.type_info_fn(ty, "create_serializer");
+            quote!(#call(config)?)
         }
+    }
+
+    /// `<Type as TypeInfo>::item`, spanned from the type's first token to its last: where
+    /// the type has no TypeInfo, the compiler reports it there, once for all the places
+    /// generated code asks (the serializer's type, its creation, the description).
+    fn type_info_fn(&self, ty: &syn::Type, item: &str) -> TokenStream {
+        let (first, last) = crate::span::ends(ty);
+        let krate = krate_at(self.cont, &self.krate, first);
+        let item = syn::Ident::new(item, last);
+        quote_spanned!(first=> <#ty as #krate::TypeInfo>::#item)
     }
 
     /// The value of a field that bytes do not hold (skipped, or added since), if it has one.
     fn default_value(&self, field: &Field<'_>) -> Option<TokenStream> {
         let ty = field.ty;
         match &field.attrs.default {
-            attr::Default::Trait => Some(quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())),
+            attr::Default::Trait => {
+                Some(quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default()))
+            }
             attr::Default::Path(path) => Some(quote_spanned!(path.span()=> #path())),
             attr::Default::None if field.attrs.skip.is_some() => {
                 Some(quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default()))
@@ -141,12 +172,21 @@ impl Gen<'_, '_> {
 
     fn struct_schema(&self, name: &str, gens: &[FieldGen<'_, '_>]) -> TokenStream {
         let krate = &self.krate;
-        let fields = gens.iter().filter(|g| g.slot.is_some()).map(|g| self.field_schema(g));
+        let fields = gens
+            .iter()
+            .filter(|g| g.slot.is_some())
+            .map(|g| self.field_schema(g));
         quote!(#krate::__private::StructSchema { name: #name, fields: &[#(#fields),*] })
     }
 
     /// Builds `path { a: .., b: .. }`, `path(.., ..)` or `path` with a value per field.
-    fn construct(&self, path: &TokenStream, style: Style, gens: &[FieldGen<'_, '_>], value: impl Fn(&FieldGen<'_, '_>) -> TokenStream) -> TokenStream {
+    fn construct(
+        &self,
+        path: &TokenStream,
+        style: Style,
+        gens: &[FieldGen<'_, '_>],
+        value: impl Fn(&FieldGen<'_, '_>) -> TokenStream,
+    ) -> TokenStream {
         let values = gens.iter().map(&value);
         match style {
             Style::Named => {
@@ -195,13 +235,20 @@ impl Gen<'_, '_> {
     }
 
     /// An expression that reads the fields into `path`.
-    fn deserialize_fields(&self, path: &TokenStream, style: Style, gens: &[FieldGen<'_, '_>]) -> TokenStream {
+    fn deserialize_fields(
+        &self,
+        path: &TokenStream,
+        style: Style,
+        gens: &[FieldGen<'_, '_>],
+    ) -> TokenStream {
         self.construct(path, style, gens, |g| match &g.slot {
             Some(_) => {
                 let call = self.ts_call(g, "deserialize", quote!(__input));
                 quote!(#call?)
             }
-            None => self.default_value(g.field).unwrap_or_else(|| quote!(::core::default::Default::default())),
+            None => self
+                .default_value(g.field)
+                .unwrap_or_else(|| quote!(::core::default::Default::default())),
         })
     }
 
@@ -213,18 +260,28 @@ impl Gen<'_, '_> {
         quote!(#(#stmts)*)
     }
 
-    fn copy_fields(&self, path: &TokenStream, style: Style, gens: &[FieldGen<'_, '_>]) -> TokenStream {
+    fn copy_fields(
+        &self,
+        path: &TokenStream,
+        style: Style,
+        gens: &[FieldGen<'_, '_>],
+    ) -> TokenStream {
         self.construct(path, style, gens, |g| match &g.slot {
             Some(_) => {
                 let b = &g.binding;
                 self.ts_call(g, "copy", quote!(#b))
             }
-            None => self.default_value(g.field).unwrap_or_else(|| quote!(::core::default::Default::default())),
+            None => self
+                .default_value(g.field)
+                .unwrap_or_else(|| quote!(::core::default::Default::default())),
         })
     }
 
     fn snapshots(&self, gens: &[FieldGen<'_, '_>]) -> TokenStream {
-        let snaps = gens.iter().filter(|g| g.slot.is_some()).map(|g| self.ts_call(g, "snapshot", quote!()));
+        let snaps = gens
+            .iter()
+            .filter(|g| g.slot.is_some())
+            .map(|g| self.ts_call(g, "snapshot", quote!()));
         quote!(::std::vec![#(#snaps),*])
     }
 
@@ -243,7 +300,12 @@ impl Gen<'_, '_> {
     }
 
     /// A non-capturing closure that builds the value from migration slots.
-    fn build_from_slots(&self, path: &TokenStream, style: Style, gens: &[FieldGen<'_, '_>]) -> TokenStream {
+    fn build_from_slots(
+        &self,
+        path: &TokenStream,
+        style: Style,
+        gens: &[FieldGen<'_, '_>],
+    ) -> TokenStream {
         let krate = &self.krate;
         let value = self.construct(path, style, gens, |g| {
             let ty = g.field.ty;
@@ -286,7 +348,8 @@ impl Gen<'_, '_> {
                 let text = type_text(ty);
                 quote!(#krate::TypeDescription::atomic(#text, #krate::TypeKind::Custom, false))
             } else {
-                quote!(<#ty as #krate::TypeInfo>::description())
+                let call = self.type_info_fn(ty, "description");
+                quote!(#call())
             };
             quote!(#krate::FieldDescription { name: ::std::string::String::from(#name), description: #description })
         });
@@ -297,7 +360,10 @@ impl Gen<'_, '_> {
 /// Generates the serializer struct and every impl for the container.
 pub fn expand(cont: &Container<'_>) -> TokenStream {
     let krate = krate(cont);
-    let g = Gen { cont, krate: krate.clone() };
+    let g = Gen {
+        cont,
+        krate: krate.clone(),
+    };
     let ident = &cont.ident;
     let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
     let where_clause = bound::where_clause(cont, &krate);
@@ -310,13 +376,25 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
     let (slots, body) = match &cont.data {
         Body::Struct(style, fields) => {
             let gens = field_gens(fields, "");
-            (collect_slots(&g, &gens), struct_body(&g, &name, &self_ty, &self_path, *style, &gens))
+            (
+                collect_slots(&g, &gens),
+                struct_body(&g, &name, &self_ty, &self_path, *style, &gens),
+            )
         }
         Body::Enum(variants) => {
-            let per_variant: Vec<Vec<FieldGen<'_, '_>>> =
-                variants.iter().enumerate().map(|(vi, v)| field_gens(&v.fields, &format!("v{vi}_"))).collect();
-            let slots = per_variant.iter().flat_map(|gens| collect_slots(&g, gens)).collect();
-            (slots, enum_body(&g, &name, &self_ty, &self_path, variants, &per_variant))
+            let per_variant: Vec<Vec<FieldGen<'_, '_>>> = variants
+                .iter()
+                .enumerate()
+                .map(|(vi, v)| field_gens(&v.fields, &format!("v{vi}_")))
+                .collect();
+            let slots = per_variant
+                .iter()
+                .flat_map(|gens| collect_slots(&g, gens))
+                .collect();
+            (
+                slots,
+                enum_body(&g, &name, &self_ty, &self_path, variants, &per_variant),
+            )
         }
     };
     let slot_decls = slots.iter().map(|(slot, ty, _)| quote!(#slot: #ty));
@@ -326,7 +404,11 @@ pub fn expand(cont: &Container<'_>) -> TokenStream {
         field.set_span(ty.span());
         quote_spanned!(ty.span()=> #slot: ::core::clone::Clone::clone(&self.#field))
     });
-    let Body_ { serializer_impl, description, kind } = body;
+    let Body_ {
+        serializer_impl,
+        description,
+        kind,
+    } = body;
 
     quote! {
         #[doc(hidden)]
@@ -371,7 +453,15 @@ type Slot = (syn::Ident, TokenStream, TokenStream);
 
 fn collect_slots(g: &Gen<'_, '_>, gens: &[FieldGen<'_, '_>]) -> Vec<Slot> {
     gens.iter()
-        .filter_map(|fg| fg.slot.clone().map(|slot| (slot, g.serializer_type(fg.field), g.serializer_new(fg.field))))
+        .filter_map(|fg| {
+            fg.slot.clone().map(|slot| {
+                (
+                    slot,
+                    g.serializer_type(fg.field),
+                    g.serializer_new(fg.field),
+                )
+            })
+        })
         .collect()
 }
 
@@ -382,7 +472,14 @@ struct Body_ {
     kind: syn::Ident,
 }
 
-fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &TokenStream, style: Style, gens: &[FieldGen<'_, '_>]) -> Body_ {
+fn struct_body(
+    g: &Gen<'_, '_>,
+    name: &str,
+    self_ty: &TokenStream,
+    self_path: &TokenStream,
+    style: Style,
+    gens: &[FieldGen<'_, '_>],
+) -> Body_ {
     let krate = &g.krate;
     let schema = g.struct_schema(name, gens);
     let pattern = g.pattern(self_path, style, gens);
@@ -396,16 +493,32 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
     let fixed = g.fixed_length(gens);
     let min = g.min_length(gens);
     let descriptions = g.descriptions(gens);
-    let into_stmts = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
+    // Skipped fields get their default, as in `deserialize`: the reused value comes from
+    // another record, whose skipped fields must not leak into this one.
+    let into_stmts = gens.iter().map(|fg| {
         let b = &fg.binding;
-        let call = g.ts_call(fg, "deserialize_into", quote!(#b, __input));
-        quote!(#call?;)
+        match &fg.slot {
+            Some(_) => {
+                let call = g.ts_call(fg, "deserialize_into", quote!(#b, __input));
+                quote!(#call?;)
+            }
+            None => {
+                let default = g
+                    .default_value(fg.field)
+                    .unwrap_or_else(|| quote!(::core::default::Default::default()));
+                quote!(*#b = #default;)
+            }
+        }
     });
     let ref_pattern = pattern.clone();
-    let writes_fixed: Vec<TokenStream> = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
-        let call = g.ts_call(fg, "writes_fixed", quote!());
-        quote!(&& #call)
-    }).collect();
+    let writes_fixed: Vec<TokenStream> = gens
+        .iter()
+        .filter(|fg| fg.slot.is_some())
+        .map(|fg| {
+            let call = g.ts_call(fg, "writes_fixed", quote!());
+            quote!(&& #call)
+        })
+        .collect();
     let write_fixed_stmts = gens.iter().filter(|fg| fg.slot.is_some()).map(|fg| {
         let b = &fg.binding;
         let len = g.ts_call(fg, "fixed_length", quote!());
@@ -518,7 +631,11 @@ fn struct_body(g: &Gen<'_, '_>, name: &str, self_ty: &TokenStream, self_path: &T
         let __key = __fields.iter().all(|__f| __f.description.is_key_type());
         #krate::TypeDescription::composite(#name, #krate::TypeKind::Struct, __fields, __key)
     };
-    Body_ { serializer_impl, description, kind: format_ident!("Struct") }
+    Body_ {
+        serializer_impl,
+        description,
+        kind: format_ident!("Struct"),
+    }
 }
 
 fn enum_body(
@@ -531,10 +648,13 @@ fn enum_body(
 ) -> Body_ {
     let krate = &g.krate;
     let count = variants.len();
-    let paths: Vec<TokenStream> = variants.iter().map(|v| {
-        let vi = &v.ident;
-        quote!(#self_path::#vi)
-    }).collect();
+    let paths: Vec<TokenStream> = variants
+        .iter()
+        .map(|v| {
+            let vi = &v.ident;
+            quote!(#self_path::#vi)
+        })
+        .collect();
     let variant_schemas = variants.iter().zip(per_variant).map(|(v, gens)| {
         let schema = g.struct_schema(&v.ident.to_string(), gens);
         let aliases = v.attrs.aliases.iter().map(syn::LitStr::value);
@@ -556,16 +676,19 @@ fn enum_body(
         let serialize = g.serialize_fields(gens);
         serialize_arms.push(quote!(#pattern => { __out.write_varint(#tag); #serialize }));
         let deserialize = g.deserialize_fields(path, variant.style, gens);
-        append_arms.push(quote!(#tag => #krate::__private::append_built(__out, |__slot| {
+        append_arms.push(
+            quote!(#tag => #krate::__private::append_built(__out, |__slot| {
             ::core::result::Result::Ok(__slot.write(#deserialize))
-        })?));
+        })?),
+        );
         deserialize_arms.push(quote!(#tag => ::core::result::Result::Ok(#deserialize)));
         let skip = g.skip_fields(gens);
         skip_arms.push(quote!(#tag => { #skip }));
         let copy = g.copy_fields(path, variant.style, gens);
         copy_arms.push(quote!(#pattern => #copy));
         let snapshots = g.snapshots(gens);
-        snapshot_items.push(quote!(#krate::__private::struct_snapshot(&__VARIANTS[#vi].schema, #snapshots)));
+        snapshot_items
+            .push(quote!(#krate::__private::struct_snapshot(&__VARIANTS[#vi].schema, #snapshots)));
         let plan = g.plan_fields(gens);
         let build = g.build_from_slots(path, variant.style, gens);
         plan_variants.push(quote! {
@@ -656,5 +779,9 @@ fn enum_body(
         let __key = __variants.iter().all(|__v| __v.description.is_key_type());
         #krate::TypeDescription::composite(#name, #krate::TypeKind::Enum, __variants, __key)
     };
-    Body_ { serializer_impl, description, kind: format_ident!("Enum") }
+    Body_ {
+        serializer_impl,
+        description,
+        kind: format_ident!("Enum"),
+    }
 }

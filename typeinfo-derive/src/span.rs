@@ -30,3 +30,15 @@ pub fn krate_at(cont: &Container<'_>, krate: &syn::Path, span: Span) -> TokenStr
         respan(krate.to_token_stream(), span)
     }
 }
+
+/// The spans of the first and the last token of `tokens` (a type, a path), whose join the
+/// compiler reports as their span (`Option<Address>`, not only `Option`).
+pub fn ends(tokens: &impl ToTokens) -> (Span, Span) {
+    let mut tokens = tokens.to_token_stream().into_iter();
+    let first = tokens.next().map_or_else(Span::call_site, |tt| tt.span());
+    let last = tokens.last().map_or(first, |tt| match &tt {
+        TokenTree::Group(g) => g.span_close(),
+        other => other.span(),
+    });
+    (first, last)
+}

@@ -27,8 +27,8 @@ use std::sync::Arc;
 
 use rust_decimal::Decimal;
 use typeinfo::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, RestoredSerializer, Result, RustDecimalSerializer,
-    SerializerSnapshot, SnapshotRegistry, TypeSerializer, Value,
+    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, RestoredSerializer,
+    Result, RustDecimalSerializer, SerializerSnapshot, SnapshotRegistry, TypeSerializer, Value,
 };
 
 /// A trade tick.
@@ -57,7 +57,9 @@ pub struct MoneyEventSerializer {
 
 impl Default for MoneyEventSerializer {
     fn default() -> Self {
-        Self { version: MONEY_EVENT_VERSION }
+        Self {
+            version: MONEY_EVENT_VERSION,
+        }
     }
 }
 
@@ -71,7 +73,9 @@ impl MoneyEventSerializer {
     pub fn register(registry: &mut SnapshotRegistry) {
         registry.register(MONEY_EVENT_KIND, |snapshot, _| {
             snapshot.check_version(u32::from(MONEY_EVENT_VERSION))?;
-            Ok(Arc::new(RestoredMoneyEvent { snapshot: snapshot.clone() }) as RestoredSerializer)
+            Ok(Arc::new(RestoredMoneyEvent {
+                snapshot: snapshot.clone(),
+            }) as RestoredSerializer)
         });
     }
 }
@@ -79,7 +83,10 @@ impl MoneyEventSerializer {
 fn read_version(input: &mut DataInputView<'_>) -> Result<u8> {
     match input.read_u8()? {
         v @ 1..=MONEY_EVENT_VERSION => Ok(v),
-        v => Err(Error::InvalidTag { what: "MoneyEvent format version".to_owned(), tag: u64::from(v) }),
+        v => Err(Error::InvalidTag {
+            what: "MoneyEvent format version".to_owned(),
+            tag: u64::from(v),
+        }),
     }
 }
 
@@ -111,11 +118,22 @@ impl TypeSerializer<MoneyEvent> for MoneyEventSerializer {
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<MoneyEvent> {
         let version = read_version(input)?;
-        let symbol = std::str::from_utf8(input.read_len_prefixed()?).map_err(|_| Error::InvalidUtf8)?.to_owned();
+        let symbol = std::str::from_utf8(input.read_len_prefixed()?)
+            .map_err(|_| Error::InvalidUtf8)?
+            .to_owned();
         let price = RustDecimalSerializer.deserialize(input)?;
         let timestamp_ms = input.read_i64()?;
-        let volume = if version >= 2 { Some(input.read_u64()?) } else { None };
-        Ok(MoneyEvent { symbol, price, timestamp_ms, volume })
+        let volume = if version >= 2 {
+            Some(input.read_u64()?)
+        } else {
+            None
+        };
+        Ok(MoneyEvent {
+            symbol,
+            price,
+            timestamp_ms,
+            volume,
+        })
     }
 
     fn copy(&self, value: &MoneyEvent) -> MoneyEvent {
@@ -128,7 +146,11 @@ impl TypeSerializer<MoneyEvent> for MoneyEventSerializer {
     }
 
     /// Copies one event's bytes as they are, whatever their format version.
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
         let start = input.position();
         self.skip(input)?;
         out.write_bytes(input.consumed_since(start));
@@ -146,10 +168,13 @@ impl TypeSerializer<MoneyEvent> for MoneyEventSerializer {
             return Compatibility::Incompatible(Incompatibility::between(old, &new));
         }
         if old.version() == 0 || old.version() > u32::from(self.version) {
-            return Compatibility::Incompatible(
-                Incompatibility::between(old, &new)
-                    .with_detail(format!("format version {} is newer than {}", old.version(), self.version)),
-            );
+            return Compatibility::Incompatible(Incompatibility::between(old, &new).with_detail(
+                format!(
+                    "format version {} is newer than {}",
+                    old.version(),
+                    self.version
+                ),
+            ));
         }
         Compatibility::AsIs
     }
@@ -163,7 +188,11 @@ struct RestoredMoneyEvent {
 
 impl TypeSerializer<Value> for RestoredMoneyEvent {
     fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
-        let field = |name: &str| value.field(name).ok_or_else(|| Error::custom(format!("money event without `{name}`")));
+        let field = |name: &str| {
+            value
+                .field(name)
+                .ok_or_else(|| Error::custom(format!("money event without `{name}`")))
+        };
         let (Value::String(symbol), Value::Decimal { scale, unscaled }, Value::I64(ts)) =
             (field("symbol")?, field("price")?, field("timestamp_ms")?)
         else {
@@ -186,11 +215,16 @@ impl TypeSerializer<Value> for RestoredMoneyEvent {
 
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
         let version = read_version(input)?;
-        let symbol = std::str::from_utf8(input.read_len_prefixed()?).map_err(|_| Error::InvalidUtf8)?.to_owned();
+        let symbol = std::str::from_utf8(input.read_len_prefixed()?)
+            .map_err(|_| Error::InvalidUtf8)?
+            .to_owned();
         let scale = input.read_varint_signed()?;
         let unscaled = input.read_len_prefixed()?.to_vec();
         if unscaled.is_empty() {
-            return Err(Error::OutOfRange { what: "MoneyEvent.price".to_owned(), detail: "empty unscaled value".to_owned() });
+            return Err(Error::OutOfRange {
+                what: "MoneyEvent.price".to_owned(),
+                detail: "empty unscaled value".to_owned(),
+            });
         }
         let mut fields = vec![
             ("symbol".to_owned(), Value::String(symbol)),
@@ -200,7 +234,10 @@ impl TypeSerializer<Value> for RestoredMoneyEvent {
         if version >= 2 {
             fields.push(("volume".to_owned(), Value::U64(input.read_u64()?)));
         }
-        Ok(Value::Struct { name: "MoneyEvent".to_owned(), fields })
+        Ok(Value::Struct {
+            name: "MoneyEvent".to_owned(),
+            fields,
+        })
     }
 
     fn copy(&self, value: &Value) -> Value {
@@ -220,9 +257,24 @@ impl TypeSerializer<Value> for RestoredMoneyEvent {
 /// Sample events, as the harness and benchmarks use them.
 pub fn sample_events() -> Vec<MoneyEvent> {
     vec![
-        MoneyEvent { symbol: "EURUSD".to_owned(), price: Decimal::new(108_375, 5), timestamp_ms: 1_700_000_000_123, volume: Some(1_000_000) },
-        MoneyEvent { symbol: "BTC-USD".to_owned(), price: Decimal::new(-3_712_450_000, 4), timestamp_ms: -1, volume: Some(0) },
-        MoneyEvent { symbol: String::new(), price: Decimal::ZERO, timestamp_ms: 0, volume: Some(u64::MAX) },
+        MoneyEvent {
+            symbol: "EURUSD".to_owned(),
+            price: Decimal::new(108_375, 5),
+            timestamp_ms: 1_700_000_000_123,
+            volume: Some(1_000_000),
+        },
+        MoneyEvent {
+            symbol: "BTC-USD".to_owned(),
+            price: Decimal::new(-3_712_450_000, 4),
+            timestamp_ms: -1,
+            volume: Some(0),
+        },
+        MoneyEvent {
+            symbol: String::new(),
+            price: Decimal::ZERO,
+            timestamp_ms: 0,
+            volume: Some(u64::MAX),
+        },
     ]
 }
 
@@ -238,10 +290,16 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 
     // Bytes written by version 1 of this code are read by today's serializer as they are.
     let old = MoneyEventSerializer::version_1();
-    let event = MoneyEvent { volume: None, ..sample_events()[0].clone() };
+    let event = MoneyEvent {
+        volume: None,
+        ..sample_events()[0].clone()
+    };
     let bytes = typeinfo::to_bytes(&old, &event)?;
     let today = MoneyEventSerializer::default();
-    println!("v1 -> v2: {:?}", today.resolve(&old.snapshot(), &registry).verdict());
+    println!(
+        "v1 -> v2: {:?}",
+        today.resolve(&old.snapshot(), &registry).verdict()
+    );
     println!("read v1 bytes: {:?}", typeinfo::from_bytes(&today, &bytes)?);
     Ok(())
 }

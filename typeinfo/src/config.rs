@@ -10,16 +10,54 @@
 /// let config = SerializerConfig::new().disable_generic_types();
 /// assert!(config.generic_types_disabled());
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct SerializerConfig {
     generic_types_disabled: bool,
+    max_depth: usize,
+}
+
+impl Default for SerializerConfig {
+    fn default() -> Self {
+        Self {
+            generic_types_disabled: false,
+            max_depth: crate::DEFAULT_MAX_DEPTH,
+        }
+    }
 }
 
 impl SerializerConfig {
-    /// The default configuration: generic (serde-bridged) types allowed, as in Flink.
+    /// The default configuration: generic (serde-bridged) types allowed, as in Flink, and
+    /// recursive values nested at most [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH)
+    /// levels deep.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets how deep values of recursive types may nest: reading or writing a value whose
+    /// recursive fields nest deeper is an
+    /// [`Error::DepthLimitExceeded`](crate::Error::DepthLimitExceeded) naming the limit
+    /// (default [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH)). A view
+    /// ([`DataInputView::with_max_depth`](crate::DataInputView::with_max_depth)) has a
+    /// limit of its own; the smaller one holds. Each level takes stack: raise the limit
+    /// only where threads have the stack to match.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo::SerializerConfig;
+    ///
+    /// let config = SerializerConfig::new().with_max_depth(64);
+    /// assert_eq!(config.max_depth(), 64);
+    /// ```
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// How deep values of recursive types may nest.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
     }
 
     /// Refuses generic (serde-bridged) types: creating their serializer fails with

@@ -75,24 +75,62 @@ pub struct TypeDescription {
 impl TypeDescription {
     /// A type without fields or type parameters.
     pub fn atomic(name: impl Into<String>, kind: TypeKind, key_type: bool) -> Self {
-        Self { name: name.into(), kind, fields: Vec::new(), type_params: Vec::new(), key_type, generic: false }
+        Self {
+            name: name.into(),
+            kind,
+            fields: Vec::new(),
+            type_params: Vec::new(),
+            key_type,
+            generic: false,
+        }
     }
 
     /// A type with fields (a struct, a tuple, an enum's variants).
-    pub fn composite(name: impl Into<String>, kind: TypeKind, fields: Vec<FieldDescription>, key_type: bool) -> Self {
+    pub fn composite(
+        name: impl Into<String>,
+        kind: TypeKind,
+        fields: Vec<FieldDescription>,
+        key_type: bool,
+    ) -> Self {
         let generic = fields.iter().any(|f| f.description.contains_generic());
-        Self { name: name.into(), kind, fields, type_params: Vec::new(), key_type, generic }
+        Self {
+            name: name.into(),
+            kind,
+            fields,
+            type_params: Vec::new(),
+            key_type,
+            generic,
+        }
     }
 
     /// A container of other types (`Vec<T>`, `Map<K, V>`, `Option<T>`).
-    pub fn container(name: impl Into<String>, kind: TypeKind, type_params: Vec<TypeDescription>, key_type: bool) -> Self {
+    pub fn container(
+        name: impl Into<String>,
+        kind: TypeKind,
+        type_params: Vec<TypeDescription>,
+        key_type: bool,
+    ) -> Self {
         let generic = type_params.iter().any(TypeDescription::contains_generic);
-        Self { name: name.into(), kind, fields: Vec::new(), type_params, key_type, generic }
+        Self {
+            name: name.into(),
+            kind,
+            fields: Vec::new(),
+            type_params,
+            key_type,
+            generic,
+        }
     }
 
     /// A generic (serde-bridged) type.
     pub fn generic(name: impl Into<String>) -> Self {
-        Self { name: name.into(), kind: TypeKind::Generic, fields: Vec::new(), type_params: Vec::new(), key_type: false, generic: true }
+        Self {
+            name: name.into(),
+            kind: TypeKind::Generic,
+            fields: Vec::new(),
+            type_params: Vec::new(),
+            key_type: false,
+            generic: true,
+        }
     }
 
     /// The type's name (`Order`, `Vec<i64>`).

@@ -60,7 +60,12 @@ atomic! {
 
 fn container<T: TypeInfo>(name: &str, kind: TypeKind, key_type: bool) -> TypeDescription {
     let inner = T::description();
-    TypeDescription::container(format!("{name}<{}>", inner.name()), kind, vec![inner], key_type)
+    TypeDescription::container(
+        format!("{name}<{}>", inner.name()),
+        kind,
+        vec![inner],
+        key_type,
+    )
 }
 
 /// Whether `T` is a key type, as far as its description knows.
@@ -121,7 +126,12 @@ impl<T: TypeInfo, const N: usize> TypeInfo for [T; N] {
     fn description() -> TypeDescription {
         let inner = T::description();
         let key_type = inner.is_key_type();
-        TypeDescription::container(format!("[{}; {N}]", inner.name()), TypeKind::Array, vec![inner], key_type)
+        TypeDescription::container(
+            format!("[{}; {N}]", inner.name()),
+            TypeKind::Array,
+            vec![inner],
+            key_type,
+        )
     }
 }
 impl<T: Comparable, const N: usize> Comparable for [T; N] {
@@ -149,9 +159,12 @@ impl<T: Comparable> Comparable for Option<T> {
 }
 impl<T: KeyType> KeyType for Option<T> {}
 
+// `Arc<T>` is `Send` (which `TypeInfo` requires) only when `T` is `Sync`; `Box<T>` needs
+// no more than `T` itself, so that a type holding a `Box` of a type parameter (a generic
+// recursive type) asks nothing more of that parameter than `TypeInfo`.
 macro_rules! pointer {
-    ($($ptr:ident => $ser:ident),*) => {$(
-        impl<T: TypeInfo + Sync> TypeInfo for $ptr<T> {
+    ($($ptr:ident $(+ $sync:ident)? => $ser:ident),*) => {$(
+        impl<T: TypeInfo $(+ $sync)?> TypeInfo for $ptr<T> {
             type Serializer = s::$ser<T::Serializer>;
             fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
                 Ok(s::$ser::new(T::create_serializer(config)?))
@@ -161,26 +174,34 @@ macro_rules! pointer {
                 T::description()
             }
         }
-        impl<T: Comparable + Sync> Comparable for $ptr<T> {
+        impl<T: Comparable $(+ $sync)?> Comparable for $ptr<T> {
             type Comparator = s::DerefComparator<T::Comparator>;
             fn comparator() -> Self::Comparator {
                 s::DerefComparator(T::comparator())
             }
         }
-        impl<T: KeyType + Sync> KeyType for $ptr<T> {}
+        impl<T: KeyType $(+ $sync)?> KeyType for $ptr<T> {}
     )*};
 }
-pointer!(Box => BoxSerializer, Arc => ArcSerializer);
+pointer!(Box => BoxSerializer, Arc + Sync => ArcSerializer);
 
 fn map_description<K: TypeInfo, V: TypeInfo>(name: &str, key_type: bool) -> TypeDescription {
     let (k, v) = (K::description(), V::description());
-    TypeDescription::container(format!("{name}<{}, {}>", k.name(), v.name()), TypeKind::Map, vec![k, v], key_type)
+    TypeDescription::container(
+        format!("{name}<{}, {}>", k.name(), v.name()),
+        TypeKind::Map,
+        vec![k, v],
+        key_type,
+    )
 }
 
 impl<K: TypeInfo + Ord, V: TypeInfo> TypeInfo for BTreeMap<K, V> {
     type Serializer = s::BTreeMapSerializer<K::Serializer, V::Serializer>;
     fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
-        Ok(s::BTreeMapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
+        Ok(s::BTreeMapSerializer::new(
+            K::create_serializer(config)?,
+            V::create_serializer(config)?,
+        ))
     }
     fn description() -> TypeDescription {
         map_description::<K, V>("BTreeMap", key::<K>() && key::<V>())
@@ -194,12 +215,18 @@ impl<K: Comparable + Ord, V: Comparable> Comparable for BTreeMap<K, V> {
 }
 impl<K: KeyType + Ord, V: KeyType> KeyType for BTreeMap<K, V> {}
 
-impl<K: TypeInfo + Eq + Hash, V: TypeInfo, H: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static> TypeInfo
-    for HashMap<K, V, H>
+impl<
+        K: TypeInfo + Eq + Hash,
+        V: TypeInfo,
+        H: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static,
+    > TypeInfo for HashMap<K, V, H>
 {
     type Serializer = s::HashMapSerializer<K::Serializer, V::Serializer, H>;
     fn create_serializer(config: &SerializerConfig) -> Result<Self::Serializer> {
-        Ok(s::HashMapSerializer::new(K::create_serializer(config)?, V::create_serializer(config)?))
+        Ok(s::HashMapSerializer::new(
+            K::create_serializer(config)?,
+            V::create_serializer(config)?,
+        ))
     }
     fn description() -> TypeDescription {
         map_description::<K, V>("HashMap", false)
@@ -237,12 +264,75 @@ tuple!((T0, 0), (T1, 1), (T2, 2));
 tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3));
 tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4));
 tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6), (T7, 7));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6), (T7, 7), (T8, 8));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6), (T7, 7), (T8, 8), (T9, 9));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6), (T7, 7), (T8, 8), (T9, 9), (T10, 10));
-tuple!((T0, 0), (T1, 1), (T2, 2), (T3, 3), (T4, 4), (T5, 5), (T6, 6), (T7, 7), (T8, 8), (T9, 9), (T10, 10), (T11, 11));
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6)
+);
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6),
+    (T7, 7)
+);
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6),
+    (T7, 7),
+    (T8, 8)
+);
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6),
+    (T7, 7),
+    (T8, 8),
+    (T9, 9)
+);
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6),
+    (T7, 7),
+    (T8, 8),
+    (T9, 9),
+    (T10, 10)
+);
+tuple!(
+    (T0, 0),
+    (T1, 1),
+    (T2, 2),
+    (T3, 3),
+    (T4, 4),
+    (T5, 5),
+    (T6, 6),
+    (T7, 7),
+    (T8, 8),
+    (T9, 9),
+    (T10, 10),
+    (T11, 11)
+);
 
 #[cfg(feature = "rust_decimal")]
 impl TypeInfo for rust_decimal::Decimal {

@@ -8,7 +8,8 @@
 //! - [`Comparable`] (a comparator with normalized keys) and [`KeyType`] (equal values give
 //!   equal bytes), checked by the compiler wherever a key is required.
 //! - [`SerializerConfig`], with [`disable_generic_types`](SerializerConfig::disable_generic_types).
-//! - [`generic_type!`] (feature `serde`): the serde-bridged fallback.
+//! - [`generic_type!`] (feature `serde`): the serde-bridged fallback, under a stable name
+//!   (`generic_type!(Legacy, name = "com.example.Legacy")`).
 //! - The byte layer, re-exported: serializers, snapshots, verdicts, comparators, and
 //!   (feature `testing`) the conformance harness.
 //!

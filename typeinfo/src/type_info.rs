@@ -27,7 +27,7 @@ use typeinfo_serializers::{Result, TypeComparator, TypeSerializer};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no TypeInfo",
     label = "this type cannot be serialized by typeinfo",
-    note = "derive it with `#[derive(TypeInfo)]`, or bridge a serde type with `typeinfo::generic_type!({Self})`"
+    note = "derive it with `#[derive(TypeInfo)]`, or bridge a serde type with `typeinfo::generic_type!({Self}, name = \"...\")`"
 )]
 pub trait TypeInfo: Sized + Send + 'static {
     /// The serializer of this type.

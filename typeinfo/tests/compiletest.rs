@@ -10,5 +10,6 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/key_type/*.rs");
     t.compile_fail("tests/ui/derive/*.rs");
+    t.compile_fail("tests/ui/generic/*.rs");
     t.pass("tests/ui/pass/*.rs");
 }

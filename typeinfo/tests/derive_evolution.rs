@@ -2,7 +2,9 @@
 //! resolved, migrated, and every field of the result checked; incompatible changes are
 //! refused from the snapshots alone, before any value is read.
 
-use typeinfo::{to_bytes, Compatibility, DataInputView, SnapshotRegistry, TypeInfo, TypeSerializer, Verdict};
+use typeinfo::{
+    to_bytes, Compatibility, DataInputView, SnapshotRegistry, TypeInfo, TypeSerializer, Verdict,
+};
 
 /// Writes `value` with `Old`'s serializer and reads it back as `New`.
 fn migrate<Old: TypeInfo, New: TypeInfo>(value: &Old) -> typeinfo::Result<(Verdict, New)> {
@@ -18,7 +20,11 @@ fn migrate<Old: TypeInfo, New: TypeInfo>(value: &Old) -> typeinfo::Result<(Verdi
         Compatibility::Reconfigured(s) => s.deserialize(&mut input)?,
         Compatibility::Incompatible(inc) => return Err(inc.into()),
     };
-    assert!(input.is_empty(), "{} bytes left after migration", input.remaining());
+    assert!(
+        input.is_empty(),
+        "{} bytes left after migration",
+        input.remaining()
+    );
     Ok((kind, value))
 }
 
@@ -69,7 +75,16 @@ mod v1 {
             amount: 12.5,
             qty: -3,
             coupon: "SPRING".into(),
-            lines: vec![Line { sku: "a".into(), count: 2 }, Line { sku: "b".into(), count: 65_535 }],
+            lines: vec![
+                Line {
+                    sku: "a".into(),
+                    count: 2,
+                },
+                Line {
+                    sku: "b".into(),
+                    count: 65_535,
+                },
+            ],
         }
     }
 }
@@ -113,7 +128,11 @@ mod v2 {
         #[typeinfo(alias = "Cancelled")]
         Voided(String),
         Open,
-        Paid { at: i64, #[typeinfo(default)] by: String },
+        Paid {
+            at: i64,
+            #[typeinfo(default)]
+            by: String,
+        },
         Refunded,
     }
 
@@ -202,7 +221,16 @@ fn every_compatible_change_migrates_and_keeps_every_field() -> typeinfo::Result<
     assert_eq!(
         order,
         v2::Order {
-            lines: vec![v2::Line { count: 2, label: String::new() }, v2::Line { count: 65_535, label: String::new() }],
+            lines: vec![
+                v2::Line {
+                    count: 2,
+                    label: String::new()
+                },
+                v2::Line {
+                    count: 65_535,
+                    label: String::new()
+                }
+            ],
             quantity: -3,
             amount: 12.5,
             user_id: "u-1".into(),
@@ -219,8 +247,17 @@ fn every_compatible_change_migrates_and_keeps_every_field() -> typeinfo::Result<
 fn enum_variants_are_matched_by_name_and_alias() -> typeinfo::Result<()> {
     let cases = [
         (v1::Status::Open, v2::Status::Open),
-        (v1::Status::Paid { at: 42 }, v2::Status::Paid { at: 42, by: String::new() }),
-        (v1::Status::Cancelled("fraud".into()), v2::Status::Voided("fraud".into())),
+        (
+            v1::Status::Paid { at: 42 },
+            v2::Status::Paid {
+                at: 42,
+                by: String::new(),
+            },
+        ),
+        (
+            v1::Status::Cancelled("fraud".into()),
+            v2::Status::Voided("fraud".into()),
+        ),
     ];
     for (old, expected) in cases {
         let (verdict, new) = migrate::<v1::Status, v2::Status>(&old)?;
@@ -231,12 +268,30 @@ fn enum_variants_are_matched_by_name_and_alias() -> typeinfo::Result<()> {
 
 #[test]
 fn recursive_types_migrate_at_every_depth() -> typeinfo::Result<()> {
-    let chain = v1::Chain { value: 1, next: Some(Box::new(v1::Chain { value: -2, next: Some(Box::new(v1::Chain { value: 3, next: None })) })) };
+    let chain = v1::Chain {
+        value: 1,
+        next: Some(Box::new(v1::Chain {
+            value: -2,
+            next: Some(Box::new(v1::Chain {
+                value: 3,
+                next: None,
+            })),
+        })),
+    };
     let (verdict, migrated) = migrate::<v1::Chain, v2::Chain>(&chain)?;
     assert_eq!(verdict, Verdict::AfterMigration);
     assert_eq!(
         migrated,
-        v2::Chain { value: 1, next: Some(Box::new(v2::Chain { value: -2, next: Some(Box::new(v2::Chain { value: 3, next: None })) })) }
+        v2::Chain {
+            value: 1,
+            next: Some(Box::new(v2::Chain {
+                value: -2,
+                next: Some(Box::new(v2::Chain {
+                    value: 3,
+                    next: None
+                }))
+            }))
+        }
     );
     let (verdict, same) = migrate::<v1::Chain, v1::Chain>(&chain)?;
     assert_eq!((verdict, same), (Verdict::AsIs, chain));
@@ -245,9 +300,18 @@ fn recursive_types_migrate_at_every_depth() -> typeinfo::Result<()> {
 
 #[test]
 fn incompatible_changes_are_refused_with_the_path_and_both_types() {
-    assert_eq!(refusal::<v1::Order, incompatible::Order>(), "Order.amount: f32 -> String");
-    assert_eq!(refusal::<v1::Order, incompatible::NestedChange>(), "Order.lines[].sku: String -> u64");
-    assert_eq!(refusal::<v1::Order, incompatible::Renamed>(), "Order -> Invoice (a different type identity)");
+    assert_eq!(
+        refusal::<v1::Order, incompatible::Order>(),
+        "Order.amount: f32 -> String"
+    );
+    assert_eq!(
+        refusal::<v1::Order, incompatible::NestedChange>(),
+        "Order.lines[].sku: String -> u64"
+    );
+    assert_eq!(
+        refusal::<v1::Order, incompatible::Renamed>(),
+        "Order -> Invoice (a different type identity)"
+    );
     assert_eq!(
         refusal::<v1::Order, incompatible::AddedWithoutDefault>(),
         "Order.region: nothing -> u32 (field added without a default: add #[typeinfo(default)])"
@@ -256,7 +320,10 @@ fn incompatible_changes_are_refused_with_the_path_and_both_types() {
         refusal::<v1::Status, incompatible::StatusWithoutCancelled>(),
         "Status.Cancelled: Cancelled -> nothing (variant removed; stored values may hold it)"
     );
-    assert_eq!(refusal::<v1::Order, incompatible::Narrowed>(), "Order.qty: i32 -> i16");
+    assert_eq!(
+        refusal::<v1::Order, incompatible::Narrowed>(),
+        "Order.qty: i32 -> i16"
+    );
 }
 
 #[test]
@@ -267,7 +334,15 @@ fn removed_fields_of_any_layout_are_skipped_with_the_restored_serializer() -> ty
         user_id: String,
     }
     let (verdict, order) = migrate::<v1::Order, OnlyUser>(&v1::order())?;
-    assert_eq!((verdict, order), (Verdict::AfterMigration, OnlyUser { user_id: "u-1".into() }));
+    assert_eq!(
+        (verdict, order),
+        (
+            Verdict::AfterMigration,
+            OnlyUser {
+                user_id: "u-1".into()
+            }
+        )
+    );
     Ok(())
 }
 
@@ -277,7 +352,10 @@ fn stored_values_can_be_read_without_the_type() -> typeinfo::Result<()> {
     let bytes = to_bytes(&s, &v1::order())?;
     let restored = SnapshotRegistry::default().restore(&s.snapshot())?;
     let value = typeinfo::from_bytes(&restored, &bytes)?;
-    assert_eq!(value.field("user_id"), Some(&typeinfo::Value::String("u-1".into())));
+    assert_eq!(
+        value.field("user_id"),
+        Some(&typeinfo::Value::String("u-1".into()))
+    );
     assert_eq!(value.field("qty"), Some(&typeinfo::Value::I32(-3)));
     Ok(())
 }

@@ -41,7 +41,10 @@ fn fixed(seed: u64) -> Fixed {
         big: -(seed as i64) * 7919,
         v: [seed as f32, -1.5, f32::MAX],
         c: char::from_u32(0x41 + (seed % 26) as u32).unwrap(),
-        inner: Inner { a: (seed * 31) as u16, flag: seed % 2 == 0 },
+        inner: Inner {
+            a: (seed * 31) as u16,
+            flag: seed % 2 == 0,
+        },
         nested: [[1, 2], [seed as u8, 4]],
         unit: (),
         wide: u128::MAX - u128::from(seed),
@@ -70,7 +73,11 @@ fn fixed_by_hand(f: &Fixed) -> Vec<u8> {
 fn truncations_fail<T: std::fmt::Debug, S: TypeSerializer<T>>(ser: &S, bytes: &[u8]) {
     for cut in 0..bytes.len() {
         let mut input = DataInputView::new(&bytes[..cut]);
-        assert!(ser.deserialize(&mut input).is_err(), "prefix of {cut} of {} bytes was accepted", bytes.len());
+        assert!(
+            ser.deserialize(&mut input).is_err(),
+            "prefix of {cut} of {} bytes was accepted",
+            bytes.len()
+        );
     }
 }
 
@@ -94,7 +101,9 @@ fn fixed_struct_writes_the_plain_layout_in_one_slot() {
         assert_eq!(typeinfo::from_bytes(&ser, &bytes).unwrap(), value);
         truncations_fail(&ser, &bytes);
     }
-    Conformance::new(ser, (0..5).map(fixed).collect()).run().unwrap();
+    Conformance::new(ser, (0..5).map(fixed).collect())
+        .run()
+        .unwrap();
 }
 
 #[test]
@@ -123,7 +132,10 @@ fn write_fixed_refuses_a_short_slot_and_non_fixed_serializers() {
 fn events(seed: u64) -> Vec<Ev> {
     (0..seed % 7)
         .map(|i| match (seed + i) % 4 {
-            0 => Ev::Join { id: (seed * 1000 + i) as u32, name: "n".repeat((i * 5) as usize) },
+            0 => Ev::Join {
+                id: (seed * 1000 + i) as u32,
+                name: "n".repeat((i * 5) as usize),
+            },
             1 => Ev::Leave(u32::MAX - i as u32),
             2 => Ev::Tick,
             _ => Ev::Fixed(fixed(seed + i)),
@@ -152,21 +164,29 @@ fn vectors_of_enums_round_trip_and_refuse_truncation() {
     let mut bytes = typeinfo::to_bytes(&ser, &vec![Ev::Tick, Ev::Tick]).unwrap();
     *bytes.last_mut().unwrap() = 9;
     assert!(typeinfo::from_bytes(&ser, &bytes).is_err());
-    Conformance::new(ser, (0..6).map(events).collect()).run().unwrap();
+    Conformance::new(ser, (0..6).map(events).collect())
+        .run()
+        .unwrap();
 }
 
 #[test]
 fn strings_of_every_short_length_keep_their_layout() {
     let ser = typeinfo::serializer::<String>().unwrap();
     for len in 0..=40 {
-        let s: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let s: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         let mut out = DataOutputView::with_capacity(1);
         out.write_u8(7);
         ser.serialize(&s, &mut out).unwrap();
         let mut expected = vec![7, len as u8];
         expected.extend_from_slice(s.as_bytes());
         assert_eq!(out.as_slice(), expected.as_slice(), "length {len}");
-        assert_eq!(ser.deserialize(&mut DataInputView::new(&out.as_slice()[1..])).unwrap(), s);
+        assert_eq!(
+            ser.deserialize(&mut DataInputView::new(&out.as_slice()[1..]))
+                .unwrap(),
+            s
+        );
     }
 }
 
@@ -189,15 +209,36 @@ fn varints_of_every_width_round_trip() {
     }
     // Eleven continuation bytes overflow, padded or not.
     assert!(typeinfo::from_bytes(&ser, &[0xFF; 11]).is_err());
-    assert!(typeinfo::from_bytes(&ser, &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02]).is_err());
+    assert!(typeinfo::from_bytes(
+        &ser,
+        &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02]
+    )
+    .is_err());
 }
 
 #[test]
 fn decimals_keep_the_scale_and_shortest_twos_complement_layout() {
     let ser = typeinfo::RustDecimalSerializer;
-    let mut values = vec![Decimal::ZERO, Decimal::ONE, Decimal::NEGATIVE_ONE, Decimal::MAX, Decimal::MIN];
+    let mut values = vec![
+        Decimal::ZERO,
+        Decimal::ONE,
+        Decimal::NEGATIVE_ONE,
+        Decimal::MAX,
+        Decimal::MIN,
+    ];
     for scale in [0u32, 1, 5, 27, 28] {
-        for m in [1i64, -1, 127, 128, -128, -129, 255, 65_535, i64::MAX, i64::MIN + 1] {
+        for m in [
+            1i64,
+            -1,
+            127,
+            128,
+            -128,
+            -129,
+            255,
+            65_535,
+            i64::MAX,
+            i64::MIN + 1,
+        ] {
             values.push(Decimal::new(m, scale));
         }
     }
@@ -206,7 +247,9 @@ fn decimals_keep_the_scale_and_shortest_twos_complement_layout() {
         ser.serialize(&d, &mut out).unwrap();
         let mut expected = DataOutputView::new();
         expected.write_varint_signed(i64::from(d.scale()));
-        expected.write_len_prefixed(&typeinfo::builtin::decimal::i128_to_twos_complement(d.mantissa()));
+        expected.write_len_prefixed(&typeinfo::builtin::decimal::i128_to_twos_complement(
+            d.mantissa(),
+        ));
         assert_eq!(out.as_slice(), expected.as_slice(), "{d}");
         assert_eq!(typeinfo::from_bytes(&ser, out.as_slice()).unwrap(), d);
         truncations_fail(&ser, out.as_slice());
@@ -214,8 +257,26 @@ fn decimals_keep_the_scale_and_shortest_twos_complement_layout() {
 }
 
 fn fixed_strategy() -> impl Strategy<Value = Fixed> {
-    (any::<u8>(), any::<i64>(), any::<[f32; 3]>(), any::<char>(), any::<u16>(), any::<bool>(), any::<[[u8; 2]; 2]>(), any::<u128>())
-        .prop_map(|(byte, big, v, c, a, flag, nested, wide)| Fixed { byte, big, v, c, inner: Inner { a, flag }, nested, unit: (), wide })
+    (
+        any::<u8>(),
+        any::<i64>(),
+        any::<[f32; 3]>(),
+        any::<char>(),
+        any::<u16>(),
+        any::<bool>(),
+        any::<[[u8; 2]; 2]>(),
+        any::<u128>(),
+    )
+        .prop_map(|(byte, big, v, c, a, flag, nested, wide)| Fixed {
+            byte,
+            big,
+            v,
+            c,
+            inner: Inner { a, flag },
+            nested,
+            unit: (),
+            wide,
+        })
 }
 
 fn event_strategy() -> impl Strategy<Value = Ev> {
@@ -271,8 +332,17 @@ fn players(seed: u64) -> Vec<Player> {
         .map(|i| Player {
             id: (seed * 7919 + i * 131) as u32,
             pos: [seed as f32, -(i as f32), 0.5],
-            health: if (seed + i) % 3 == 0 { None } else { Some((seed * 97 + i) as u16) },
-            inventory: (0..(seed + i) % 4).map(|k| Inner { a: (k * 300) as u16, flag: k % 2 == 1 }).collect(),
+            health: if (seed + i) % 3 == 0 {
+                None
+            } else {
+                Some((seed * 97 + i) as u16)
+            },
+            inventory: (0..(seed + i) % 4)
+                .map(|k| Inner {
+                    a: (k * 300) as u16,
+                    flag: k % 2 == 1,
+                })
+                .collect(),
             name: "p".repeat(((seed + i) % 20) as usize),
         })
         .collect()
@@ -299,20 +369,37 @@ fn vectors_of_structs_round_trip_and_refuse_truncation() {
         // Fixed-length elements: each element's bytes taken at once.
         let fixed_values: Vec<Fixed> = (0..seed % 5).map(fixed).collect();
         let bytes = typeinfo::to_bytes(&fixed_ser, &fixed_values).unwrap();
-        assert_eq!(typeinfo::from_bytes(&fixed_ser, &bytes).unwrap(), fixed_values);
+        assert_eq!(
+            typeinfo::from_bytes(&fixed_ser, &bytes).unwrap(),
+            fixed_values
+        );
         truncations_fail(&fixed_ser, &bytes);
     }
     // A corrupt element (an `Option` tag of 2) in the middle of the list is an error.
     let value = vec![
-        Player { id: 1, pos: [0.0; 3], health: None, inventory: vec![], name: String::new() },
-        Player { id: 2, pos: [0.0; 3], health: None, inventory: vec![], name: String::new() },
+        Player {
+            id: 1,
+            pos: [0.0; 3],
+            health: None,
+            inventory: vec![],
+            name: String::new(),
+        },
+        Player {
+            id: 2,
+            pos: [0.0; 3],
+            health: None,
+            inventory: vec![],
+            name: String::new(),
+        },
     ];
     let mut bytes = typeinfo::to_bytes(&ser, &value).unwrap();
     let tag_of_second = bytes.len() - 3;
     assert_eq!(bytes[tag_of_second], 0);
     bytes[tag_of_second] = 2;
     assert!(typeinfo::from_bytes(&ser, &bytes).is_err());
-    Conformance::new(ser, (0..6).map(players).collect()).run().unwrap();
+    Conformance::new(ser, (0..6).map(players).collect())
+        .run()
+        .unwrap();
 }
 
 #[test]
@@ -342,7 +429,7 @@ fn three_byte_varints_read_inline_and_refuse_truncation() {
         let bytes = out.into_inner();
         for pad in [0usize, 1, 8] {
             let mut padded = bytes.clone();
-            padded.extend(std::iter::repeat(0x80).take(pad));
+            padded.extend(std::iter::repeat_n(0x80, pad));
             let mut input = DataInputView::new(&padded);
             assert_eq!(input.read_varint().unwrap(), v);
             assert_eq!(input.position(), bytes.len());
@@ -369,11 +456,18 @@ fn reserved_by_hand(prefix: &[u8], s: &str, v: u64, d: &Decimal) -> Vec<u8> {
     out.write_varint_signed(-(v as i64));
     out.write_len_prefixed(s.as_bytes());
     out.write_bytes(s.as_bytes());
-    typeinfo::RustDecimalSerializer.serialize(d, &mut out).unwrap();
+    typeinfo::RustDecimalSerializer
+        .serialize(d, &mut out)
+        .unwrap();
     out.into_inner()
 }
 
-fn put_all(w: &mut typeinfo::ReservedWriter<'_>, s: &str, v: u64, d: &Decimal) -> typeinfo::Result<()> {
+fn put_all(
+    w: &mut typeinfo::ReservedWriter<'_>,
+    s: &str,
+    v: u64,
+    d: &Decimal,
+) -> typeinfo::Result<()> {
     w.put_u8(0xA5)?;
     w.put_u16(0x1234)?;
     w.put_u32(0xDEAD_BEEF)?;
@@ -390,10 +484,19 @@ fn put_all(w: &mut typeinfo::ReservedWriter<'_>, s: &str, v: u64, d: &Decimal) -
 
 #[test]
 fn reserved_writer_writes_the_plain_layout() {
-    let decimals = [Decimal::ZERO, Decimal::NEGATIVE_ONE, Decimal::MAX, Decimal::MIN, Decimal::new(-129, 3), Decimal::new(65_535, 28)];
+    let decimals = [
+        Decimal::ZERO,
+        Decimal::NEGATIVE_ONE,
+        Decimal::MAX,
+        Decimal::MIN,
+        Decimal::new(-129, 3),
+        Decimal::new(65_535, 28),
+    ];
     let mut at = 0;
     for len in 0..=40 {
-        let s: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let s: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         for v in [0u64, 127, 128, 1 << 20, u64::MAX] {
             let d = &decimals[at % decimals.len()];
             at += 1;
@@ -405,7 +508,11 @@ fn reserved_writer_writes_the_plain_layout() {
                 let mut w = out.reserved_writer(max);
                 put_all(&mut w, &s, v, d).unwrap();
                 w.finish();
-                assert_eq!(out.as_slice(), reserved_by_hand(b"xyz", &s, v, d).as_slice(), "{len} {v} {d}");
+                assert_eq!(
+                    out.as_slice(),
+                    reserved_by_hand(b"xyz", &s, v, d).as_slice(),
+                    "{len} {v} {d}"
+                );
             }
         }
     }
@@ -425,6 +532,8 @@ fn reserved_writer_refuses_writes_past_its_room() {
                 let mut w = out.reserved_writer(room);
                 assert!(put_all(&mut w, s, v, &d).is_err(), "room {room}");
                 assert!(w.remaining() <= room);
+                // Dropped without `finish`: nothing may be appended.
+                #[allow(clippy::drop_non_drop)]
                 drop(w);
                 assert_eq!(out.as_slice(), &[9]);
 
@@ -447,7 +556,9 @@ fn reserved_writer_refuses_writes_past_its_room() {
     // The decimal's word with less than 16 bytes of room, but enough for its bytes.
     for d in [Decimal::ONE, Decimal::MAX, Decimal::MIN] {
         let mut expected = DataOutputView::new();
-        typeinfo::RustDecimalSerializer.serialize(&d, &mut expected).unwrap();
+        typeinfo::RustDecimalSerializer
+            .serialize(&d, &mut expected)
+            .unwrap();
         let mut out = DataOutputView::new();
         let mut w = out.reserved_writer(expected.len());
         typeinfo::RustDecimalSerializer.put(&d, &mut w).unwrap();

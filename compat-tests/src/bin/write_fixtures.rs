@@ -33,7 +33,10 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<Outcome> {
     if path.try_exists()? {
         return Ok(Outcome::Skipped);
     }
-    let file_name = path.file_name().and_then(|n| n.to_str()).expect("fixture paths have a UTF-8 file name");
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("fixture paths have a UTF-8 file name");
     let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
@@ -67,15 +70,27 @@ fn run(dir: &Path) -> Result<bool, String> {
     write_cases(&dir.join(USER_SUBDIR), user_cases(), &mut counts)?;
     // Make the entry of a newly created `user/` durable too.
     sync_dir(dir)?;
-    let Counts { written, skipped, failed } = counts;
+    let Counts {
+        written,
+        skipped,
+        failed,
+    } = counts;
     println!("{written} written, {skipped} skipped (already there), {failed} failed");
     Ok(failed == 0)
 }
 
 /// Writes the missing fixtures of `cases` into `dir`.
-fn write_cases(dir: &Path, cases: Vec<Box<dyn GoldenCase>>, counts: &mut Counts) -> Result<(), String> {
+fn write_cases(
+    dir: &Path,
+    cases: Vec<Box<dyn GoldenCase>>,
+    counts: &mut Counts,
+) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let Counts { written, skipped, failed } = counts;
+    let Counts {
+        written,
+        skipped,
+        failed,
+    } = counts;
     for case in cases {
         let fixture = match case.write() {
             Ok(f) => f,
@@ -87,7 +102,10 @@ fn write_cases(dir: &Path, cases: Vec<Box<dyn GoldenCase>>, counts: &mut Counts)
         };
         let problems = case.check(&fixture);
         if !problems.is_empty() {
-            eprintln!("FAILED {}: today's bytes fail the golden check, not writing them:", case.name());
+            eprintln!(
+                "FAILED {}: today's bytes fail the golden check, not writing them:",
+                case.name()
+            );
             for p in problems {
                 eprintln!("  - {p}");
             }
@@ -102,7 +120,10 @@ fn write_cases(dir: &Path, cases: Vec<Box<dyn GoldenCase>>, counts: &mut Counts)
                     *written += 1;
                 }
                 Ok(Outcome::Skipped) => {
-                    println!("skipped {} (exists; committed fixtures are never regenerated)", path.display());
+                    println!(
+                        "skipped {} (exists; committed fixtures are never regenerated)",
+                        path.display()
+                    );
                     *skipped += 1;
                 }
                 Err(e) => {
@@ -117,17 +138,25 @@ fn write_cases(dir: &Path, cases: Vec<Box<dyn GoldenCase>>, counts: &mut Counts)
 }
 
 fn sync_dir(dir: &Path) -> Result<(), String> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [dir] = args.as_slice() else {
-        eprintln!("usage: write_fixtures <dir>   (e.g. fixtures/v1; relative to the compat-tests crate)");
+        eprintln!(
+            "usage: write_fixtures <dir>   (e.g. fixtures/v1; relative to the compat-tests crate)"
+        );
         return ExitCode::from(2);
     };
     let dir = PathBuf::from(dir);
-    let dir = if dir.is_absolute() { dir } else { Path::new(env!("CARGO_MANIFEST_DIR")).join(dir) };
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
+    };
     println!("fixture directory: {}", dir.display());
     match run(&dir) {
         Ok(true) => ExitCode::SUCCESS,

@@ -14,7 +14,10 @@ use std::process::ExitCode;
 use typeinfo_compat_tests::golden::fixture_dir;
 use typeinfo_compat_tests::state_cases::*;
 
-fn write_if_missing(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+fn write_if_missing(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), String> {
     if path.exists() {
         println!("skipped (exists): {}", path.display());
         return Ok(());
@@ -27,11 +30,23 @@ fn write_if_missing(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>
 fn run() -> Result<(), String> {
     let dir = fixture_dir().join(STATE_SUBDIR);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let text = |content: String| move |p: &Path| typeinfo_state::savepoint::write_atomically(p, content.as_bytes()).map_err(|e| e.to_string());
+    let text = |content: String| {
+        move |p: &Path| {
+            typeinfo_state::savepoint::write_atomically(p, content.as_bytes())
+                .map_err(|e| e.to_string())
+        }
+    };
     write_if_missing(&dir.join("key_groups.txt"), text(key_groups_text()))?;
-    write_if_missing(&dir.join("composite_keys.txt"), text(composite_keys_text().map_err(|e| e.to_string())?))?;
-    write_if_missing(&dir.join("keyed.kstate"), |p| write_keyed_snapshot(p).map_err(|e| e.to_string()))?;
-    write_if_missing(&dir.join("operator.ostate"), |p| write_operator_snapshot(p).map_err(|e| e.to_string()))?;
+    write_if_missing(
+        &dir.join("composite_keys.txt"),
+        text(composite_keys_text().map_err(|e| e.to_string())?),
+    )?;
+    write_if_missing(&dir.join("keyed.kstate"), |p| {
+        write_keyed_snapshot(p).map_err(|e| e.to_string())
+    })?;
+    write_if_missing(&dir.join("operator.ostate"), |p| {
+        write_operator_snapshot(p).map_err(|e| e.to_string())
+    })?;
     Ok(())
 }
 

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use typeinfo::TypeInfo;
-use typeinfo_runtime::{AggregateFunction, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+use typeinfo_runtime::{
+    AggregateFunction, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy,
+};
 
 /// One generated event.
 #[derive(TypeInfo, Clone, Debug)]
@@ -29,7 +31,11 @@ pub struct Workload {
 impl Workload {
     /// Event `i`.
     pub fn event(&self, i: u64) -> Event {
-        Event { key: i.wrapping_mul(2_654_435_761) % self.keys, ts: (i / self.events_per_ms) as i64, amount: (i % 1000) as f64 / 10.0 }
+        Event {
+            key: i.wrapping_mul(2_654_435_761) % self.keys,
+            ts: (i / self.events_per_ms) as i64,
+            amount: (i % 1000) as f64 / 10.0,
+        }
     }
 
     /// Adds the job to `env`; the returned counter holds the number of window results.
@@ -38,7 +44,10 @@ impl Workload {
         let counted = Arc::clone(&results);
         let workload = *self;
         env.from_generator(self.events, move |i| workload.event(i))
-            .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|e: &Event, _| e.ts))
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|e: &Event, _| e.ts),
+            )
             .key_by(|e: &Event| e.key)
             .window(TumblingEventTimeWindows::of_millis(self.window_ms))
             .aggregate(CountSum)

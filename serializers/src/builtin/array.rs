@@ -4,13 +4,35 @@ use std::cmp::Ordering;
 
 use super::{check_kind, resolve_child};
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
-use crate::error::Result;
+use crate::compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
+};
+use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
+
+/// The most elements an array snapshot may announce.
+const MAX_ARRAY_LEN: usize = 1 << 32;
+
+/// Writes the payload of an array snapshot: the length.
+fn array_payload(len: usize) -> Vec<u8> {
+    let mut payload = DataOutputView::new();
+    payload.write_len(len);
+    payload.into_inner()
+}
+
+/// Reads the length from the payload of an array snapshot.
+pub(crate) fn read_array_payload(snapshot: &SerializerSnapshot) -> Result<usize> {
+    let n = DataInputView::new(snapshot.payload()).read_varint()?;
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n <= MAX_ARRAY_LEN)
+        .ok_or_else(|| Error::CorruptSnapshot(format!("array length {n} too large")))
+}
 
 /// Serializes `[T; N]` with the element serializer `S`; arrays of numbers are one `memcpy`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -36,11 +58,19 @@ pub(crate) fn read_array<T, const N: usize>(mut read: impl FnMut() -> Result<T>)
     });
     match error {
         Some(e) => Err(e),
-        None => Ok(items.map(|item| item.expect("every element was read when no error was recorded"))),
+        // `from_fn` calls `read` for every element in order and stops only after an error
+        // (recorded above), so with none recorded every element holds a value.
+        None => Ok(items.map(|item| {
+            item.unwrap_or_else(|| {
+                unreachable!("every element was read when no error was recorded")
+            })
+        })),
     }
 }
 
-impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T; N]> for ArraySerializer<S, N> {
+impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T; N]>
+    for ArraySerializer<S, N>
+{
     #[inline]
     fn serialize(&self, value: &[T; N], out: &mut DataOutputView) -> Result<()> {
         self.element.serialize_slice(value, out)
@@ -79,13 +109,15 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
         self.element.write_fixed_slice(value, dst)
     }
     fn snapshot(&self) -> SerializerSnapshot {
-        let mut payload = crate::DataOutputView::new();
-        payload.write_varint(N as u64);
         SerializerSnapshot::new(kinds::ARRAY, 1)
-            .with_payload(payload.into_inner())
+            .with_payload(array_payload(N))
             .with_nested(vec![self.element.snapshot()])
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<[T; N]> {
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<[T; N]> {
         let new = self.snapshot();
         if check_kind(&new, old).is_err() || old.payload() != new.payload() {
             return Compatibility::Incompatible(Incompatibility::between(old, &new));
@@ -97,6 +129,64 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
                 read_array(|| reader.read(input))
             })),
         }
+    }
+}
+
+/// The type-free serializer of the array layout, with the length its snapshot holds.
+#[derive(Debug)]
+struct RestoredArray {
+    len: usize,
+    element: RestoredSerializer,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    let len = read_array_payload(snapshot)?;
+    let element = registry.restore(snapshot.nested_at(0)?)?;
+    if element.min_length() == 0 && len > crate::MAX_ZERO_SIZED_LEN {
+        return Err(Error::CorruptSnapshot(format!(
+            "array of {len} zero-sized elements"
+        )));
+    }
+    Ok(std::sync::Arc::new(RestoredArray {
+        len,
+        element,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+impl TypeSerializer<Value> for RestoredArray {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            Value::Array(items) if items.len() == self.len => items
+                .iter()
+                .try_for_each(|item| self.element.serialize(item, out)),
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let mut items = Vec::new();
+        self.element
+            .deserialize_append(self.len, input, &mut items)?;
+        Ok(Value::Array(items))
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        self.element.skip_many(self.len, input)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        self.element.fixed_length()?.checked_mul(self.len)
+    }
+    fn min_length(&self) -> usize {
+        self.element.min_length().saturating_mul(self.len)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
     }
 }
 
@@ -113,7 +203,9 @@ impl<C> ArrayComparator<C> {
     }
 }
 
-impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]> for ArrayComparator<C> {
+impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]>
+    for ArrayComparator<C>
+{
     fn compare(&self, a: &[T; N], b: &[T; N]) -> Ordering {
         a.iter()
             .zip(b)
@@ -121,7 +213,11 @@ impl<T: 'static, C: TypeComparator<T>, const N: usize> TypeComparator<[T; N]> fo
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         for _ in 0..N {
             match self.element.compare_serialized(a, b)? {
                 Ordering::Equal => {}

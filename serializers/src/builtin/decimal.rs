@@ -11,8 +11,10 @@
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
 
 /// The shortest big-endian two's-complement bytes of `v` (at least one byte).
 pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
@@ -25,7 +27,12 @@ pub fn i128_to_twos_complement(v: i128) -> Vec<u8> {
 fn twos_complement_start(bytes: &[u8; 16]) -> usize {
     let v = i128::from_be_bytes(*bytes);
     // Redundant sign bits: leading copies of the sign bit beyond the one that must stay.
-    let redundant = if v < 0 { v.leading_ones() } else { v.leading_zeros() } as usize - 1;
+    let redundant = if v < 0 {
+        v.leading_ones()
+    } else {
+        v.leading_zeros()
+    } as usize
+        - 1;
     (redundant / 8).min(15)
 }
 
@@ -55,11 +62,64 @@ fn read_parts<'a>(input: &mut DataInputView<'a>) -> Result<(i64, &'a [u8])> {
     let scale = input.read_varint_signed()?;
     let unscaled = input.read_len_prefixed()?;
     if unscaled.is_empty() {
-        return Err(Error::OutOfRange { what: "Decimal".to_owned(), detail: "empty unscaled value".to_owned() });
+        return Err(Error::OutOfRange {
+            what: "Decimal".to_owned(),
+            detail: "empty unscaled value".to_owned(),
+        });
     }
     Ok((scale, unscaled))
 }
 
+/// Writes a scale and unscaled two's-complement bytes.
+#[inline]
+fn write_parts(scale: i64, unscaled: &[u8], out: &mut DataOutputView) {
+    out.write_varint_signed(scale);
+    out.write_len_prefixed(unscaled);
+}
+
+/// The type-free serializer of the decimal layout: the scale and the unscaled bytes.
+#[derive(Debug)]
+struct RestoredDecimal(SerializerSnapshot);
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    _: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    Ok(std::sync::Arc::new(RestoredDecimal(snapshot.clone())))
+}
+
+impl TypeSerializer<Value> for RestoredDecimal {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            Value::Decimal { scale, unscaled } => {
+                write_parts(*scale, unscaled, out);
+                Ok(())
+            }
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let (scale, unscaled) = read_parts(input)?;
+        Ok(Value::Decimal {
+            scale,
+            unscaled: unscaled.to_vec(),
+        })
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        skip_decimal(input)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.0.clone()
+    }
+}
+
+#[cfg_attr(
+    not(any(feature = "rust_decimal", feature = "bigdecimal")),
+    allow(dead_code)
+)]
 fn decimal_snapshot() -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::DECIMAL, 1)
 }
@@ -99,7 +159,11 @@ impl RustDecimalSerializer {
     ///
     /// Less room left than the value's bytes.
     #[inline(always)]
-    pub fn put(&self, value: &rust_decimal::Decimal, w: &mut crate::ReservedWriter<'_>) -> Result<()> {
+    pub fn put(
+        &self,
+        value: &rust_decimal::Decimal,
+        w: &mut crate::ReservedWriter<'_>,
+    ) -> Result<()> {
         let (head, front, n) = rust_decimal_parts(value);
         w.put_array(head)?;
         w.put_be_prefix(front, n)
@@ -117,7 +181,10 @@ impl TypeSerializer<rust_decimal::Decimal> for RustDecimalSerializer {
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<rust_decimal::Decimal> {
         let (scale, unscaled) = read_parts(input)?;
-        let out_of_range = |detail: String| Error::OutOfRange { what: "rust_decimal::Decimal".to_owned(), detail };
+        let out_of_range = |detail: String| Error::OutOfRange {
+            what: "rust_decimal::Decimal".to_owned(),
+            detail,
+        };
         let mantissa = twos_complement_to_i128(unscaled)
             .ok_or_else(|| out_of_range(format!("{}-byte unscaled value", unscaled.len())))?;
         let scale = u32::try_from(scale).map_err(|_| out_of_range(format!("scale {scale}")))?;
@@ -147,13 +214,15 @@ pub struct BigDecimalSerializer;
 impl TypeSerializer<bigdecimal::BigDecimal> for BigDecimalSerializer {
     fn serialize(&self, value: &bigdecimal::BigDecimal, out: &mut DataOutputView) -> Result<()> {
         let (unscaled, scale) = value.as_bigint_and_exponent();
-        out.write_varint_signed(scale);
-        out.write_len_prefixed(&unscaled.to_signed_bytes_be());
+        write_parts(scale, &unscaled.to_signed_bytes_be(), out);
         Ok(())
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<bigdecimal::BigDecimal> {
         let (scale, unscaled) = read_parts(input)?;
-        Ok(bigdecimal::BigDecimal::new(num_bigint::BigInt::from_signed_bytes_be(unscaled), scale))
+        Ok(bigdecimal::BigDecimal::new(
+            num_bigint::BigInt::from_signed_bytes_be(unscaled),
+            scale,
+        ))
     }
     fn copy(&self, value: &bigdecimal::BigDecimal) -> bigdecimal::BigDecimal {
         value.clone()

@@ -37,6 +37,25 @@ pub(crate) fn list_snapshot(element: SerializerSnapshot) -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::LIST, 1).with_nested(vec![element])
 }
 
+/// Reads the element count of a list, set or map whose elements (entries) take at least
+/// `min_element_size` bytes and are `T`s in memory: bounded by the bytes left, or, for
+/// elements that may take no bytes, by the view's zero-sized budget.
+///
+/// # Errors
+///
+/// [`Error::LengthTooLarge`](crate::Error::LengthTooLarge).
+#[inline(always)]
+pub(crate) fn read_len<T>(input: &mut DataInputView<'_>, min_element_size: usize) -> Result<usize> {
+    input.read_len_sized(min_element_size, std::mem::size_of::<T>())
+}
+
+/// A vector for `len` elements of `T` (checked by [`read_len`]), reserving at most
+/// [`capacity_for`](crate::capacity_for) of them up front.
+#[inline(always)]
+pub(crate) fn with_capacity<T>(len: usize, min_element_size: usize) -> Vec<T> {
+    Vec::with_capacity(crate::capacity_for::<T>(len, min_element_size))
+}
+
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSerializer<S> {
     #[inline]
     fn serialize(&self, value: &Vec<T>, out: &mut DataOutputView) -> Result<()> {
@@ -45,16 +64,15 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSer
     }
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Vec<T>> {
-        let n = input.read_len(self.element.min_length())?;
-        // `read_len` bounded `n` by the remaining bytes (or by `MAX_ZERO_SIZED_LEN` for
-        // zero-sized elements, which allocate nothing).
-        let mut v = Vec::with_capacity(n);
+        let min = self.element.min_length();
+        let n = read_len::<T>(input, min)?;
+        let mut v = with_capacity(n, min);
         self.element.deserialize_append(n, input, &mut v)?;
         Ok(v)
     }
     #[inline]
     fn deserialize_into(&self, reuse: &mut Vec<T>, input: &mut DataInputView<'_>) -> Result<()> {
-        let n = input.read_len(self.element.min_length())?;
+        let n = read_len::<T>(input, self.element.min_length())?;
         reuse.clear();
         self.element.deserialize_append(n, input, reuse)
     }
@@ -69,7 +87,11 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSer
     fn snapshot(&self) -> SerializerSnapshot {
         list_snapshot(self.element.snapshot())
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<Vec<T>> {
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<Vec<T>> {
         resolve_collection(self.snapshot(), old, &self.element, registry, Ok)
     }
 }
@@ -87,7 +109,9 @@ impl<S> VecDequeSerializer<S> {
     }
 }
 
-impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>> for VecDequeSerializer<S> {
+impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>>
+    for VecDequeSerializer<S>
+{
     fn serialize(&self, value: &VecDeque<T>, out: &mut DataOutputView) -> Result<()> {
         out.write_len(value.len());
         let (a, b) = value.as_slices();
@@ -95,7 +119,7 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>> for V
         self.element.serialize_slice(b, out)
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<VecDeque<T>> {
-        let n = input.read_len(self.element.min_length())?;
+        let n = read_len::<T>(input, self.element.min_length())?;
         let mut v = Vec::new();
         self.element.deserialize_append(n, input, &mut v)?;
         Ok(v.into())
@@ -110,8 +134,14 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>> for V
     fn snapshot(&self) -> SerializerSnapshot {
         list_snapshot(self.element.snapshot())
     }
-    fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<VecDeque<T>> {
-        resolve_collection(self.snapshot(), old, &self.element, registry, |v| Ok(v.into()))
+    fn resolve(
+        &self,
+        old: &SerializerSnapshot,
+        registry: &SnapshotRegistry,
+    ) -> Compatibility<VecDeque<T>> {
+        resolve_collection(self.snapshot(), old, &self.element, registry, |v| {
+            Ok(v.into())
+        })
     }
 }
 
@@ -131,7 +161,11 @@ impl<C> SeqComparator<C> {
         Self { element }
     }
 
-    fn compare_iter<'a, T: 'a>(&self, a: impl Iterator<Item = &'a T>, b: impl Iterator<Item = &'a T>) -> Ordering
+    fn compare_iter<'a, T: 'a>(
+        &self,
+        a: impl Iterator<Item = &'a T>,
+        b: impl Iterator<Item = &'a T>,
+    ) -> Ordering
     where
         C: TypeComparator<T>,
     {
@@ -161,7 +195,11 @@ impl<C> SeqComparator<C> {
         out.push(0);
     }
 
-    fn compare_serialized_seq<T>(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering>
+    fn compare_serialized_seq<T>(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering>
     where
         C: TypeComparator<T>,
     {

@@ -9,19 +9,28 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
+use super::list::{read_len, with_capacity};
 use super::{check_kind, read_seq, resolve_child};
 use crate::comparator::TypeComparator;
 use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegment};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
 
-
+#[cold]
+#[inline(never)]
 fn duplicate() -> Error {
     Error::custom("map bytes repeat a key")
+}
+
+/// The smallest serialized size of an entry.
+#[inline(always)]
+fn entry_min(key: usize, value: usize) -> usize {
+    key.saturating_add(value)
 }
 
 macro_rules! map_impl {
@@ -56,7 +65,7 @@ macro_rules! map_impl {
                 Ok(())
             }
             fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<$coll> {
-                let n = input.read_len(self.key.min_length().saturating_add(self.value.min_length()))?;
+                let n = read_len::<(K, V)>(input, entry_min(self.key.min_length(), self.value.min_length()))?;
                 let mut map = <$coll>::default();
                 for _ in 0..n {
                     let k = self.key.deserialize(input)?;
@@ -71,7 +80,7 @@ macro_rules! map_impl {
                 value.iter().map(|(k, v)| (self.key.copy(k), self.value.copy(v))).collect()
             }
             fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-                let n = input.read_len(self.key.min_length().saturating_add(self.value.min_length()))?;
+                let n = read_len::<(K, V)>(input, entry_min(self.key.min_length(), self.value.min_length()))?;
                 for _ in 0..n {
                     self.key.skip(input)?;
                     self.value.skip(input)?;
@@ -111,6 +120,75 @@ macro_rules! map_impl {
     };
 }
 
+/// The type-free serializer of the map layout: the entries in stored order, a repeated
+/// key (by its bytes) refused as the typed maps refuse it.
+#[derive(Debug)]
+struct RestoredMap {
+    key: RestoredSerializer,
+    value: RestoredSerializer,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    let key = registry.restore(snapshot.nested_at(0)?)?;
+    let value = registry.restore(snapshot.nested_at(1)?)?;
+    Ok(std::sync::Arc::new(RestoredMap {
+        key,
+        value,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+impl TypeSerializer<Value> for RestoredMap {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        let Value::Map(entries) = value else {
+            return Err(crate::restored::mismatch(self, value));
+        };
+        out.write_len(entries.len());
+        for (k, v) in entries {
+            self.key.serialize(k, out)?;
+            self.value.serialize(v, out)?;
+        }
+        Ok(())
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let min = entry_min(self.key.min_length(), self.value.min_length());
+        let n = read_len::<(Value, Value)>(input, min)?;
+        let mut seen =
+            std::collections::HashSet::with_capacity(crate::capacity_for::<&[u8]>(n, min));
+        let mut entries = with_capacity(n, min);
+        for _ in 0..n {
+            let start = input.position();
+            let key = self.key.deserialize(input)?;
+            if !seen.insert(input.consumed_since(start)) {
+                return Err(duplicate());
+            }
+            entries.push((key, self.value.deserialize(input)?));
+        }
+        Ok(Value::Map(entries))
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        let n = read_len::<(Value, Value)>(
+            input,
+            entry_min(self.key.min_length(), self.value.min_length()),
+        )?;
+        for _ in 0..n {
+            self.key.skip(input)?;
+            self.value.skip(input)?;
+        }
+        Ok(())
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
+    }
+}
+
 map_impl!(HashMapSerializer, "Serializes `HashMap<K, V, H>` with a key and a value serializer, in iteration order.",
     HashMap<K, V, H>, [Eq + Hash], H);
 map_impl!(BTreeMapSerializer, "Serializes `BTreeMap<K, V>` with a key and a value serializer, in key order.",
@@ -133,8 +211,8 @@ impl<KC, VC> MapComparator<KC, VC> {
     }
 }
 
-impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeComparator<BTreeMap<K, V>>
-    for MapComparator<KC, VC>
+impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>>
+    TypeComparator<BTreeMap<K, V>> for MapComparator<KC, VC>
 {
     fn compare(&self, a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> Ordering {
         let mut a = a.iter();
@@ -142,7 +220,11 @@ impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeC
         loop {
             match (a.next(), b.next()) {
                 (Some((ka, va)), Some((kb, vb))) => {
-                    match self.key.compare(ka, kb).then_with(|| self.value.compare(va, vb)) {
+                    match self
+                        .key
+                        .compare(ka, kb)
+                        .then_with(|| self.value.compare(va, vb))
+                    {
                         Ordering::Equal => continue,
                         other => return other,
                     }
@@ -153,7 +235,11 @@ impl<K: 'static, V: 'static, KC: TypeComparator<K>, VC: TypeComparator<V>> TypeC
             }
         }
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         let la = a.read_count()?;
         let lb = b.read_count()?;
         for _ in 0..la.min(lb) {

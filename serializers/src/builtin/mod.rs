@@ -1,21 +1,24 @@
 //! Every built-in serializer and comparator.
 
 pub mod array;
-#[cfg(any(feature = "rust_decimal", feature = "bigdecimal"))]
 pub mod decimal;
 pub mod list;
 pub mod map;
 pub mod option;
+#[allow(unsafe_code)] // plain-old-data memcpy paths (each block has a SAFETY comment)
 pub mod pod;
 pub mod pointer;
 pub mod primitive;
+pub mod record;
 pub mod set;
 pub mod string;
 pub mod time;
 pub mod tuple;
 pub mod varint;
 
-use crate::compatibility::{Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment};
+use crate::compatibility::{
+    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
+};
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::registry::SnapshotRegistry;
@@ -23,7 +26,10 @@ use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 
 /// Fails unless `old` has the kind and version of `new`.
-pub(crate) fn check_kind(new: &SerializerSnapshot, old: &SerializerSnapshot) -> Result<(), Incompatibility> {
+pub(crate) fn check_kind(
+    new: &SerializerSnapshot,
+    old: &SerializerSnapshot,
+) -> Result<(), Incompatibility> {
     if old.kind() == new.kind() && old.version() == new.version() {
         Ok(())
     } else {
@@ -57,7 +63,7 @@ pub(crate) fn read_seq<T>(
     mut read: impl FnMut(&mut DataInputView<'_>) -> Result<T>,
 ) -> Result<Vec<T>> {
     let n = input.read_count()?;
-    let mut out = Vec::with_capacity(n.min(input.remaining()));
+    let mut out = Vec::with_capacity(crate::capacity_for::<T>(n, 0));
     for _ in 0..n {
         out.push(read(input)?);
     }

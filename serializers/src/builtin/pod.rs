@@ -47,7 +47,9 @@ pub fn write_slice<T: Pod>(values: &[T], out: &mut DataOutputView) {
         // SAFETY: `T: Pod` is one of the primitive numbers: it has no padding bytes and its
         // little-endian in-memory form is its serialized form. The byte slice covers exactly
         // the memory of `values` and lives no longer than the borrow of `values`.
-        let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) };
+        let bytes = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+        };
         out.write_bytes(bytes);
     }
     #[cfg(not(target_endian = "little"))]
@@ -95,11 +97,17 @@ pub fn write_slice_into<T: Pod>(values: &[T], dst: &mut [u8]) -> Result<()> {
 ///
 /// Fewer than `len * T::SIZE` bytes left.
 #[inline]
-pub fn read_append<T: Pod>(len: usize, input: &mut DataInputView<'_>, out: &mut Vec<T>) -> Result<()> {
-    let total = len.checked_mul(T::SIZE).ok_or(crate::Error::LengthTooLarge {
-        len: len as u64,
-        remaining: input.remaining(),
-    })?;
+pub fn read_append<T: Pod>(
+    len: usize,
+    input: &mut DataInputView<'_>,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let total = len
+        .checked_mul(T::SIZE)
+        .ok_or(crate::Error::LengthTooLarge {
+            len: len as u64,
+            remaining: input.remaining(),
+        })?;
     let bytes = input.read_bytes(total)?;
     #[cfg(target_endian = "little")]
     {

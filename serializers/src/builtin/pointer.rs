@@ -12,7 +12,6 @@ use crate::registry::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 
-
 macro_rules! pointer_impl {
     ($name:ident, $doc:literal, $ptr:ident, |$s:ident, $v:ident| $copy:expr) => {
         #[doc = $doc]
@@ -44,7 +43,11 @@ macro_rules! pointer_impl {
             fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
                 self.inner.skip(input)
             }
-            fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+            fn copy_serialized(
+                &self,
+                input: &mut DataInputView<'_>,
+                out: &mut DataOutputView,
+            ) -> Result<()> {
                 self.inner.copy_serialized(input, out)
             }
             fn fixed_length(&self) -> Option<usize> {
@@ -59,7 +62,11 @@ macro_rules! pointer_impl {
             fn snapshot(&self) -> SerializerSnapshot {
                 self.inner.snapshot()
             }
-            fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<$ptr<T>> {
+            fn resolve(
+                &self,
+                old: &SerializerSnapshot,
+                registry: &SnapshotRegistry,
+            ) -> Compatibility<$ptr<T>> {
                 self.inner.resolve(old, registry).map($ptr::new)
             }
         }
@@ -68,7 +75,11 @@ macro_rules! pointer_impl {
             fn compare(&self, a: &$ptr<T>, b: &$ptr<T>) -> Ordering {
                 self.0.compare(a, b)
             }
-            fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+            fn compare_serialized(
+                &self,
+                a: &mut DataInputView<'_>,
+                b: &mut DataInputView<'_>,
+            ) -> Result<Ordering> {
                 self.0.compare_serialized(a, b)
             }
             fn write_normalized_key(&self, value: &$ptr<T>, out: &mut Vec<u8>) {
@@ -85,7 +96,11 @@ macro_rules! pointer_impl {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct DerefComparator<C>(pub C);
 
-pointer_impl!(BoxSerializer, "Serializes `Box<T>` exactly as `T`; `copy` copies the value.",
-    Box, |s, v| Box::new(s.inner.copy(v)));
+pointer_impl!(
+    BoxSerializer,
+    "Serializes `Box<T>` exactly as `T`; `copy` copies the value.",
+    Box,
+    |s, v| Box::new(s.inner.copy(v))
+);
 pointer_impl!(ArcSerializer, "Serializes `Arc<T>` exactly as `T`; `copy` shares the value (values behind an `Arc` are treated as immutable).",
     Arc, |_s, v| Arc::clone(v));

@@ -261,7 +261,11 @@ impl TypeComparator<bool> for BoolComparator {
     fn compare(&self, a: &bool, b: &bool) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(a.read_bool()?.cmp(&b.read_bool()?))
     }
     fn write_normalized_key(&self, value: &bool, out: &mut Vec<u8>) {
@@ -332,7 +336,11 @@ impl TypeComparator<char> for CharComparator {
     fn compare(&self, a: &char, b: &char) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_char(a)?.cmp(&read_char(b)?))
     }
     fn write_normalized_key(&self, value: &char, out: &mut Vec<u8>) {
@@ -388,7 +396,11 @@ impl TypeComparator<()> for UnitComparator {
     fn compare(&self, _: &(), _: &()) -> Ordering {
         Ordering::Equal
     }
-    fn compare_serialized(&self, _: &mut DataInputView<'_>, _: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        _: &mut DataInputView<'_>,
+        _: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(Ordering::Equal)
     }
     fn write_normalized_key(&self, _: &(), _: &mut Vec<u8>) {}

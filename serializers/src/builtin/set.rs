@@ -7,16 +7,19 @@
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{BuildHasher, Hash};
 
+use super::list::{read_len, with_capacity};
 use super::resolve_collection;
 use crate::compatibility::Compatibility;
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
 
-
+#[cold]
+#[inline(never)]
 fn duplicate() -> Error {
     Error::custom("set bytes repeat an element")
 }
@@ -61,7 +64,7 @@ macro_rules! set_impl {
                 Ok(())
             }
             fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<$coll> {
-                let n = input.read_len(self.element.min_length())?;
+                let n = read_len::<T>(input, self.element.min_length())?;
                 let mut set = <$coll>::default();
                 for _ in 0..n {
                     if !set.insert(self.element.deserialize(input)?) {
@@ -91,5 +94,64 @@ macro_rules! set_impl {
 
 set_impl!(HashSetSerializer, "Serializes `HashSet<T, H>` with the element serializer `S`, in iteration order.",
     HashSet<T, H>, [Eq + Hash], H);
-set_impl!(BTreeSetSerializer, "Serializes `BTreeSet<T>` with the element serializer `S`, in sorted order.",
-    BTreeSet<T>, [Ord],);
+set_impl!(
+    BTreeSetSerializer,
+    "Serializes `BTreeSet<T>` with the element serializer `S`, in sorted order.",
+    BTreeSet<T>,
+    [Ord],
+);
+
+/// The type-free serializer of the set layout: the elements in stored order, a repeated
+/// element (by its bytes) refused as the typed sets refuse it.
+#[derive(Debug)]
+struct RestoredSet {
+    element: RestoredSerializer,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    let element = registry.restore(snapshot.nested_at(0)?)?;
+    Ok(std::sync::Arc::new(RestoredSet {
+        element,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+impl TypeSerializer<Value> for RestoredSet {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        let Value::Set(items) = value else {
+            return Err(crate::restored::mismatch(self, value));
+        };
+        out.write_len(items.len());
+        items
+            .iter()
+            .try_for_each(|item| self.element.serialize(item, out))
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let min = self.element.min_length();
+        let n = read_len::<Value>(input, min)?;
+        let mut seen = HashSet::with_capacity(crate::capacity_for::<&[u8]>(n, min));
+        let mut items = with_capacity(n, min);
+        for _ in 0..n {
+            let start = input.position();
+            items.push(self.element.deserialize(input)?);
+            if !seen.insert(input.consumed_since(start)) {
+                return Err(duplicate());
+            }
+        }
+        Ok(Value::Set(items))
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        let n = read_len::<Value>(input, self.element.min_length())?;
+        self.element.skip_many(n, input)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
+    }
+}

@@ -47,7 +47,11 @@ impl TypeSerializer<String> for StringSerializer {
         input.read_len_prefixed().map(|_| ())
     }
     #[inline]
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
         out.write_len_prefixed(input.read_len_prefixed()?);
         Ok(())
     }
@@ -69,7 +73,11 @@ impl TypeComparator<String> for StringComparator {
         a.cmp(b)
     }
     #[inline]
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_str(a)?.cmp(read_str(b)?))
     }
     fn write_normalized_key(&self, value: &String, out: &mut Vec<u8>) {
@@ -107,7 +115,11 @@ impl TypeSerializer<bytes::Bytes> for BytesSerializer {
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
         input.read_len_prefixed().map(|_| ())
     }
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
         out.write_len_prefixed(input.read_len_prefixed()?);
         Ok(())
     }
@@ -130,7 +142,11 @@ impl TypeComparator<bytes::Bytes> for BytesComparator {
     fn compare(&self, a: &bytes::Bytes, b: &bytes::Bytes) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(a.read_len_prefixed()?.cmp(b.read_len_prefixed()?))
     }
     fn write_normalized_key(&self, value: &bytes::Bytes, out: &mut Vec<u8>) {

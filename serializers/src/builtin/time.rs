@@ -11,15 +11,20 @@ use crate::comparator::TypeComparator;
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::value::Value;
 
 const NANOS_PER_SEC: u32 = 1_000_000_000;
 
 fn read_nanos(input: &mut DataInputView<'_>, what: &str) -> Result<u32> {
     let nanos = input.read_u32()?;
     if nanos >= NANOS_PER_SEC {
-        return Err(Error::OutOfRange { what: what.to_owned(), detail: format!("{nanos} nanoseconds") });
+        return Err(Error::OutOfRange {
+            what: what.to_owned(),
+            detail: format!("{nanos} nanoseconds"),
+        });
     }
     Ok(nanos)
 }
@@ -44,18 +49,30 @@ fn split_time(t: &SystemTime) -> (i64, u32) {
     }
 }
 
-fn read_time(input: &mut DataInputView<'_>) -> Result<SystemTime> {
+/// Reads the seconds and nanoseconds of a `SystemTime`, nanoseconds checked.
+fn read_time_parts(input: &mut DataInputView<'_>) -> Result<(i64, u32)> {
     let secs = input.read_i64()?;
-    let nanos = read_nanos(input, "SystemTime")?;
+    Ok((secs, read_nanos(input, "SystemTime")?))
+}
+
+/// Writes the seconds and nanoseconds of a `SystemTime`.
+fn write_time_parts(secs: i64, nanos: u32, out: &mut DataOutputView) {
+    out.write_i64(secs);
+    out.write_u32(nanos);
+}
+
+fn read_time(input: &mut DataInputView<'_>) -> Result<SystemTime> {
+    let (secs, nanos) = read_time_parts(input)?;
     let base = if secs >= 0 {
         UNIX_EPOCH.checked_add(Duration::from_secs(secs as u64))
     } else {
         UNIX_EPOCH.checked_sub(Duration::from_secs(secs.unsigned_abs()))
     };
-    base.and_then(|t| t.checked_add(Duration::from_nanos(nanos as u64))).ok_or_else(|| Error::OutOfRange {
-        what: "SystemTime".to_owned(),
-        detail: format!("{secs} seconds from the UNIX epoch"),
-    })
+    base.and_then(|t| t.checked_add(Duration::from_nanos(nanos as u64)))
+        .ok_or_else(|| Error::OutOfRange {
+            what: "SystemTime".to_owned(),
+            detail: format!("{secs} seconds from the UNIX epoch"),
+        })
 }
 
 /// Serializes `Duration` as `u64` seconds and `u32` nanoseconds.
@@ -96,7 +113,11 @@ impl TypeComparator<Duration> for DurationComparator {
     fn compare(&self, a: &Duration, b: &Duration) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_duration(a)?.cmp(&read_duration(b)?))
     }
     fn write_normalized_key(&self, value: &Duration, out: &mut Vec<u8>) {
@@ -115,8 +136,7 @@ pub struct SystemTimeSerializer;
 impl TypeSerializer<SystemTime> for SystemTimeSerializer {
     fn serialize(&self, value: &SystemTime, out: &mut DataOutputView) -> Result<()> {
         let (secs, nanos) = split_time(value);
-        out.write_i64(secs);
-        out.write_u32(nanos);
+        write_time_parts(secs, nanos, out);
         Ok(())
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<SystemTime> {
@@ -148,7 +168,11 @@ impl TypeComparator<SystemTime> for SystemTimeComparator {
     fn compare(&self, a: &SystemTime, b: &SystemTime) -> Ordering {
         a.cmp(b)
     }
-    fn compare_serialized(&self, a: &mut DataInputView<'_>, b: &mut DataInputView<'_>) -> Result<Ordering> {
+    fn compare_serialized(
+        &self,
+        a: &mut DataInputView<'_>,
+        b: &mut DataInputView<'_>,
+    ) -> Result<Ordering> {
         Ok(read_time(a)?.cmp(&read_time(b)?))
     }
     fn write_normalized_key(&self, value: &SystemTime, out: &mut Vec<u8>) {
@@ -158,5 +182,44 @@ impl TypeComparator<SystemTime> for SystemTimeComparator {
     }
     fn normalized_key_len(&self) -> Option<usize> {
         Some(12)
+    }
+}
+
+/// The type-free serializer of the `SystemTime` layout: its seconds and nanoseconds.
+#[derive(Debug)]
+struct RestoredSystemTime(SerializerSnapshot);
+
+pub(crate) fn restore_system_time(
+    snapshot: &SerializerSnapshot,
+    _: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    Ok(std::sync::Arc::new(RestoredSystemTime(snapshot.clone())))
+}
+
+impl TypeSerializer<Value> for RestoredSystemTime {
+    fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            Value::SystemTime { secs, nanos } => {
+                write_time_parts(*secs, *nanos, out);
+                Ok(())
+            }
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        let (secs, nanos) = read_time_parts(input)?;
+        Ok(Value::SystemTime { secs, nanos })
+    }
+    fn copy(&self, value: &Value) -> Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        SystemTimeSerializer.skip(input)
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        SystemTimeSerializer.fixed_length()
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.0.clone()
     }
 }

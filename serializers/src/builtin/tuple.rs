@@ -8,9 +8,70 @@ use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegm
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
+
+/// The type-free serializer of the tuple layout, with the parts its snapshot holds.
+#[derive(Debug)]
+struct RestoredTuple {
+    parts: Vec<RestoredSerializer>,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<RestoredSerializer> {
+    let parts = snapshot
+        .nested()
+        .iter()
+        .map(|s| registry.restore(s))
+        .collect::<Result<_>>()?;
+    Ok(std::sync::Arc::new(RestoredTuple {
+        parts,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+impl TypeSerializer<crate::Value> for RestoredTuple {
+    fn serialize(&self, value: &crate::Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            crate::Value::Tuple(items) if items.len() == self.parts.len() => self
+                .parts
+                .iter()
+                .zip(items)
+                .try_for_each(|(p, item)| p.serialize(item, out)),
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<crate::Value> {
+        let mut items = Vec::with_capacity(self.parts.len());
+        for p in &self.parts {
+            items.push(p.deserialize(input)?);
+        }
+        Ok(crate::Value::Tuple(items))
+    }
+    fn copy(&self, value: &crate::Value) -> crate::Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        self.parts.iter().try_for_each(|p| p.skip(input))
+    }
+    fn fixed_length(&self) -> Option<usize> {
+        self.parts
+            .iter()
+            .try_fold(0usize, |acc, p| acc.checked_add(p.fixed_length()?))
+    }
+    fn min_length(&self) -> usize {
+        self.parts
+            .iter()
+            .fold(0usize, |acc, p| acc.saturating_add(p.min_length()))
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
+    }
+}
 
 /// Serializes a tuple with a tuple of element serializers: `TupleSerializer((A, B))`
 /// serializes `(a, b)`.
@@ -47,7 +108,9 @@ macro_rules! tuple_impl {
                 Ok(())
             }
             fn fixed_length(&self) -> Option<usize> {
-                Some(0usize $(.checked_add(self.0.$i.fixed_length()?)?)+)
+                let len = 0usize;
+                $(let len = len.checked_add(self.0.$i.fixed_length()?)?;)+
+                Some(len)
             }
             fn is_immutable(&self) -> bool {
                 true $(&& self.0.$i.is_immutable())+
@@ -95,7 +158,9 @@ macro_rules! tuple_impl {
                 $(self.0.$i.write_normalized_key(&value.$i, out);)+
             }
             fn normalized_key_len(&self) -> Option<usize> {
-                Some(0usize $(.checked_add(self.0.$i.normalized_key_len()?)?)+)
+                let len = 0usize;
+                $(let len = len.checked_add(self.0.$i.normalized_key_len()?)?;)+
+                Some(len)
             }
         }
     };
@@ -105,15 +170,87 @@ tuple_impl!((T0, S0, 0));
 tuple_impl!((T0, S0, 0), (T1, S1, 1));
 tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2));
 tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6), (T7, S7, 7));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6), (T7, S7, 7),
-    (T8, S8, 8));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6), (T7, S7, 7),
-    (T8, S8, 8), (T9, S9, 9));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6), (T7, S7, 7),
-    (T8, S8, 8), (T9, S9, 9), (T10, S10, 10));
-tuple_impl!((T0, S0, 0), (T1, S1, 1), (T2, S2, 2), (T3, S3, 3), (T4, S4, 4), (T5, S5, 5), (T6, S6, 6), (T7, S7, 7),
-    (T8, S8, 8), (T9, S9, 9), (T10, S10, 10), (T11, S11, 11));
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6),
+    (T7, S7, 7)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6),
+    (T7, S7, 7),
+    (T8, S8, 8)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6),
+    (T7, S7, 7),
+    (T8, S8, 8),
+    (T9, S9, 9)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6),
+    (T7, S7, 7),
+    (T8, S8, 8),
+    (T9, S9, 9),
+    (T10, S10, 10)
+);
+tuple_impl!(
+    (T0, S0, 0),
+    (T1, S1, 1),
+    (T2, S2, 2),
+    (T3, S3, 3),
+    (T4, S4, 4),
+    (T5, S5, 5),
+    (T6, S6, 6),
+    (T7, S7, 7),
+    (T8, S8, 8),
+    (T9, S9, 9),
+    (T10, S10, 10),
+    (T11, S11, 11)
+);

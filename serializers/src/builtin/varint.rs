@@ -34,7 +34,10 @@ pub mod varint_kinds {
 #[cold]
 #[inline(never)]
 fn out_of_range(what: &str, v: impl std::fmt::Display) -> Error {
-    Error::OutOfRange { what: what.to_owned(), detail: format!("{v} does not fit") }
+    Error::OutOfRange {
+        what: what.to_owned(),
+        detail: format!("{v} does not fit"),
+    }
 }
 
 macro_rules! varint {

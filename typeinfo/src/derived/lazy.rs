@@ -1,11 +1,18 @@
 //! [`Lazy`]: a field serializer created on first use, for recursive types.
+//!
+//! It is also the recursion point of a derived type: every read, skip or write through it
+//! spends one level of the view's depth budget (the smaller of the view's limit and the
+//! config's [`max_depth`](SerializerConfig::max_depth)), so that hostile bytes end in
+//! [`Error::DepthLimitExceeded`] rather than a stack overflow, and a value too deep to read
+//! back is refused when written. Types without recursion never pass through it and spend
+//! nothing.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result, SerializerSnapshot, SnapshotRegistry,
-    TypeSerializer,
+    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result,
+    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use crate::config::SerializerConfig;
@@ -29,21 +36,60 @@ impl<T: TypeInfo> Lazy<T> {
     pub fn new(config: &SerializerConfig) -> Result<Self> {
         if config.generic_types_disabled() {
             if let Some(generic) = T::description().first_generic() {
-                return Err(Error::GenericTypeDisabled { type_name: generic.to_owned() });
+                return Err(Error::GenericTypeDisabled {
+                    type_name: generic.to_owned(),
+                });
             }
         }
-        Ok(Self { config: config.clone(), cell: Arc::new(OnceLock::new()) })
+        Ok(Self {
+            config: config.clone(),
+            cell: Arc::new(OnceLock::new()),
+        })
     }
 
     #[inline]
     fn get(&self) -> Result<&T::Serializer> {
-        self.cell.get_or_init(|| T::create_serializer(&self.config)).as_ref().map_err(Clone::clone)
+        self.cell
+            .get_or_init(|| T::create_serializer(&self.config))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Runs `read` one nesting level down `input`.
+    #[inline]
+    fn read_nested<R>(
+        &self,
+        input: &mut DataInputView<'_>,
+        read: impl FnOnce(&T::Serializer, &mut DataInputView<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let inner = self.get()?;
+        input.enter_within(self.config.max_depth())?;
+        let result = read(inner, input);
+        input.leave();
+        result
+    }
+
+    /// Runs `write` one nesting level down `out`.
+    #[inline]
+    fn write_nested(
+        &self,
+        out: &mut DataOutputView,
+        write: impl FnOnce(&T::Serializer, &mut DataOutputView) -> Result<()>,
+    ) -> Result<()> {
+        let inner = self.get()?;
+        out.enter_within(self.config.max_depth())?;
+        let result = write(inner, out);
+        out.leave();
+        result
     }
 }
 
 impl<T: TypeInfo> Clone for Lazy<T> {
     fn clone(&self) -> Self {
-        Self { config: self.config.clone(), cell: Arc::clone(&self.cell) }
+        Self {
+            config: self.config.clone(),
+            cell: Arc::clone(&self.cell),
+        }
     }
 }
 
@@ -56,34 +102,46 @@ impl<T: TypeInfo> fmt::Debug for Lazy<T> {
 fn unavailable<T>(e: &Error) -> SerializerSnapshot {
     // A serializer that cannot be created cannot have written bytes either; describe it
     // by name so that resolution reports it.
-    SerializerSnapshot::new(format!("unavailable({}): {e}", std::any::type_name::<T>()), 1)
+    SerializerSnapshot::new(
+        format!("unavailable({}): {e}", std::any::type_name::<T>()),
+        1,
+    )
 }
 
-impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
+impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
     #[inline]
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
-        self.get()?.serialize(value, out)
+        self.write_nested(out, |s, out| s.serialize(value, out))
     }
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
-        self.get()?.deserialize(input)
+        self.read_nested(input, |s, input| s.deserialize(input))
     }
     fn deserialize_into(&self, reuse: &mut T, input: &mut DataInputView<'_>) -> Result<()> {
-        self.get()?.deserialize_into(reuse, input)
+        self.read_nested(input, |s, input| s.deserialize_into(reuse, input))
     }
     fn copy(&self, value: &T) -> T {
         match self.get() {
             Ok(s) => s.copy(value),
             // `new` checked the only reason creation fails (a disabled generic type), so
             // this cannot happen; `copy` has no error channel to report it.
-            Err(e) => unreachable!("the serializer of `{}` was checked at creation: {e}", std::any::type_name::<T>()),
+            Err(e) => unreachable!(
+                "the serializer of `{}` was checked at creation: {e}",
+                std::any::type_name::<T>()
+            ),
         }
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        self.get()?.skip(input)
+        self.read_nested(input, |s, input| s.skip(input))
     }
-    fn copy_serialized(&self, input: &mut DataInputView<'_>, out: &mut DataOutputView) -> Result<()> {
-        self.get()?.copy_serialized(input, out)
+    fn copy_serialized(
+        &self,
+        input: &mut DataInputView<'_>,
+        out: &mut DataOutputView,
+    ) -> Result<()> {
+        // The bytes copied are read, and spend the read's budget; the copy writes them
+        // as they are.
+        self.read_nested(input, |s, input| s.copy_serialized(input, out))
     }
     fn fixed_length(&self) -> Option<usize> {
         // A recursive type is never of fixed length, and asking must not recurse.
@@ -107,7 +165,8 @@ impl<T: TypeInfo + Sync> TypeSerializer<T> for Lazy<T> {
         match self.get() {
             Ok(s) => s.resolve(old, registry),
             Err(e) => Compatibility::Incompatible(
-                Incompatibility::new(old.type_name(), std::any::type_name::<T>()).with_detail(e.to_string()),
+                Incompatibility::new(old.type_name(), std::any::type_name::<T>())
+                    .with_detail(e.to_string()),
             ),
         }
     }

@@ -13,14 +13,16 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    kinds, parse_enum_payload, parse_struct_payload, Compatibility, DataInputView, Error, FieldReader, Incompatibility,
-    MigrationReader, PathSegment, RestoredSerializer, Result, SerializerSnapshot, SnapshotRegistry, TypeSerializer,
+    kinds, parse_enum_payload, parse_struct_payload, Compatibility, DataInputView, Error,
+    FieldReader, Incompatibility, MigrationReader, PathSegment, RestoredSerializer, Result,
+    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use super::schema::{StructSchema, VariantSchema, RECURSIVE};
 
 type Erased = Box<dyn Any + Send>;
 type ErasedReader = Arc<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
+type VariantReader = Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>;
 
 /// Today's field values as read from old bytes, by today's field index.
 pub struct Slots {
@@ -30,7 +32,10 @@ pub struct Slots {
 
 impl Slots {
     fn new(n: usize, type_name: &'static str) -> Self {
-        Self { values: (0..n).map(|_| None).collect(), type_name }
+        Self {
+            values: (0..n).map(|_| None).collect(),
+            type_name,
+        }
     }
 
     /// The value read for field `index`, or `None` when the old bytes lack the field.
@@ -42,7 +47,10 @@ impl Slots {
         match self.values.get_mut(index).and_then(Option::take) {
             None => Ok(None),
             Some(v) => v.downcast::<T>().map(|b| Some(*b)).map_err(|_| {
-                Error::custom(format!("migration of `{}` produced a wrong type for field #{index}", self.type_name))
+                Error::custom(format!(
+                    "migration of `{}` produced a wrong type for field #{index}",
+                    self.type_name
+                ))
             }),
         }
     }
@@ -54,8 +62,11 @@ impl Slots {
     /// The field is missing (resolution refuses that case for fields without a default).
     pub fn require<T: 'static>(&mut self, index: usize) -> Result<T> {
         let type_name = self.type_name;
-        self.take(index)?
-            .ok_or_else(|| Error::custom(format!("old bytes of `{type_name}` lack field #{index}, which has no default")))
+        self.take(index)?.ok_or_else(|| {
+            Error::custom(format!(
+                "old bytes of `{type_name}` lack field #{index}, which has no default"
+            ))
+        })
     }
 }
 
@@ -79,22 +90,47 @@ fn recursive_reader<T: 'static>(old: &SerializerSnapshot) -> Option<Compatibilit
     if old.kind() != RECURSIVE {
         return None;
     }
-    let target = DataInputView::new(old.payload()).read_len_prefixed().ok().and_then(|b| std::str::from_utf8(b).ok())?;
+    let target = DataInputView::new(old.payload())
+        .read_len_prefixed()
+        .ok()
+        .and_then(|b| std::str::from_utf8(b).ok())?;
     let (name, cell) = RESOLVING.with(|r| {
-        r.borrow().iter().rev().find(|(n, _)| *n == target).map(|(n, c)| (*n, Arc::clone(c)))
+        r.borrow()
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == target)
+            .map(|(n, c)| (*n, Arc::clone(c)))
     })?;
     let cell = cell.downcast::<OnceLock<MigrationReader<T>>>().ok()?;
-    Some(Compatibility::AfterMigration(MigrationReader::new(move |input| match cell.get() {
-        Some(reader) => reader.read(input),
-        None => Err(Error::custom(format!("the migration of recursive type `{name}` is incomplete"))),
-    })))
+    // The recursion point of a migration: each level spends one level of the view's depth
+    // budget, as `Lazy` does for today's type and the restored `recursive` layout does for
+    // skipped fields.
+    Some(Compatibility::AfterMigration(MigrationReader::new(
+        move |input| match cell.get() {
+            Some(reader) => {
+                input.enter()?;
+                let value = reader.read(input);
+                input.leave();
+                value
+            }
+            None => Err(Error::custom(format!(
+                "the migration of recursive type `{name}` is incomplete"
+            ))),
+        },
+    )))
 }
 
 /// Runs `resolve` with `name` marked as being resolved; fills the cell for recursive
 /// references when the verdict is a migration.
-fn with_resolving<T: 'static>(name: &'static str, resolve: impl FnOnce() -> Compatibility<T>) -> Compatibility<T> {
+fn with_resolving<T: 'static>(
+    name: &'static str,
+    resolve: impl FnOnce() -> Compatibility<T>,
+) -> Compatibility<T> {
     let cell: Arc<OnceLock<MigrationReader<T>>> = Arc::new(OnceLock::new());
-    RESOLVING.with(|r| r.borrow_mut().push((name, Arc::clone(&cell) as Arc<dyn Any + Send + Sync>)));
+    RESOLVING.with(|r| {
+        r.borrow_mut()
+            .push((name, Arc::clone(&cell) as Arc<dyn Any + Send + Sync>))
+    });
     struct Pop;
     impl Drop for Pop {
         fn drop(&mut self) {
@@ -145,7 +181,10 @@ impl<'a> StructPlan<'a> {
             mapping.push(found);
         }
         let changed = old_names.len() != schema.fields.len()
-            || old_names.iter().zip(schema.fields).any(|(o, f)| o != f.name);
+            || old_names
+                .iter()
+                .zip(schema.fields)
+                .any(|(o, f)| o != f.name);
         Ok(Self {
             schema,
             type_name,
@@ -174,15 +213,20 @@ impl<'a> StructPlan<'a> {
         let name = self.schema.fields[index].name;
         let old = &self.old_fields[old_index];
         let verdict = serializer.resolve(old, self.registry);
-        let reader = verdict
-            .into_reader(serializer.clone())
-            .map_err(|inc| inc.within(PathSegment::Field(name.to_owned())).in_type(self.type_name))?;
+        let reader = verdict.into_reader(serializer.clone()).map_err(|inc| {
+            inc.within(PathSegment::Field(name.to_owned()))
+                .in_type(self.type_name)
+        })?;
         if reader.is_migrating() {
             self.changed = true;
         }
         let erased: ErasedReader = match reader {
-            FieldReader::Current(s) => Arc::new(move |input| Ok(Box::new(s.deserialize(input)?) as Erased)),
-            FieldReader::Migrating(r) => Arc::new(move |input| Ok(Box::new(r.read(input)?) as Erased)),
+            FieldReader::Current(s) => {
+                Arc::new(move |input| Ok(Box::new(s.deserialize(input)?) as Erased))
+            }
+            FieldReader::Migrating(r) => {
+                Arc::new(move |input| Ok(Box::new(r.read(input)?) as Erased))
+            }
         };
         self.readers[index] = Some(erased);
         Ok(())
@@ -195,12 +239,18 @@ impl<'a> StructPlan<'a> {
             match self.mapping.iter().position(|m| *m == Some(old_index)) {
                 Some(new_index) => steps.push(Step::Into(new_index)),
                 None => {
-                    let restored = self.registry.restore(&self.old_fields[old_index]).map_err(|e| {
-                        Incompatibility::new(self.old_fields[old_index].type_name(), "nothing")
-                            .with_detail(format!("removed field cannot be skipped: {e}"))
-                            .within(PathSegment::Field(old_name.clone()))
-                            .in_type(self.type_name)
-                    })?;
+                    let restored =
+                        self.registry
+                            .restore(&self.old_fields[old_index])
+                            .map_err(|e| {
+                                Incompatibility::new(
+                                    self.old_fields[old_index].type_name(),
+                                    "nothing",
+                                )
+                                .with_detail(format!("removed field cannot be skipped: {e}"))
+                                .within(PathSegment::Field(old_name.clone()))
+                                .in_type(self.type_name)
+                            })?;
                     steps.push(Step::Skip(restored));
                 }
             }
@@ -209,7 +259,10 @@ impl<'a> StructPlan<'a> {
     }
 
     /// A reader of one old value into `Slots`, given the steps.
-    fn slot_reader(self, steps: Vec<Step>) -> impl Fn(&mut DataInputView<'_>) -> Result<Slots> + Send + Sync + 'static {
+    fn slot_reader(
+        self,
+        steps: Vec<Step>,
+    ) -> impl Fn(&mut DataInputView<'_>) -> Result<Slots> + Send + Sync + 'static {
         let readers = self.readers;
         let n = self.schema.fields.len();
         let type_name = self.type_name;
@@ -244,14 +297,19 @@ fn shape_change(old: &SerializerSnapshot, new: &SerializerSnapshot) -> Option<In
         return Some(Incompatibility::between(old, new).with_detail(detail));
     }
     if old.version() != 1 {
-        let detail = format!("snapshot version {} of `{}` is newer than this code reads", old.version(), old.kind());
+        let detail = format!(
+            "snapshot version {} of `{}` is newer than this code reads",
+            old.version(),
+            old.kind()
+        );
         return Some(Incompatibility::between(old, new).with_detail(detail));
     }
     None
 }
 
 fn corrupt(old: &SerializerSnapshot, type_name: &str, e: Error) -> Incompatibility {
-    Incompatibility::new(old.type_name(), type_name).with_detail(format!("unreadable snapshot: {e}"))
+    Incompatibility::new(old.type_name(), type_name)
+        .with_detail(format!("unreadable snapshot: {e}"))
 }
 
 /// Resolves a derived struct against `old`.
@@ -274,6 +332,9 @@ pub fn resolve_struct<T: Send + 'static>(
     }
     if let Some(inc) = shape_change(old, new) {
         return Compatibility::Incompatible(inc);
+    }
+    if let Err(e) = old.check_recursion() {
+        return Compatibility::Incompatible(corrupt(old, schema.name, e));
     }
     let old_name = old.type_name();
     if old_name != schema.name {
@@ -311,7 +372,7 @@ pub struct EnumPlan<'a> {
     /// For today's variant i, the old index it is read from.
     mapping: Vec<Option<usize>>,
     /// For each old variant, a reader into today's value.
-    readers: Vec<Option<Box<dyn Fn(&mut DataInputView<'_>) -> Result<Erased> + Send + Sync>>>,
+    readers: Vec<Option<VariantReader>>,
     changed: bool,
 }
 
@@ -335,13 +396,18 @@ impl EnumPlan<'_> {
         let old = &self.old_variants[old_index];
         let mut plan = StructPlan::new(&variant.schema, self.name, old, self.registry)
             .map_err(|inc| inc.within(PathSegment::Field(variant.schema.name.to_owned())))?;
-        fields(&mut plan).map_err(|inc| inc.within(PathSegment::Field(variant.schema.name.to_owned())).in_type(self.name))?;
+        fields(&mut plan).map_err(|inc| {
+            inc.within(PathSegment::Field(variant.schema.name.to_owned()))
+                .in_type(self.name)
+        })?;
         if plan.changed || old_index != index {
             self.changed = true;
         }
         let steps = plan.steps()?;
         let read = plan.slot_reader(steps);
-        self.readers[old_index] = Some(Box::new(move |input| Ok(Box::new(build(&mut read(input)?)?) as Erased)));
+        self.readers[old_index] = Some(Box::new(move |input| {
+            Ok(Box::new(build(&mut read(input)?)?) as Erased)
+        }));
         Ok(())
     }
 }
@@ -364,6 +430,9 @@ pub fn resolve_enum<T: Send + 'static>(
     }
     if let Some(inc) = shape_change(old, new) {
         return Compatibility::Incompatible(inc);
+    }
+    if let Err(e) = old.check_recursion() {
+        return Compatibility::Incompatible(corrupt(old, name, e));
     }
     let old_variant_names = match parse_enum_payload(old) {
         Ok((old_name, _)) if old_name != name => {
@@ -395,7 +464,10 @@ pub fn resolve_enum<T: Send + 'static>(
         // Variants added, removed, reordered or renamed change the schema (old tags are
         // mapped to today's variants by name), as in the struct case.
         let changed = old_variant_names.len() != variants.len()
-            || old_variant_names.iter().zip(variants).any(|(o, v)| *o != v.schema.name);
+            || old_variant_names
+                .iter()
+                .zip(variants)
+                .any(|(o, v)| *o != v.schema.name);
         let mut plan = EnumPlan {
             name,
             variants,
@@ -418,8 +490,14 @@ pub fn resolve_enum<T: Send + 'static>(
                 .ok()
                 .and_then(|i| readers.get(i))
                 .and_then(Option::as_ref)
-                .ok_or_else(|| Error::InvalidTag { what: name.to_owned(), tag })?;
-            reader(input)?.downcast::<T>().map(|b| *b).map_err(|_| Error::custom(format!("migration of `{name}` produced a wrong type")))
+                .ok_or_else(|| Error::InvalidTag {
+                    what: name.to_owned(),
+                    tag,
+                })?;
+            reader(input)?
+                .downcast::<T>()
+                .map(|b| *b)
+                .map_err(|_| Error::custom(format!("migration of `{name}` produced a wrong type")))
         }))
     })
 }

@@ -10,7 +10,10 @@ pub mod schema;
 
 pub use lazy::Lazy;
 pub use migration::{resolve_enum, resolve_struct, EnumPlan, Slots, StructPlan};
-pub use schema::{enum_snapshot, guarded_description, guarded_snapshot, struct_snapshot, variant_tag_key, FieldSchema, StructSchema, VariantSchema};
+pub use schema::{
+    enum_snapshot, guarded_description, guarded_snapshot, signed_discriminant_key, struct_snapshot,
+    variant_rank, variant_ranks, variant_tag_key, FieldSchema, StructSchema, VariantSchema,
+};
 
 /// Splits the first field's bytes (`len`, its fixed length) off a fixed-length record's
 /// slot, for a derived `write_fixed`.
@@ -30,7 +33,9 @@ pub fn fixed_split(dst: &mut [u8], len: Option<usize>) -> crate::Result<(&mut [u
 #[cold]
 #[inline(never)]
 fn not_fixed() -> crate::Error {
-    crate::Error::custom("a field without a fixed length, or a slot too short, in a fixed-length write")
+    crate::Error::custom(
+        "a field without a fixed length, or a slot too short, in a fixed-length write",
+    )
 }
 
 /// Appends one value that `build` writes straight into the vector's next slot (with
@@ -43,6 +48,7 @@ fn not_fixed() -> crate::Error {
 /// The error of `build` (nothing is appended then), or `build` returning a reference
 /// other than the one `write` gave it.
 #[inline(always)]
+#[allow(unsafe_code)] // `set_len` after the element was built in place (SAFETY comment below)
 pub fn append_built<T>(
     out: &mut Vec<T>,
     build: impl for<'s> FnOnce(&'s mut std::mem::MaybeUninit<T>) -> crate::Result<&'s mut T>,
@@ -55,7 +61,9 @@ pub fn append_built<T>(
     let slot_ptr: *const T = slot.as_ptr();
     let built: *const T = build(slot)?;
     if !std::ptr::eq(built, slot_ptr) {
-        return Err(crate::Error::custom("append_built: the value was not written into its slot"));
+        return Err(crate::Error::custom(
+            "append_built: the value was not written into its slot",
+        ));
     }
     // SAFETY: the slot at index `len` lies within the capacity (it came from
     // `spare_capacity_mut`), and `build` returned a `&mut T` to that very slot, which it can
@@ -78,11 +86,15 @@ pub fn append_each<'a, T>(
     len: usize,
     input: &mut crate::DataInputView<'a>,
     out: &mut Vec<T>,
-    mut build: impl for<'s> FnMut(&mut crate::DataInputView<'a>, &'s mut std::mem::MaybeUninit<T>) -> crate::Result<&'s mut T>,
+    mut build: impl for<'s> FnMut(
+        &mut crate::DataInputView<'a>,
+        &'s mut std::mem::MaybeUninit<T>,
+    ) -> crate::Result<&'s mut T>,
 ) -> crate::Result<()> {
-    // `read_len` bounded `len` by the remaining bytes; the cap keeps a corrupt length from
-    // reserving much when elements may be zero-sized.
-    out.reserve(len.min(input.remaining().max(16)));
+    // `read_len` bounded `len` by the remaining bytes (or the zero-sized budget); reserve
+    // at most `capacity_for` up front (grown as elements are read): an element may take
+    // far more memory than its smallest bytes.
+    out.reserve(typeinfo_serializers::capacity_for::<T>(len, 1));
     let mut local = input.clone();
     let mut result = Ok(());
     for _ in 0..len {
@@ -100,5 +112,8 @@ pub fn append_each<'a, T>(
 #[cold]
 #[inline(never)]
 pub fn invalid_tag(what: &str, tag: u64) -> crate::Error {
-    crate::Error::InvalidTag { what: what.to_owned(), tag }
+    crate::Error::InvalidTag {
+        what: what.to_owned(),
+        tag,
+    }
 }

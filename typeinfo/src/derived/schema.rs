@@ -61,14 +61,24 @@ fn named_payload<'a>(name: &str, names: impl ExactSizeIterator<Item = &'a str>) 
 }
 
 /// The snapshot of a struct: its name and field names, and the field snapshots.
-pub fn struct_snapshot(schema: &StructSchema, fields: Vec<SerializerSnapshot>) -> SerializerSnapshot {
+pub fn struct_snapshot(
+    schema: &StructSchema,
+    fields: Vec<SerializerSnapshot>,
+) -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::STRUCT, 1)
-        .with_payload(named_payload(schema.name, schema.fields.iter().map(|f| f.name)))
+        .with_payload(named_payload(
+            schema.name,
+            schema.fields.iter().map(|f| f.name),
+        ))
         .with_nested(fields)
 }
 
 /// The snapshot of an enum: its name and variant names, and one struct snapshot per variant.
-pub fn enum_snapshot(name: &str, variants: &[VariantSchema], nested: Vec<SerializerSnapshot>) -> SerializerSnapshot {
+pub fn enum_snapshot(
+    name: &str,
+    variants: &[VariantSchema],
+    nested: Vec<SerializerSnapshot>,
+) -> SerializerSnapshot {
     SerializerSnapshot::new(kinds::ENUM, 1)
         .with_payload(named_payload(name, variants.iter().map(|v| v.schema.name)))
         .with_nested(nested)
@@ -81,7 +91,10 @@ thread_local! {
 /// Builds the snapshot of the type `name` with `build`, unless `name` is already being
 /// snapshotted further up this thread's stack: a recursive type then refers to itself with
 /// a `recursive` snapshot naming it, instead of recursing forever.
-pub fn guarded_snapshot(name: &'static str, build: impl FnOnce() -> SerializerSnapshot) -> SerializerSnapshot {
+pub fn guarded_snapshot(
+    name: &'static str,
+    build: impl FnOnce() -> SerializerSnapshot,
+) -> SerializerSnapshot {
     let recursive = IN_PROGRESS.with(|s| s.borrow().contains(&name));
     if recursive {
         let mut out = DataOutputView::new();
@@ -107,6 +120,49 @@ pub fn variant_tag_key(index: u32, variant_count: usize, out: &mut Vec<u8>) {
         out.push(index as u8);
     } else {
         out.extend_from_slice(&index.to_be_bytes());
+    }
+}
+
+/// The rank of each variant (by declaration index) in the order of their discriminants,
+/// for an enum with explicit discriminants (`High = 10, Low = 1`), which
+/// `#[derive(PartialOrd, Ord)]` orders by discriminant value, not by declaration.
+///
+/// `keys` holds each variant's discriminant mapped to a `u128` in the same order (unsigned
+/// values as they are, signed ones with the sign bit flipped). Discriminants are distinct
+/// (the compiler checks), so the ranks are a permutation of `0..N`.
+pub const fn variant_ranks<const N: usize>(keys: [u128; N]) -> [u32; N] {
+    let mut ranks = [0u32; N];
+    let mut i = 0;
+    while i < N {
+        let mut j = 0;
+        while j < N {
+            if keys[j] < keys[i] {
+                ranks[i] += 1;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    ranks
+}
+
+/// The order-preserving `u128` of a signed discriminant, for [`variant_ranks`].
+#[inline]
+pub const fn signed_discriminant_key(d: i128) -> u128 {
+    (d as u128) ^ (1u128 << 127)
+}
+
+/// The rank of the variant with serialized tag `tag` (its declaration index), for a derived
+/// comparator's `compare_serialized`.
+///
+/// # Errors
+///
+/// [`Error::InvalidTag`](crate::Error::InvalidTag) for a tag no variant has.
+#[inline]
+pub fn variant_rank(ranks: &[u32], tag: u64, what: &str) -> crate::Result<u32> {
+    match usize::try_from(tag).ok().and_then(|i| ranks.get(i)) {
+        Some(rank) => Ok(*rank),
+        None => Err(super::invalid_tag(what, tag)),
     }
 }
 

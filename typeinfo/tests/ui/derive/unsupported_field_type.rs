@@ -1,6 +1,6 @@
-// A field whose type has no TypeInfo: the first error lands on the field's type and says it
-// has no TypeInfo. The follow-on errors (the generated serializer is then not `Send`/`Sync`)
-// point at `#[derive(TypeInfo)]`: spans cannot place them on one field.
+// A field whose type has no TypeInfo: one error, on the field's type, that says it has no
+// TypeInfo and how to give it one (the generated impls bound the field's type, so that the
+// compiler reports that bound, where it is written, instead of each use of the serializer).
 use typeinfo::TypeInfo;
 
 struct NotDescribed;

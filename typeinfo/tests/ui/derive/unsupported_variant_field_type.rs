@@ -1,5 +1,4 @@
-// A variant field whose type has no TypeInfo: the first error lands on that field's type;
-// the follow-on errors about the generated serializer point at `#[derive(TypeInfo)]`.
+// A variant field whose type has no TypeInfo: one error, on that field's type.
 use typeinfo::TypeInfo;
 
 struct NotDescribed;

@@ -1,7 +1,7 @@
 //! Count and sum per key in event-time windows over a CSV file.
 //!
 //! ```text
-//! cargo run --release -p typeinfo-runtime --example windowed_aggregate -- --input FILE \
+//! cargo run --release -p typeinfo-runtime --bin windowed_aggregate -- --input FILE \
 //!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP \
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
 //!   [--hosts host:port,host:port --process I]
@@ -20,8 +20,8 @@ use std::process::ExitCode;
 use typeinfo::TypeInfo;
 use typeinfo_runtime::functions::CountAndSum;
 use typeinfo_runtime::{
-    Cluster, EventTimeSessionWindows, OutputTag, SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TumblingEventTimeWindows,
-    WatermarkStrategy, WindowAssigner,
+    Cluster, EventTimeSessionWindows, OutputTag, SlidingEventTimeWindows, StateBackend,
+    StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner,
 };
 
 #[derive(TypeInfo, Clone, Debug)]
@@ -43,13 +43,21 @@ struct Args {
 
 fn parse_window(spec: &str) -> Result<WindowAssigner, String> {
     let parts: Vec<&str> = spec.split(':').collect();
-    let num = |s: &str| s.parse::<i64>().map_err(|e| format!("--window {spec}: `{s}`: {e}"));
+    let num = |s: &str| {
+        s.parse::<i64>()
+            .map_err(|e| format!("--window {spec}: `{s}`: {e}"))
+    };
     match parts.as_slice() {
         ["tumbling", size] => Ok(TumblingEventTimeWindows::of_millis(num(size)?)),
-        ["tumbling", size, offset] => Ok(TumblingEventTimeWindows::with_offset_millis(num(size)?, num(offset)?)),
+        ["tumbling", size, offset] => Ok(TumblingEventTimeWindows::with_offset_millis(
+            num(size)?,
+            num(offset)?,
+        )),
         ["sliding", size, slide] => Ok(SlidingEventTimeWindows::of_millis(num(size)?, num(slide)?)),
         ["session", gap] => Ok(EventTimeSessionWindows::with_gap_millis(num(gap)?)),
-        _ => Err(format!("--window {spec}: expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE or session:GAP")),
+        _ => Err(format!(
+            "--window {spec}: expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE or session:GAP"
+        )),
     }
 }
 
@@ -57,7 +65,11 @@ fn parse_args() -> Result<Args, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| -> Result<Option<String>, String> {
         match args.iter().position(|a| a == flag) {
-            Some(i) => args.get(i + 1).cloned().map(Some).ok_or_else(|| format!("{flag} needs a value")),
+            Some(i) => args
+                .get(i + 1)
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| format!("{flag} needs a value")),
             None => Ok(None),
         }
     };
@@ -68,8 +80,12 @@ fn parse_args() -> Result<Args, String> {
         window: parse_window(&required("--window")?)?,
         out_of_orderness: int("--out-of-orderness", required("--out-of-orderness")?)?,
         allowed_lateness: int("--allowed-lateness", required("--allowed-lateness")?)?,
-        parallelism: value("--parallelism")?.map(|v| v.parse().map_err(|e| format!("--parallelism `{v}`: {e}"))).transpose()?.unwrap_or(1),
-        state: StateBackend::parse(&value("--state")?.unwrap_or_else(|| "heap".into())).map_err(|e| e.to_string())?,
+        parallelism: value("--parallelism")?
+            .map(|v| v.parse().map_err(|e| format!("--parallelism `{v}`: {e}")))
+            .transpose()?
+            .unwrap_or(1),
+        state: StateBackend::parse(&value("--state")?.unwrap_or_else(|| "heap".into()))
+            .map_err(|e| e.to_string())?,
         cluster: Cluster::from_args(&args).map_err(|e| e.to_string())?,
     })
 }
@@ -80,11 +96,23 @@ fn parse_line(line: &str) -> Option<Result<Event, String>> {
         return None;
     }
     let mut fields = line.split(',');
-    let (Some(key), Some(ts), Some(amount), None) = (fields.next(), fields.next(), fields.next(), fields.next()) else {
+    let (Some(key), Some(ts), Some(amount), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
         return Some(Err(format!("`{line}`: expected key,timestamp_ms,amount")));
     };
-    let num = |s: &str| s.trim().parse::<i64>().map_err(|e| format!("`{line}`: `{s}`: {e}"));
-    Some((|| Ok(Event { key: key.to_owned(), ts: num(ts)?, amount: num(amount)? }))())
+    let num = |s: &str| {
+        s.trim()
+            .parse::<i64>()
+            .map_err(|e| format!("`{line}`: `{s}`: {e}"))
+    };
+    Some((|| {
+        Ok(Event {
+            key: key.to_owned(),
+            ts: num(ts)?,
+            amount: num(amount)?,
+        })
+    })())
 }
 
 fn run(args: Args) -> Result<(), String> {
@@ -98,7 +126,9 @@ fn run(args: Args) -> Result<(), String> {
     }
 
     let env = StreamExecutionEnvironment::new();
-    env.set_parallelism(args.parallelism).set_state_backend(args.state).set_cluster(args.cluster);
+    env.set_parallelism(args.parallelism)
+        .set_state_backend(args.state)
+        .set_cluster(args.cluster);
     let events = env
         .read_text_file(&args.input)
         .flat_map(|line: String| parse_line(&line).and_then(Result::ok))
@@ -116,14 +146,22 @@ fn run(args: Args) -> Result<(), String> {
         .window(args.window)
         .allowed_lateness_millis(args.allowed_lateness)
         .side_output_late_data(&late)
-        .aggregate_with(CountAndSum(|e: &Event| e.amount), |key: &String, w, (count, sum): (u64, i64)| {
-            format!("window,{key},{},{},{count},{sum}", w.start, w.end)
-        })
+        .aggregate_with(
+            CountAndSum(|e: &Event| e.amount),
+            |key: &String, w, (count, sum): (u64, i64)| {
+                format!("window,{key},{},{},{count},{sum}", w.start, w.end)
+            },
+        )
         .name("Count and sum")
         .uid("count-and-sum");
     windows.print_raw().name("Windows");
-    windows.side_output(&late).map(|e: Event| format!("late,{},{},{}", e.key, e.ts, e.amount)).print_raw().name("Late records");
-    env.execute("windowed_aggregate").map_err(|e| e.to_string())?;
+    windows
+        .side_output(&late)
+        .map(|e: Event| format!("late,{},{},{}", e.key, e.ts, e.amount))
+        .print_raw()
+        .name("Late records");
+    env.execute("windowed_aggregate")
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 

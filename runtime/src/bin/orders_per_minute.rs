@@ -1,8 +1,8 @@
 //! Orders per user per minute: a stateful job that survives a code upgrade.
 //!
 //! ```text
-//! cargo run --release -p typeinfo-runtime --example orders_per_minute            # the demo
-//! cargo run --release -p typeinfo-runtime --example orders_per_minute -- run --version 1|2 \
+//! cargo run --release -p typeinfo-runtime --bin orders_per_minute            # the demo
+//! cargo run --release -p typeinfo-runtime --bin orders_per_minute -- run --version 1|2 \
 //!   --orders N --output DIR [--parallelism P] [--state heap|rocksdb] \
 //!   [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
 //!   [--stop-after N --savepoint DIR] [--orders-per-second R] [--hosts H1,H2 --process I]
@@ -22,8 +22,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use typeinfo_runtime::{
-    AggregateFunction, CheckpointConfig, Cluster, Data, RestoreSettings, StateBackend, StopWithSavepoint, StreamExecutionEnvironment,
-    TimeWindow, TumblingEventTimeWindows, WatermarkStrategy,
+    AggregateFunction, CheckpointConfig, Cluster, Data, RestoreSettings, StateBackend,
+    StopWithSavepoint, StreamExecutionEnvironment, TimeWindow, TumblingEventTimeWindows,
+    WatermarkStrategy,
 };
 
 const USERS: [&str; 5] = ["ada", "bob", "cy", "dee", "eve"];
@@ -31,7 +32,11 @@ const MINUTE_MS: i64 = 60_000;
 
 /// Order `i`: a user, an amount, 250 ms after the previous order.
 fn order_fields(i: u64) -> (&'static str, i32, i64) {
-    (USERS[(i.wrapping_mul(7919) % USERS.len() as u64) as usize], (i.wrapping_mul(37) % 10_000) as i32 + 1, i as i64 * 250)
+    (
+        USERS[(i.wrapping_mul(7919) % USERS.len() as u64) as usize],
+        (i.wrapping_mul(37) % 10_000) as i32 + 1,
+        i as i64 * 250,
+    )
 }
 
 /// Version 1 of the job's types.
@@ -90,7 +95,11 @@ impl AggregateFunction<v1::Order, v1::MinuteTotal, v1::MinuteTotal> for V1Totals
     fn add(&self, o: &v1::Order, acc: &mut v1::MinuteTotal) {
         acc.orders += 1;
         acc.total_cents += i64::from(o.amount_cents);
-        if acc.largest.as_ref().is_none_or(|l| o.amount_cents > l.amount_cents) {
+        if acc
+            .largest
+            .as_ref()
+            .is_none_or(|l| o.amount_cents > l.amount_cents)
+        {
             acc.largest = Some(o.clone());
         }
     }
@@ -116,7 +125,11 @@ impl AggregateFunction<v2::Order, v2::MinuteTotal, v2::MinuteTotal> for V2Totals
         acc.orders += 1;
         acc.revenue_cents += o.amount_cents;
         acc.coupons += u32::from(o.coupon.is_some());
-        if acc.largest.as_ref().is_none_or(|l| o.amount_cents > l.amount_cents) {
+        if acc
+            .largest
+            .as_ref()
+            .is_none_or(|l| o.amount_cents > l.amount_cents)
+        {
             acc.largest = Some(o.clone());
         }
     }
@@ -162,18 +175,26 @@ fn throttle(i: u64, rate: Option<u64>) {
 
 fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     let env = StreamExecutionEnvironment::new();
-    env.set_parallelism(r.parallelism).set_max_parallelism(128).set_state_backend(r.state.clone()).set_cluster(r.cluster.clone());
+    env.set_parallelism(r.parallelism)
+        .set_max_parallelism(128)
+        .set_state_backend(r.state.clone())
+        .set_cluster(r.cluster.clone());
     if let Some(c) = &r.checkpoints {
         env.enable_checkpointing(c.clone());
     }
     if let Some(path) = &r.restore {
-        env.restore_from(RestoreSettings { path: path.clone(), allow_non_restored_state: false });
+        env.restore_from(RestoreSettings {
+            path: path.clone(),
+            allow_non_restored_state: false,
+        });
     }
     if let Some(stop) = &r.stop {
         env.stop_with_savepoint(stop.clone());
     }
     let rate = r.orders_per_second;
-    let line = |user: &str, start: i64, orders: u64, revenue: i64, largest: i64| format!("{},{user},{orders},{revenue},{largest}", start / MINUTE_MS);
+    let line = |user: &str, start: i64, orders: u64, revenue: i64, largest: i64| {
+        format!("{},{user},{orders},{revenue},{largest}", start / MINUTE_MS)
+    };
     match r.version {
         1 => pipeline(
             &env,
@@ -181,12 +202,24 @@ fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
             move |i| {
                 throttle(i, rate);
                 let (user, amount_cents, ts) = order_fields(i);
-                v1::Order { user: user.into(), amount_cents, ts }
+                v1::Order {
+                    user: user.into(),
+                    amount_cents,
+                    ts,
+                }
             },
             |o| o.ts,
             |o| o.user.clone(),
             V1Totals,
-            move |user, w, t: v1::MinuteTotal| line(user, w.start, u64::from(t.orders), t.total_cents, t.largest.map_or(0, |o| i64::from(o.amount_cents))),
+            move |user, w, t: v1::MinuteTotal| {
+                line(
+                    user,
+                    w.start,
+                    u64::from(t.orders),
+                    t.total_cents,
+                    t.largest.map_or(0, |o| i64::from(o.amount_cents)),
+                )
+            },
         ),
         _ => pipeline(
             &env,
@@ -194,12 +227,25 @@ fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
             move |i| {
                 throttle(i, rate);
                 let (user, amount_cents, ts) = order_fields(i);
-                v2::Order { customer: user.into(), amount_cents: i64::from(amount_cents), ts, coupon: None }
+                v2::Order {
+                    customer: user.into(),
+                    amount_cents: i64::from(amount_cents),
+                    ts,
+                    coupon: None,
+                }
             },
             |o| o.ts,
             |o| o.customer.clone(),
             V2Totals,
-            move |user, w, t: v2::MinuteTotal| line(user, w.start, t.orders, t.revenue_cents, t.largest.map_or(0, |o| o.amount_cents)),
+            move |user, w, t: v2::MinuteTotal| {
+                line(
+                    user,
+                    w.start,
+                    t.orders,
+                    t.revenue_cents,
+                    t.largest.map_or(0, |o| o.amount_cents),
+                )
+            },
         ),
     }
     env.execute(&format!("orders per minute v{}", r.version))
@@ -220,7 +266,10 @@ fn pipeline<O: Data, A: Data, R: 'static>(
     env.from_generator(r.orders, order)
         .uid("orders")
         .set_parallelism(1)
-        .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(move |o: &O, _| ts(o)))
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(move |o: &O, _| ts(o)),
+        )
         .uid("timestamps")
         .set_parallelism(1)
         .key_by(user)
@@ -237,7 +286,11 @@ fn published(dir: &Path) -> std::io::Result<Vec<String>> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         if entry.file_name().to_string_lossy().starts_with("part-") {
-            lines.extend(std::fs::read_to_string(entry.path())?.lines().map(str::to_owned));
+            lines.extend(
+                std::fs::read_to_string(entry.path())?
+                    .lines()
+                    .map(str::to_owned),
+            );
         }
     }
     lines.sort();
@@ -246,7 +299,11 @@ fn published(dir: &Path) -> std::io::Result<Vec<String>> {
 
 fn demo() -> Result<(), String> {
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let (upgraded, reference, savepoint) = (work.path().join("upgraded"), work.path().join("reference"), work.path().join("savepoint"));
+    let (upgraded, reference, savepoint) = (
+        work.path().join("upgraded"),
+        work.path().join("reference"),
+        work.path().join("savepoint"),
+    );
     let orders = 20_000;
     let base = Run {
         version: 1,
@@ -254,23 +311,41 @@ fn demo() -> Result<(), String> {
         output: upgraded.clone(),
         parallelism: 2,
         state: StateBackend::rocksdb(),
-        checkpoints: Some(CheckpointConfig::new(work.path().join("checkpoints-v1"), Duration::from_millis(100))),
+        checkpoints: Some(CheckpointConfig::new(
+            work.path().join("checkpoints-v1"),
+            Duration::from_millis(100),
+        )),
         restore: None,
-        stop: Some(StopWithSavepoint { after_records: orders / 2, dir: savepoint.clone() }),
+        stop: Some(StopWithSavepoint {
+            after_records: orders / 2,
+            dir: savepoint.clone(),
+        }),
         orders_per_second: None,
         cluster: None,
     };
     println!("== version 1: {orders} generated orders, RocksDB state, parallelism 2, checkpoints every 100 ms");
     let v1 = run(&base).map_err(|e| e.to_string())?;
-    println!("   stopped after {} orders with a savepoint ({:.2} s)", orders / 2, v1.elapsed.as_secs_f64());
-    println!("   published so far: {} per-minute lines", published(&upgraded).map_err(|e| e.to_string())?.len());
+    println!(
+        "   stopped after {} orders with a savepoint ({:.2} s)",
+        orders / 2,
+        v1.elapsed.as_secs_f64()
+    );
+    println!(
+        "   published so far: {} per-minute lines",
+        published(&upgraded).map_err(|e| e.to_string())?.len()
+    );
 
-    println!("== version 2: Order.user -> customer, Order.amount_cents i32 -> i64, Order.coupon added;");
+    println!(
+        "== version 2: Order.user -> customer, Order.amount_cents i32 -> i64, Order.coupon added;"
+    );
     println!("   MinuteTotal.orders u32 -> u64, total_cents -> revenue_cents, coupons added; parallelism 3");
     let v2 = run(&Run {
         version: 2,
         parallelism: 3,
-        checkpoints: Some(CheckpointConfig::new(work.path().join("checkpoints-v2"), Duration::from_millis(100))),
+        checkpoints: Some(CheckpointConfig::new(
+            work.path().join("checkpoints-v2"),
+            Duration::from_millis(100),
+        )),
         restore: Some(savepoint.clone()),
         stop: None,
         ..base.clone()
@@ -282,7 +357,15 @@ fn demo() -> Result<(), String> {
     let after_upgrade = published(&upgraded).map_err(|e| e.to_string())?;
 
     println!("== version 2 again, uninterrupted, over the same orders");
-    run(&Run { version: 2, parallelism: 3, output: reference.clone(), checkpoints: None, stop: None, ..base.clone() }).map_err(|e| e.to_string())?;
+    run(&Run {
+        version: 2,
+        parallelism: 3,
+        output: reference.clone(),
+        checkpoints: None,
+        stop: None,
+        ..base.clone()
+    })
+    .map_err(|e| e.to_string())?;
     let uninterrupted = published(&reference).map_err(|e| e.to_string())?;
 
     println!("== per-minute results (all users): minute, orders, revenue in cents");
@@ -313,23 +396,40 @@ fn demo() -> Result<(), String> {
 }
 
 fn parse_run(args: &[String]) -> Result<Run, String> {
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    let num = |flag: &str| -> Result<Option<u64>, String> { value(flag).map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}"))).transpose() };
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let num = |flag: &str| -> Result<Option<u64>, String> {
+        value(flag)
+            .map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}")))
+            .transpose()
+    };
+    let small = |n: u64, flag: &str| u32::try_from(n).map_err(|_| format!("{flag} {n}: too large"));
     let checkpoints = match value("--checkpoint-dir") {
-        Some(dir) => Some(CheckpointConfig::new(dir, Duration::from_millis(num("--checkpoint-interval-ms")?.unwrap_or(1000)))),
+        Some(dir) => Some(CheckpointConfig::new(
+            dir,
+            Duration::from_millis(num("--checkpoint-interval-ms")?.unwrap_or(1000)),
+        )),
         None => None,
     };
     let stop = match (num("--stop-after")?, value("--savepoint")) {
-        (Some(after_records), Some(dir)) => Some(StopWithSavepoint { after_records, dir: dir.into() }),
+        (Some(after_records), Some(dir)) => Some(StopWithSavepoint {
+            after_records,
+            dir: dir.into(),
+        }),
         (None, None) => None,
         _ => return Err("--stop-after and --savepoint go together".into()),
     };
     Ok(Run {
-        version: num("--version")?.unwrap_or(1) as u32,
+        version: small(num("--version")?.unwrap_or(1), "--version")?,
         orders: num("--orders")?.ok_or("missing --orders")?,
         output: value("--output").ok_or("missing --output")?.into(),
-        parallelism: num("--parallelism")?.unwrap_or(1) as u32,
-        state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into())).map_err(|e| e.to_string())?,
+        parallelism: small(num("--parallelism")?.unwrap_or(1), "--parallelism")?,
+        state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into()))
+            .map_err(|e| e.to_string())?,
         checkpoints,
         restore: value("--restore").map(PathBuf::from),
         stop,
@@ -352,7 +452,9 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Some(other) => Err(format!("unknown command `{other}`: expected `demo` or `run`")),
+        Some(other) => Err(format!(
+            "unknown command `{other}`: expected `demo` or `run`"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

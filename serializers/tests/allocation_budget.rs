@@ -1,0 +1,228 @@
+//! Reading crafted bytes allocates at most a small multiple of the input: a length prefix
+//! reserves at most a bounded number of bytes up front (collections grow as elements are
+//! actually read), and elements that take no bytes are counted against a budget that
+//! nested collections share.
+//!
+//! A counting global allocator measures the peak of live bytes during each read. Tests in
+//! this file run one at a time (a lock), so that they do not count each other.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use typeinfo_serializers::*;
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+// SAFETY: every call is forwarded to the system allocator with the same arguments; the
+// counters are only statistics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: forwarded as is; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded as is; `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Count the moment both blocks may be live.
+        let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: forwarded as is; the caller upholds `realloc`'s contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The peak of bytes allocated (beyond those live before) while `f` runs.
+fn peak_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let r = f();
+    (r, PEAK.load(Ordering::Relaxed) - before)
+}
+
+fn varint(v: u64) -> Vec<u8> {
+    let mut out = DataOutputView::new();
+    out.write_varint(v);
+    out.into_inner()
+}
+
+const MIB: usize = 1 << 20;
+/// What a read may allocate beyond twice its input: the up-front reservation of a few
+/// collections.
+const SLACK: usize = 256 << 10;
+
+type Big = Option<[u64; 64]>;
+
+fn big_list() -> VecSerializer<OptionSerializer<ArraySerializer<U64Serializer, 64>>> {
+    VecSerializer::new(OptionSerializer::new(ArraySerializer::new(U64Serializer)))
+}
+
+/// A megabyte announcing one element per byte: a few `None`s, then a bad tag.
+fn crafted_big_list() -> Vec<u8> {
+    let mut bytes = varint(MIB as u64);
+    bytes.extend_from_slice(&[0; 16]);
+    bytes.push(7);
+    bytes.resize(MIB + 4, 0);
+    bytes
+}
+
+#[test]
+fn a_length_prefix_reserves_a_bounded_amount_up_front() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let bytes = crafted_big_list();
+    let (r, peak) = peak_during(|| from_bytes::<Vec<Big>, _>(&big_list(), &bytes).map(|v| v.len()));
+    assert!(matches!(r, Err(Error::InvalidTag { tag: 7, .. })), "{r:?}");
+    assert!(
+        peak <= 2 * bytes.len() + SLACK,
+        "reading {} bytes allocated {peak}",
+        bytes.len()
+    );
+
+    // The type-free reader of the same layout.
+    let restored = SnapshotRegistry::default()
+        .restore(&TypeSerializer::<Vec<Big>>::snapshot(&big_list()))
+        .expect("restore");
+    let (r, peak) = peak_during(|| from_bytes(&restored, &bytes).map(|_| ()));
+    assert!(matches!(r, Err(Error::InvalidTag { tag: 7, .. })), "{r:?}");
+    assert!(
+        peak <= 2 * bytes.len() + SLACK,
+        "restored: reading {} bytes allocated {peak}",
+        bytes.len()
+    );
+
+    // A `VecDeque` and the migration of a list (which reads into today's element type).
+    let deque = VecDequeSerializer::new(OptionSerializer::new(ArraySerializer::<_, 64>::new(
+        U64Serializer,
+    )));
+    let (r, peak) = peak_during(|| {
+        from_bytes(&deque, &bytes).map(|v: std::collections::VecDeque<Big>| v.len())
+    });
+    assert!(r.is_err());
+    assert!(
+        peak <= 2 * bytes.len() + SLACK,
+        "deque: reading {} bytes allocated {peak}",
+        bytes.len()
+    );
+}
+
+#[test]
+fn migrating_a_list_reserves_a_bounded_amount_up_front() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // `Vec<(Big, u16)>` became `Vec<(Big, u32)>`: elements are read with a migration reader.
+    let old = VecSerializer::new(TupleSerializer((
+        OptionSerializer::new(ArraySerializer::<_, 64>::new(U64Serializer)),
+        U16Serializer,
+    )));
+    let new = VecSerializer::new(TupleSerializer((
+        OptionSerializer::new(ArraySerializer::<_, 64>::new(U64Serializer)),
+        U32Serializer,
+    )));
+    let Compatibility::AfterMigration(reader) = TypeSerializer::<Vec<(Big, u32)>>::resolve(
+        &new,
+        &TypeSerializer::<Vec<(Big, u16)>>::snapshot(&old),
+        &SnapshotRegistry::default(),
+    ) else {
+        panic!("expected a migration");
+    };
+    let mut bytes = varint((MIB / 3) as u64);
+    bytes.extend_from_slice(&[0, 1, 0]);
+    bytes.push(9);
+    bytes.resize(MIB + 4, 0);
+    let (r, peak) = peak_during(|| {
+        reader
+            .read(&mut DataInputView::new(&bytes))
+            .map(|v| v.len())
+    });
+    assert!(r.is_err());
+    assert!(
+        peak <= 2 * bytes.len() + SLACK,
+        "reading {} bytes allocated {peak}",
+        bytes.len()
+    );
+}
+
+#[test]
+fn zero_sized_elements_share_one_budget_per_read() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // 2^24 units per read: `Vec<()>` of 2^24 reads (a format example pins it), three of
+    // them in one read do not.
+    let nested = VecSerializer::new(VecSerializer::new(UnitSerializer));
+    let mut bytes = varint(3);
+    for _ in 0..3 {
+        bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64));
+    }
+    let r = from_bytes(&nested, &bytes).map(|v: Vec<Vec<()>>| v.len());
+    assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
+    let mut bytes = varint(2);
+    bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64 / 2));
+    bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64 / 2));
+    assert_eq!(
+        from_bytes(&nested, &bytes).map(|v: Vec<Vec<()>>| v.len()),
+        Ok(2)
+    );
+
+    // The type-free reader builds a `Value` per element: the budget counts their memory.
+    let restored = SnapshotRegistry::default()
+        .restore(&TypeSerializer::<Vec<()>>::snapshot(&VecSerializer::new(
+            UnitSerializer,
+        )))
+        .expect("restore");
+    let bytes = varint(MAX_ZERO_SIZED_LEN as u64);
+    let (r, peak) = peak_during(|| from_bytes(&restored, &bytes).map(|_| ()));
+    assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
+    assert!(peak <= SLACK, "4 bytes allocated {peak}");
+    let bytes = varint(1000);
+    assert!(from_bytes(&restored, &bytes).is_ok());
+    // A view can be given a larger budget.
+    let mut input = DataInputView::new(&bytes).with_zero_sized_budget(10);
+    assert!(matches!(
+        VecSerializer::new(UnitSerializer).deserialize(&mut input),
+        Err(Error::LengthTooLarge { .. })
+    ));
+}
+
+#[test]
+fn snapshots_and_names_reserve_a_bounded_amount_up_front() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // A snapshot announcing a nested snapshot per 4 bytes, then garbage.
+    let mut out = DataOutputView::new();
+    out.write_bytes(&SNAPSHOT_MAGIC);
+    out.write_u8(SNAPSHOT_FORMAT_VERSION);
+    out.write_len_prefixed(b"tuple");
+    out.write_varint(1);
+    out.write_len_prefixed(&[]);
+    out.write_len(MIB / 4);
+    out.write_bytes(&[0; MIB]);
+    let bytes = out.into_inner();
+    let (r, peak) = peak_during(|| SerializerSnapshot::from_bytes(&bytes));
+    assert!(r.is_err());
+    assert!(
+        peak <= 2 * bytes.len() + SLACK,
+        "reading {} bytes allocated {peak}",
+        bytes.len()
+    );
+    // Names: a count of one name per byte, then garbage.
+    let mut names = varint(MIB as u64);
+    names.resize(MIB + 4, 0xff);
+    let (r, peak) = peak_during(|| payload::read_names(&mut DataInputView::new(&names)));
+    assert!(r.is_err());
+    assert!(
+        peak <= 2 * names.len() + SLACK,
+        "reading {} bytes allocated {peak}",
+        names.len()
+    );
+}
