@@ -47,8 +47,18 @@ pub struct Sub {
 
 impl Sub {
     /// A sub-target with no nesting and no seal.
-    pub fn new(name: impl Into<String>, seeds: Vec<Vec<u8>>, check: impl FnMut(&[u8]) -> Check + 'static) -> Self {
-        Sub { name: name.into(), seeds, nests: Vec::new(), check: Box::new(check), seal: None }
+    pub fn new(
+        name: impl Into<String>,
+        seeds: Vec<Vec<u8>>,
+        check: impl FnMut(&[u8]) -> Check + 'static,
+    ) -> Self {
+        Sub {
+            name: name.into(),
+            seeds,
+            nests: Vec::new(),
+            check: Box::new(check),
+            seal: None,
+        }
     }
 
     /// With recursive layouts for the nesting mutator.
@@ -106,6 +116,8 @@ pub struct RunConfig {
     /// Replay only the corpus files sorted after this one (the driver restarts a replay
     /// after the file that crashed it).
     pub replay_after: Option<PathBuf>,
+    /// Skip the unmutated seeds and their truncations (a restart after a crash).
+    pub mutate_only: bool,
 }
 
 /// The counts of a run.
@@ -123,6 +135,8 @@ pub struct Stats {
     pub max_case_heap: usize,
     /// The longest case.
     pub slowest_case: Duration,
+    /// Its sub-target and input length.
+    pub slowest_input: String,
     /// Corpus files written.
     pub written: Vec<PathBuf>,
     /// One line per distinct failure.
@@ -156,7 +170,12 @@ pub fn save_to_corpus(corpus: &Path, target: &str, file: &[u8]) -> std::io::Resu
 /// The corpus files of `target`, sorted.
 pub fn corpus_files(corpus: &Path, target: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(corpus.join(target))
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "bin")).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -171,7 +190,12 @@ pub struct Current {
 impl Current {
     /// Opens (creates) the file.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let file = fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(path)?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(path)?;
         Ok(Current { file })
     }
 
@@ -206,13 +230,23 @@ pub fn install_panic_hook() {
 }
 
 fn take_panic_message() -> String {
-    LAST_PANIC.lock().ok().and_then(|mut m| m.take()).unwrap_or_else(|| "panic without a message".to_owned())
+    LAST_PANIC
+        .lock()
+        .ok()
+        .and_then(|mut m| m.take())
+        .unwrap_or_else(|| "panic without a message".to_owned())
 }
 
 /// A short, digit-free form of a failure, so that one bug is saved a few times, not a
 /// thousand.
 fn signature(sub: &str, kind: &str, detail: &str) -> String {
-    let short: String = detail.chars().take(80).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+    // The rule or the panic's place and first words, without the values (hex, numbers).
+    let head = detail.split(": ").next().unwrap_or(detail);
+    let short: String = head
+        .chars()
+        .take(120)
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect();
     format!("{sub}|{kind}|{short}")
 }
 
@@ -234,21 +268,148 @@ impl Failures<'_> {
         if *n > SAVES_PER_SIGNATURE {
             return;
         }
-        let saved = match save_to_corpus(&self.config.corpus, self.target, &corpus_bytes(sub, input)) {
-            Ok(path) => {
-                stats.written.push(path.clone());
-                path.display().to_string()
-            }
-            Err(e) => format!("(not saved: {e})"),
-        };
+        let saved =
+            match save_to_corpus(&self.config.corpus, self.target, &corpus_bytes(sub, input)) {
+                Ok(path) => {
+                    stats.written.push(path.clone());
+                    path.display().to_string()
+                }
+                Err(e) => format!("(not saved: {e})"),
+            };
         let detail: String = detail.chars().take(400).collect();
-        let line = format!("FAIL target={} sub={sub} kind={kind} len={} file={saved}: {detail}", self.target, input.len());
+        let line = format!(
+            "FAIL target={} sub={sub} kind={kind} len={} file={saved}: {detail}",
+            self.target,
+            input.len()
+        );
         println!("{line}");
         let _ = std::io::stdout().flush();
         if *n == 1 {
             stats.failure_lines.push(line);
         }
     }
+}
+
+/// What one case did.
+struct CaseResult {
+    outcome: Option<Outcome>,
+    /// (kind, detail) of each broken rule.
+    failures: Vec<(&'static str, String)>,
+    heap: usize,
+    took: Duration,
+}
+
+/// Runs one case: records its input for the driver, measures its heap and time, catches
+/// its panic.
+fn run_case(
+    sub: &mut Sub,
+    input: &[u8],
+    must_decode: bool,
+    current: &Current,
+    progress: &Progress,
+    start: Instant,
+) -> CaseResult {
+    current.set(&sub.name, input);
+    alloc::reset_peak();
+    let base = alloc::current();
+    let case_start = Instant::now();
+    progress
+        .started_ms
+        .store((start.elapsed().as_millis() as u64).max(1), Relaxed);
+    let result = panic::catch_unwind(AssertUnwindSafe(|| (sub.check)(input)));
+    progress.started_ms.store(0, Relaxed);
+    let took = case_start.elapsed();
+    let heap = alloc::peak().saturating_sub(base);
+    let mut out = CaseResult {
+        outcome: None,
+        failures: Vec::new(),
+        heap,
+        took,
+    };
+    match result {
+        Ok(Ok(outcome)) => {
+            out.outcome = Some(outcome);
+            if outcome == Outcome::Error && must_decode {
+                out.failures
+                    .push(("seed", "a valid seed was refused".to_owned()));
+            }
+        }
+        Ok(Err(broken)) => out.failures.push(("invariant", broken)),
+        Err(_) => out.failures.push(("panic", take_panic_message())),
+    }
+    if heap > case_heap_bound(input.len()) {
+        out.failures.push((
+            "memory",
+            format!(
+                "the case's heap grew by {} MiB (bound {} MiB)",
+                heap >> 20,
+                case_heap_bound(input.len()) >> 20
+            ),
+        ));
+    }
+    out
+}
+
+/// How long shrinking one failing input may take.
+const MINIMIZE_FOR: Duration = Duration::from_secs(5);
+
+/// The smallest input found by deleting ever smaller slices that still fails the same way.
+#[allow(clippy::too_many_arguments)]
+fn minimize(
+    sub: &mut Sub,
+    input: &[u8],
+    must_decode: bool,
+    kind: &str,
+    detail: &str,
+    current: &Current,
+    progress: &Progress,
+    start: Instant,
+) -> Vec<u8> {
+    if must_decode {
+        return input.to_vec();
+    }
+    let wanted = signature(&sub.name, kind, detail);
+    let deadline = Instant::now() + MINIMIZE_FOR;
+    let mut best = input.to_vec();
+    let mut chunk = best.len().div_ceil(2);
+    while chunk >= 1 && Instant::now() < deadline {
+        let mut i = 0;
+        let mut shrunk = false;
+        while i < best.len() && Instant::now() < deadline {
+            let mut candidate = best.clone();
+            candidate.drain(i..(i + chunk).min(best.len()));
+            // Deleting bytes breaks a seal (a checksum); try the candidate sealed again too.
+            let mut sealed = None;
+            if let Some(seal) = sub.seal {
+                let mut c = candidate.clone();
+                seal(&mut c);
+                sealed = Some(c);
+            }
+            let mut found = None;
+            for c in std::iter::once(candidate).chain(sealed) {
+                let case = run_case(sub, &c, false, current, progress, start);
+                if case
+                    .failures
+                    .iter()
+                    .any(|(k, d)| signature(&sub.name, k, d) == wanted)
+                {
+                    found = Some(c);
+                    break;
+                }
+            }
+            match found {
+                Some(c) => {
+                    best = c;
+                    shrunk = true;
+                }
+                None => i += chunk,
+            }
+        }
+        if !shrunk {
+            chunk /= 2;
+        }
+    }
+    best
 }
 
 /// What the watchdog sees of the case thread.
@@ -283,7 +444,14 @@ impl Schedule {
             let step = len.div_ceil(TRUNCATIONS_PER_SEED).max(1);
             truncations.extend((0..len).step_by(step).map(|cut| (i, cut)));
         }
-        Schedule { pool, truncations, next_seed: 0, next_truncation: 0, case: 0, seed }
+        Schedule {
+            pool,
+            truncations,
+            next_seed: 0,
+            next_truncation: 0,
+            case: 0,
+            seed,
+        }
     }
 
     /// The next input: (sub index, bytes, whether it must decode as a value).
@@ -307,7 +475,12 @@ impl Schedule {
         let mut rng = Rng::with_seed(self.seed ^ self.case.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let (s, bytes, _) = &self.pool[rng.usize(..self.pool.len())];
         let s = *s;
-        let others: Vec<&[u8]> = self.pool.iter().filter(|(o, _, _)| *o == s).map(|(_, b, _)| b.as_slice()).collect();
+        let others: Vec<&[u8]> = self
+            .pool
+            .iter()
+            .filter(|(o, _, _)| *o == s)
+            .map(|(_, b, _)| b.as_slice())
+            .collect();
         let mut input = mutate::mutate(&mut rng, bytes, &others, &subs[s].nests);
         if let Some(seal) = subs[s].seal {
             if rng.usize(..4) != 0 {
@@ -321,10 +494,17 @@ impl Schedule {
 /// Runs `target` for `config.seconds` (or, with `replay_only`, just its corpus files) on a
 /// thread of `config.stack_bytes`, with a watchdog on this thread. Prints one `FAIL` line
 /// per distinct failure and returns the counts; exits the process on a hang.
-pub fn run_target(target: &'static Target, config: &RunConfig, replay_only: bool) -> Result<Stats, String> {
+pub fn run_target(
+    target: &'static Target,
+    config: &RunConfig,
+    replay_only: bool,
+) -> Result<Stats, String> {
     install_panic_hook();
     alloc::set_hard_cap(HARD_HEAP_CAP);
-    let progress = Arc::new(Progress { started_ms: AtomicU64::new(0), done: AtomicBool::new(false) });
+    let progress = Arc::new(Progress {
+        started_ms: AtomicU64::new(0),
+        done: AtomicBool::new(false),
+    });
     let start = Instant::now();
     let worker = {
         let progress = Arc::clone(&progress);
@@ -344,7 +524,8 @@ pub fn run_target(target: &'static Target, config: &RunConfig, replay_only: bool
         std::thread::sleep(Duration::from_millis(20));
         let started = progress.started_ms.load(Relaxed);
         let now = start.elapsed().as_millis() as u64;
-        if started != 0 && now.saturating_sub(started) > timeout_ms && !progress.done.load(Relaxed) {
+        if started != 0 && now.saturating_sub(started) > timeout_ms && !progress.done.load(Relaxed)
+        {
             let saved = Current::read(&config.current)
                 .and_then(|bytes| save_to_corpus(&config.corpus, target.name, &bytes).ok())
                 .map_or_else(|| "(not saved)".to_owned(), |p| p.display().to_string());
@@ -357,15 +538,28 @@ pub fn run_target(target: &'static Target, config: &RunConfig, replay_only: bool
             std::process::exit(3);
         }
     }
-    worker.join().map_err(|_| "the case thread panicked outside a case".to_owned())?
+    worker
+        .join()
+        .map_err(|_| "the case thread panicked outside a case".to_owned())?
 }
 
-fn cases(target: &'static Target, config: &RunConfig, replay_only: bool, progress: &Progress, start: Instant) -> Result<Stats, String> {
-    let current = Current::open(&config.current).map_err(|e| format!("{}: {e}", config.current.display()))?;
+fn cases(
+    target: &'static Target,
+    config: &RunConfig,
+    replay_only: bool,
+    progress: &Progress,
+    start: Instant,
+) -> Result<Stats, String> {
+    let current =
+        Current::open(&config.current).map_err(|e| format!("{}: {e}", config.current.display()))?;
     let mut gen = Gen::new(config.seed);
     let mut subs = (target.build)(&mut gen)?;
     let mut stats = Stats::default();
-    let mut failures = Failures { config, target: target.name, seen: HashMap::new() };
+    let mut failures = Failures {
+        config,
+        target: target.name,
+        seen: HashMap::new(),
+    };
     let mut pool = Vec::new();
     if !replay_only {
         for (i, sub) in subs.iter_mut().enumerate() {
@@ -375,28 +569,42 @@ fn cases(target: &'static Target, config: &RunConfig, replay_only: bool, progres
         }
     }
     // A run explores from valid seeds; the corpus (inputs that once failed) is replay's.
-    let mut corpus = if replay_only { corpus_files(&config.corpus, target.name) } else { Vec::new() };
+    let mut corpus = if replay_only {
+        corpus_files(&config.corpus, target.name)
+    } else {
+        Vec::new()
+    };
     if let Some(after) = &config.replay_after {
         corpus.retain(|p| p > after);
     }
     let mut paths = Vec::new();
     for path in corpus {
         let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        match parse_corpus(&bytes).and_then(|(name, input)| subs.iter().position(|s| s.name == name).map(|i| (i, input))) {
+        match parse_corpus(&bytes)
+            .and_then(|(name, input)| subs.iter().position(|s| s.name == name).map(|i| (i, input)))
+        {
             Some((i, input)) => {
                 pool.push((i, input.to_vec(), false));
                 paths.push(path);
             }
             None => {
                 stats.failures += 1;
-                let line = format!("FAIL target={} kind=corpus file={}: names no sub-target of this target", target.name, path.display());
+                let line = format!(
+                    "FAIL target={} kind=corpus file={}: names no sub-target of this target",
+                    target.name,
+                    path.display()
+                );
                 println!("{line}");
                 stats.failure_lines.push(line);
             }
         }
     }
-    let seed_count = pool.len();
+    let seed_count = if config.mutate_only { 0 } else { pool.len() };
     let mut schedule = Schedule::new(pool, config.seed);
+    if config.mutate_only {
+        schedule.next_seed = schedule.pool.len();
+        schedule.next_truncation = schedule.truncations.len();
+    }
     let deadline = Duration::from_secs_f64(config.seconds.max(0.0));
     loop {
         if replay_only && stats.cases as usize >= seed_count {
@@ -412,36 +620,43 @@ fn cases(target: &'static Target, config: &RunConfig, replay_only: bool, progres
                 let _ = std::io::stdout().flush();
             }
         }
-        let Some((s, input, must_decode)) = schedule.next(&subs) else { break };
+        let Some((s, input, must_decode)) = schedule.next(&subs) else {
+            break;
+        };
         let sub = &mut subs[s];
-        current.set(&sub.name, &input);
-        alloc::reset_peak();
-        let base = alloc::current();
-        let case_start = Instant::now();
-        progress.started_ms.store((start.elapsed().as_millis() as u64).max(1), Relaxed);
-        let result = panic::catch_unwind(AssertUnwindSafe(|| (sub.check)(&input)));
-        progress.started_ms.store(0, Relaxed);
-        let took = case_start.elapsed();
-        let heap = alloc::peak().saturating_sub(base);
+        let case = run_case(sub, &input, must_decode, &current, progress, start);
         stats.cases += 1;
-        stats.slowest_case = stats.slowest_case.max(took);
-        stats.max_case_heap = stats.max_case_heap.max(heap);
-        match result {
-            Ok(Ok(Outcome::Value)) => stats.values += 1,
-            Ok(Ok(Outcome::Error)) if must_decode => {
-                stats.errors += 1;
-                failures.record(&mut stats, &sub.name, &input, "seed", "a valid seed was refused");
-            }
-            Ok(Ok(Outcome::Error)) => stats.errors += 1,
-            Ok(Err(broken)) => failures.record(&mut stats, &sub.name, &input, "invariant", &broken),
-            Err(_) => {
-                let message = take_panic_message();
-                failures.record(&mut stats, &sub.name, &input, "panic", &message);
-            }
+        if case.took > stats.slowest_case {
+            stats.slowest_case = case.took;
+            stats.slowest_input = format!("{} ({} bytes)", sub.name, input.len());
         }
-        if heap > case_heap_bound(input.len()) {
-            let detail = format!("the case's heap grew by {} MiB (bound {} MiB)", heap >> 20, case_heap_bound(input.len()) >> 20);
-            failures.record(&mut stats, &sub.name, &input, "memory", &detail);
+        stats.max_case_heap = stats.max_case_heap.max(case.heap);
+        match case.outcome {
+            Some(Outcome::Value) => stats.values += 1,
+            Some(Outcome::Error) => stats.errors += 1,
+            None => {}
+        }
+        for (kind, detail) in case.failures {
+            let first_time = !failures
+                .seen
+                .contains_key(&signature(&sub.name, kind, &detail));
+            // Shrink the input of a new failure (not of crashes or hangs, which end the
+            // process), so that the corpus holds the smallest input that still fails.
+            let input = if first_time && !replay_only {
+                minimize(
+                    sub,
+                    &input,
+                    must_decode,
+                    kind,
+                    &detail,
+                    &current,
+                    progress,
+                    start,
+                )
+            } else {
+                input.clone()
+            };
+            failures.record(&mut stats, &sub.name, &input, kind, &detail);
         }
     }
     Ok(stats)

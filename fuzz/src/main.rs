@@ -40,6 +40,7 @@ struct Args {
     corpus: PathBuf,
     current: Option<PathBuf>,
     after: Option<PathBuf>,
+    mutate_only: bool,
     case_timeout_ms: u64,
     stack_kib: usize,
 }
@@ -51,7 +52,9 @@ fn usage() -> String {
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let command = it.next().ok_or_else(usage)?;
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let mut args = Args {
         command,
         target: "all".to_owned(),
@@ -60,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
         corpus: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus")),
         current: None,
         after: None,
+        mutate_only: false,
         case_timeout_ms: DEFAULT_CASE_TIMEOUT_MS,
         stack_kib: DEFAULT_STACK_KIB,
     };
@@ -68,16 +72,28 @@ fn parse_args() -> Result<Args, String> {
         args.command = format!("child-{}", it.next().ok_or_else(usage)?);
     }
     while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{}", usage()));
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| format!("{flag} needs a value\n{}", usage()))
+        };
         match flag.as_str() {
             "--target" => args.target = value()?,
-            "--seconds" => args.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?,
+            "--seconds" => {
+                args.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?
+            }
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--corpus" => args.corpus = PathBuf::from(value()?),
             "--current" => args.current = Some(PathBuf::from(value()?)),
             "--after" => args.after = Some(PathBuf::from(value()?)),
-            "--case-timeout-ms" => args.case_timeout_ms = value()?.parse().map_err(|e| format!("--case-timeout-ms: {e}"))?,
-            "--stack-kib" => args.stack_kib = value()?.parse().map_err(|e| format!("--stack-kib: {e}"))?,
+            "--mutate-only" => args.mutate_only = true,
+            "--case-timeout-ms" => {
+                args.case_timeout_ms = value()?
+                    .parse()
+                    .map_err(|e| format!("--case-timeout-ms: {e}"))?
+            }
+            "--stack-kib" => {
+                args.stack_kib = value()?.parse().map_err(|e| format!("--stack-kib: {e}"))?
+            }
             other => return Err(format!("unknown argument `{other}`\n{}", usage())),
         }
     }
@@ -115,8 +131,15 @@ fn main() -> ExitCode {
 
 /// One target in this process; prints `FAIL` lines and a `RESULT` line.
 fn child(args: &Args) -> Result<bool, String> {
-    let target = targets::find(&args.target).ok_or_else(|| format!("no target `{}`", args.target))?;
-    let current = args.current.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("typeinfo-fuzz-{}-{}.current", target.name, std::process::id())));
+    let target =
+        targets::find(&args.target).ok_or_else(|| format!("no target `{}`", args.target))?;
+    let current = args.current.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "typeinfo-fuzz-{}-{}.current",
+            target.name,
+            std::process::id()
+        ))
+    });
     let config = RunConfig {
         seconds: args.seconds,
         seed: args.seed,
@@ -125,6 +148,7 @@ fn child(args: &Args) -> Result<bool, String> {
         case_timeout: Duration::from_millis(args.case_timeout_ms),
         stack_bytes: args.stack_kib * 1024,
         replay_after: args.after.clone(),
+        mutate_only: args.mutate_only,
     };
     let started = Instant::now();
     let stats = harness::run_target(target, &config, args.command == "child-replay")?;
@@ -132,8 +156,19 @@ fn child(args: &Args) -> Result<bool, String> {
     let mut ok = stats.failures == 0;
     if rss > target.rss_bound_mib * 1024 {
         ok = false;
-        println!("FAIL target={} kind=rss: peak resident set {} MiB, bound {} MiB", target.name, rss / 1024, target.rss_bound_mib);
+        println!(
+            "FAIL target={} kind=rss: peak resident set {} MiB, bound {} MiB",
+            target.name,
+            rss / 1024,
+            target.rss_bound_mib
+        );
     }
+    println!(
+        "slowest case of {}: {} ms, {}",
+        target.name,
+        stats.slowest_case.as_millis(),
+        stats.slowest_input
+    );
     println!(
         "RESULT target={} cases={} values={} errors={} failures={} peak_rss_kib={rss} rss_bound_mib={} max_case_heap_kib={} slowest_case_ms={} seconds={:.1} ok={ok}",
         target.name,
@@ -175,12 +210,18 @@ struct ChildReport {
     crashed: bool,
     /// The last corpus file it started to replay.
     last_replayed: Option<String>,
+    /// It could not set its target up (exit code 2).
+    setup_failed: bool,
     problem: Option<String>,
 }
 
 impl ChildReport {
     fn number(&self, name: &str) -> u64 {
-        self.fields.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
     }
 }
 
@@ -191,7 +232,9 @@ impl Summary {
         self.errors += child.number("errors");
         self.failures += child.number("failures");
         self.peak_rss_kib = self.peak_rss_kib.max(child.number("peak_rss_kib"));
-        self.max_case_heap_kib = self.max_case_heap_kib.max(child.number("max_case_heap_kib"));
+        self.max_case_heap_kib = self
+            .max_case_heap_kib
+            .max(child.number("max_case_heap_kib"));
         self.slowest_case_ms = self.slowest_case_ms.max(child.number("slowest_case_ms"));
         let reported_ok = child.fields.iter().any(|(k, v)| k == "ok" && v == "true");
         if child.crashed {
@@ -214,37 +257,76 @@ fn drive(args: &Args) -> Result<bool, String> {
     let selected: Vec<&'static Target> = if args.target == "all" {
         targets::TARGETS.iter().collect()
     } else {
-        args.target.split(',').map(|n| targets::find(n).ok_or_else(|| format!("no target `{n}`"))).collect::<Result<_, _>>()?
+        args.target
+            .split(',')
+            .map(|n| targets::find(n).ok_or_else(|| format!("no target `{n}`")))
+            .collect::<Result<_, _>>()?
     };
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let scratch = targets::scratch_dir()?;
     let replay = args.command == "replay";
     if !replay {
-        println!("seed {} ({} s per target; case k of a child is a function of its seed and k)", args.seed, args.seconds);
+        println!(
+            "seed {} ({} s per target; case k of a child is a function of its seed and k)",
+            args.seed, args.seconds
+        );
     }
     let run_started = Instant::now();
     let mut summaries = Vec::new();
     for target in selected {
         let current = scratch.path().join(format!("{}.current", target.name));
         let deadline = Instant::now() + Duration::from_secs_f64(args.seconds.max(0.0));
-        let mut summary = Summary { target: target.name.to_owned(), rss_bound_mib: target.rss_bound_mib, ok: true, ..Summary::default() };
+        let mut summary = Summary {
+            target: target.name.to_owned(),
+            rss_bound_mib: target.rss_bound_mib,
+            ok: true,
+            ..Summary::default()
+        };
         let mut after: Option<String> = None;
         for child in 0..MAX_CHILDREN {
-            let seconds = if replay { 0.0 } else { deadline.saturating_duration_since(Instant::now()).as_secs_f64() };
+            let seconds = if replay {
+                0.0
+            } else {
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_secs_f64()
+            };
             let seed = args.seed.wrapping_add(child as u64);
             let mut cmd = Command::new(&exe);
             cmd.arg("child").arg(if replay { "replay" } else { "run" });
-            cmd.args(["--target", target.name, "--seconds", &format!("{seconds:.3}"), "--seed", &seed.to_string()]);
-            cmd.arg("--corpus").arg(&args.corpus).arg("--current").arg(&current);
-            cmd.args(["--case-timeout-ms", &args.case_timeout_ms.to_string(), "--stack-kib", &args.stack_kib.to_string()]);
+            cmd.args([
+                "--target",
+                target.name,
+                "--seconds",
+                &format!("{seconds:.3}"),
+                "--seed",
+                &seed.to_string(),
+            ]);
+            cmd.arg("--corpus")
+                .arg(&args.corpus)
+                .arg("--current")
+                .arg(&current);
+            cmd.args([
+                "--case-timeout-ms",
+                &args.case_timeout_ms.to_string(),
+                "--stack-kib",
+                &args.stack_kib.to_string(),
+            ]);
             if let Some(a) = &after {
                 cmd.args(["--after", a]);
             }
+            if child > 0 && !replay {
+                // The seeds and truncations ran in the first child; a restart mutates.
+                cmd.arg("--mutate-only");
+            }
             // A child gets its run time, its setup (RocksDB, seeds) and one case's timeout.
-            let limit = Duration::from_secs_f64(seconds) + Duration::from_millis(args.case_timeout_ms) + Duration::from_secs(300);
+            let limit = Duration::from_secs_f64(seconds)
+                + Duration::from_millis(args.case_timeout_ms)
+                + Duration::from_secs(300);
             let report = run_child(target, cmd, &current, &args.corpus, limit, seed);
             summary.add(&report);
-            if !report.crashed {
+            // A setup error (exit code 2) would repeat in every child.
+            if !report.crashed || report.setup_failed {
                 break;
             }
             if replay {
@@ -261,12 +343,25 @@ fn drive(args: &Args) -> Result<bool, String> {
     println!();
     println!(
         "{:<10} {:>11} {:>11} {:>11} {:>8} {:>7} {:>9} {:>9} {:>14} {:>9}",
-        "target", "cases", "values", "errors", "failures", "crashes", "peak RSS", "bound", "max case heap", "slowest"
+        "target",
+        "cases",
+        "values",
+        "errors",
+        "failures",
+        "crashes",
+        "peak RSS",
+        "bound",
+        "max case heap",
+        "slowest"
     );
     let mut all_ok = true;
     for s in &summaries {
         all_ok &= s.ok;
-        let heap = if s.max_case_heap_kib >= 1024 { format!("{} MiB", s.max_case_heap_kib / 1024) } else { format!("{} KiB", s.max_case_heap_kib) };
+        let heap = if s.max_case_heap_kib >= 1024 {
+            format!("{} MiB", s.max_case_heap_kib / 1024)
+        } else {
+            format!("{} KiB", s.max_case_heap_kib)
+        };
         println!(
             "{:<10} {:>11} {:>11} {:>11} {:>8} {:>7} {:>9} {:>9} {:>14} {:>9}",
             s.target,
@@ -280,17 +375,40 @@ fn drive(args: &Args) -> Result<bool, String> {
             heap,
             format!("{} ms", s.slowest_case_ms),
         );
-        for p in &s.problems {
+        for p in s.problems.iter().take(3) {
             println!("           {p}");
+        }
+        if s.problems.len() > 3 {
+            println!("           ({} more crashes)", s.problems.len() - 3);
         }
     }
     println!("{:.0} s in all", run_started.elapsed().as_secs_f64());
-    println!("{}", if all_ok { "ok: no failure" } else { "FAILED: see the FAIL lines above; the inputs are in the corpus" });
+    println!(
+        "{}",
+        if all_ok {
+            "ok: no failure"
+        } else {
+            "FAILED: see the FAIL lines above; the inputs are in the corpus"
+        }
+    );
     Ok(all_ok)
 }
 
-fn run_child(target: &'static Target, mut cmd: Command, current: &Path, corpus: &Path, limit: Duration, seed: u64) -> ChildReport {
-    let mut report = ChildReport { fields: Vec::new(), crashed: false, last_replayed: None, problem: None };
+fn run_child(
+    target: &'static Target,
+    mut cmd: Command,
+    current: &Path,
+    corpus: &Path,
+    limit: Duration,
+    seed: u64,
+) -> ChildReport {
+    let mut report = ChildReport {
+        fields: Vec::new(),
+        crashed: false,
+        last_replayed: None,
+        setup_failed: false,
+        problem: None,
+    };
     let _ = std::fs::remove_file(current);
     let mut child = match cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
         Ok(c) => c,
@@ -341,21 +459,46 @@ fn run_child(target: &'static Target, mut cmd: Command, current: &Path, corpus: 
     let (result, last) = out_thread.join().unwrap_or_default();
     report.last_replayed = last;
     let stderr_text = err_thread.join().unwrap_or_default();
-    let tail = |n: usize| stderr_text.lines().rev().take(n).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+    let tail = |n: usize| {
+        stderr_text
+            .lines()
+            .rev()
+            .take(n)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
     if let Some(line) = &result {
-        report.fields = line.split(' ').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        report.fields = line
+            .split(' ')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
     }
-    let finished = result.is_some() && status.as_ref().is_some_and(|s| s.code().is_some_and(|c| c == 0 || c == 1));
+    let finished = result.is_some()
+        && status
+            .as_ref()
+            .is_some_and(|s| s.code().is_some_and(|c| c == 0 || c == 1));
     if !finished {
         report.crashed = true;
+        report.setup_failed = status.as_ref().is_some_and(|s| s.code() == Some(2));
         let how = match &status {
             None => format!("was killed after {} s", limit.as_secs()),
             Some(s) => describe_exit(s),
         };
         let saved = harness::Current::read(current)
             .and_then(|bytes| harness::save_to_corpus(corpus, target.name, &bytes).ok())
-            .map_or_else(|| "(no input recorded)".to_owned(), |p| p.display().to_string());
-        let line = format!("FAIL target={} kind=crash seed={seed} file={saved}: the process {how}: {}", target.name, tail(6));
+            .map_or_else(
+                || "(no input recorded)".to_owned(),
+                |p| p.display().to_string(),
+            );
+        let line = format!(
+            "FAIL target={} kind=crash seed={seed} file={saved}: the process {how}: {}",
+            target.name,
+            tail(6)
+        );
         println!("{line}");
         report.problem = Some(line);
     } else if status.as_ref().is_some_and(|s| !s.success()) && !stderr_text.trim().is_empty() {
@@ -368,12 +511,15 @@ fn describe_exit(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with code {code} without a result"),
-        (None, Some(sig)) => format!("died of signal {sig}{}", match sig {
-            6 => " (SIGABRT: an abort, a stack overflow or a failed allocation)",
-            9 => " (SIGKILL)",
-            11 => " (SIGSEGV)",
-            _ => "",
-        }),
+        (None, Some(sig)) => format!(
+            "died of signal {sig}{}",
+            match sig {
+                6 => " (SIGABRT: an abort, a stack overflow or a failed allocation)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                _ => "",
+            }
+        ),
         _ => "ended abnormally".to_owned(),
     }
 }

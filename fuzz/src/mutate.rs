@@ -27,7 +27,9 @@ pub struct Nest {
 impl Nest {
     /// The bytes of `depth` levels, or `None` when they would exceed [`MAX_INPUT`].
     pub fn build(&self, depth: usize) -> Option<Vec<u8>> {
-        let size = (self.open.len() + self.close.len()).checked_mul(depth)?.checked_add(self.leaf.len())?;
+        let size = (self.open.len() + self.close.len())
+            .checked_mul(depth)?
+            .checked_add(self.leaf.len())?;
         if size > MAX_INPUT {
             return None;
         }
@@ -44,26 +46,30 @@ impl Nest {
 }
 
 /// Depths around the usual budgets (64, 512) and far beyond them.
-pub const NEST_DEPTHS: &[usize] = &[63, 64, 65, 100, 511, 512, 513, 1_000, 10_000, 100_000, 1_000_000];
+pub const NEST_DEPTHS: &[usize] = &[
+    63, 64, 65, 100, 511, 512, 513, 1_000, 10_000, 100_000, 1_000_000,
+];
 
 /// LEB128 lengths that promise far more than any input holds, and overlong or overflowing
 /// encodings.
 const HUGE_VARINTS: &[&[u8]] = &[
-    &[0xff, 0xff, 0xff, 0xff, 0x0f],                               // u32::MAX
-    &[0xff, 0xff, 0xff, 0xff, 0x07],                               // i32::MAX
-    &[0x80, 0x80, 0x80, 0x80, 0x10],                               // 2^32
+    &[0xff, 0xff, 0xff, 0xff, 0x0f], // u32::MAX
+    &[0xff, 0xff, 0xff, 0xff, 0x07], // i32::MAX
+    &[0x80, 0x80, 0x80, 0x80, 0x10], // 2^32
     &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], // u64::MAX
-    &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],       // 2^63 - 1
+    &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], // 2^63 - 1
     &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02], // overflows u64
-    &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], // 11 bytes
-    &[0x80, 0x80, 0x80, 0x08],                                     // 2^24 (the zero-sized cap)
-    &[0x81, 0x80, 0x80, 0x08],                                     // 2^24 + 1
-    &[0xff, 0xff, 0x7f],                                           // 2^21 - 1
-    &[0xff, 0xff, 0x03],                                           // 65535
-    &[0x80, 0x80, 0x04],                                           // 65536
-    &[0xff, 0x7f],                                                 // 16383
-    &[0x80, 0x00],                                                 // overlong zero
-    &[0x81, 0x80, 0x00],                                           // overlong one
+    &[
+        0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+    ], // 11 bytes
+    &[0x80, 0x80, 0x80, 0x08],       // 2^24 (the zero-sized cap)
+    &[0x81, 0x80, 0x80, 0x08],       // 2^24 + 1
+    &[0xff, 0xff, 0x7f],             // 2^21 - 1
+    &[0xff, 0xff, 0x03],             // 65535
+    &[0x80, 0x80, 0x04],             // 65536
+    &[0xff, 0x7f],                   // 16383
+    &[0x80, 0x00],                   // overlong zero
+    &[0x81, 0x80, 0x00],             // overlong one
 ];
 
 /// Little-endian words at the boundaries of their types.
@@ -110,7 +116,11 @@ pub fn mutate_once(rng: &mut Rng, input: &mut Vec<u8>, others: &[&[u8]], nests: 
         3 if len > 0 => {
             let i = rng.usize(..len);
             let delta = rng.u8(1..=16);
-            input[i] = if rng.bool() { input[i].wrapping_add(delta) } else { input[i].wrapping_sub(delta) };
+            input[i] = if rng.bool() {
+                input[i].wrapping_add(delta)
+            } else {
+                input[i].wrapping_sub(delta)
+            };
         }
         // A word overwritten with a boundary integer.
         4 if len > 0 => {

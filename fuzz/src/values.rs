@@ -19,7 +19,10 @@ pub struct Gen {
 impl Gen {
     /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Self {
-        Gen { rng: Rng::with_seed(seed), max_len: 8 }
+        Gen {
+            rng: Rng::with_seed(seed),
+            max_len: 8,
+        }
     }
 
     /// A collection length (often 0 or 1).
@@ -83,7 +86,14 @@ impl Arb for char {
 impl Arb for f32 {
     fn arb(g: &mut Gen) -> Self {
         match g.rng.usize(..5) {
-            0 => [0.0, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE, f32::MAX][g.rng.usize(..6)],
+            0 => [
+                0.0,
+                -0.0,
+                f32::NAN,
+                f32::INFINITY,
+                f32::MIN_POSITIVE,
+                f32::MAX,
+            ][g.rng.usize(..6)],
             1 => f32::from_bits(g.rng.u32(..)),
             _ => g.rng.f32() * 1e6 - 5e5,
         }
@@ -93,7 +103,14 @@ impl Arb for f32 {
 impl Arb for f64 {
     fn arb(g: &mut Gen) -> Self {
         match g.rng.usize(..5) {
-            0 => [0.0, -0.0, f64::NAN, f64::NEG_INFINITY, f64::MIN_POSITIVE, f64::MAX][g.rng.usize(..6)],
+            0 => [
+                0.0,
+                -0.0,
+                f64::NAN,
+                f64::NEG_INFINITY,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ][g.rng.usize(..6)],
             1 => f64::from_bits(g.rng.u64(..)),
             _ => g.rng.f64() * 1e9 - 5e8,
         }
@@ -192,14 +209,24 @@ impl Arb for Duration {
 impl Arb for SystemTime {
     fn arb(g: &mut Gen) -> Self {
         let d = Duration::new(g.rng.u64(..1 << 40), g.rng.u32(..1_000_000_000));
-        let t = if g.rng.bool() { UNIX_EPOCH.checked_add(d) } else { UNIX_EPOCH.checked_sub(d) };
+        let t = if g.rng.bool() {
+            UNIX_EPOCH.checked_add(d)
+        } else {
+            UNIX_EPOCH.checked_sub(d)
+        };
         t.unwrap_or(UNIX_EPOCH)
     }
 }
 
 impl Arb for rust_decimal::Decimal {
     fn arb(g: &mut Gen) -> Self {
-        rust_decimal::Decimal::from_parts(g.rng.u32(..), g.rng.u32(..), g.rng.u32(..), g.rng.bool(), g.rng.u32(..=28))
+        rust_decimal::Decimal::from_parts(
+            g.rng.u32(..),
+            g.rng.u32(..),
+            g.rng.u32(..),
+            g.rng.bool(),
+            g.rng.u32(..=28),
+        )
     }
 }
 

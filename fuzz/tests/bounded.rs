@@ -9,22 +9,36 @@
 use std::process::{Command, Output};
 
 fn fuzz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_typeinfo-fuzz")).args(args).output().expect("the fuzz binary runs")
+    Command::new(env!("CARGO_BIN_EXE_typeinfo-fuzz"))
+        .args(args)
+        .output()
+        .expect("the fuzz binary runs")
 }
 
 fn report(out: &Output) -> String {
-    format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 #[test]
 fn the_corpus_replays_without_failure() {
     let out = fuzz(&["replay", "--target", "all"]);
-    assert!(out.status.success(), "inputs of the corpus fail:\n{}", report(&out));
+    assert!(
+        out.status.success(),
+        "inputs of the corpus fail:\n{}",
+        report(&out)
+    );
 }
 
 #[test]
 fn every_target_runs_for_a_bounded_time_without_failure() {
-    let total: f64 = std::env::var("TYPEINFO_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(48.0);
+    let total: f64 = std::env::var("TYPEINFO_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48.0);
     let list = fuzz(&["list"]);
     assert!(list.status.success(), "{}", report(&list));
     let targets = String::from_utf8_lossy(&list.stdout).lines().count().max(1);

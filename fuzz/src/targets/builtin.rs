@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use typeinfo::{VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer, VarU64Serializer};
+use typeinfo::{
+    VarI16Serializer, VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer,
+    VarU64Serializer,
+};
 
 use crate::harness::Sub;
 use crate::mutate::Nest;
@@ -19,18 +22,29 @@ pub struct Legacy {
     tags: Vec<String>,
     score: Option<i64>,
 }
-typeinfo::generic_type!(Legacy);
+typeinfo::generic_type!(Legacy, name = "typeinfo.fuzz.Legacy");
 
 impl Arb for Legacy {
     fn arb(g: &mut Gen) -> Self {
-        Legacy { tags: Vec::arb(g), score: Option::arb(g) }
+        Legacy {
+            tags: Vec::arb(g),
+            score: Option::arb(g),
+        }
     }
 }
 
 /// Builds the sub-targets.
 pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
-    let option_nest = Nest { open: vec![1], leaf: vec![0], close: vec![] };
-    let list_nest = Nest { open: vec![1], leaf: vec![0], close: vec![] };
+    let option_nest = Nest {
+        open: vec![1],
+        leaf: vec![0],
+        close: vec![],
+    };
+    let list_nest = Nest {
+        open: vec![1],
+        leaf: vec![0],
+        close: vec![],
+    };
     Ok(vec![
         sub::<bool>(g)?,
         sub::<char>(g)?,

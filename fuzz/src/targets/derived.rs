@@ -44,9 +44,15 @@ pub struct Chain {
 impl Arb for Chain {
     fn arb(g: &mut Gen) -> Self {
         let n = g.rng.usize(..20);
-        let mut chain = Chain { value: i32::arb(g), next: None };
+        let mut chain = Chain {
+            value: i32::arb(g),
+            next: None,
+        };
         for _ in 0..n {
-            chain = Chain { value: i32::arb(g), next: Some(Box::new(chain)) };
+            chain = Chain {
+                value: i32::arb(g),
+                next: Some(Box::new(chain)),
+            };
         }
         chain
     }
@@ -68,7 +74,11 @@ fn doc(g: &mut Gen, depth: usize) -> Doc {
         1 => Doc::Num(i64::arb(g)),
         2 => Doc::Str(String::arb(g)),
         3 => Doc::List((0..g.rng.usize(..4)).map(|_| doc(g, depth - 1)).collect()),
-        _ => Doc::Map((0..g.rng.usize(..4)).map(|_| (String::arb(g), doc(g, depth - 1))).collect()),
+        _ => Doc::Map(
+            (0..g.rng.usize(..4))
+                .map(|_| (String::arb(g), doc(g, depth - 1)))
+                .collect(),
+        ),
     }
 }
 
@@ -95,9 +105,18 @@ pub enum Entry {
 fn folder(g: &mut Gen, depth: usize) -> Folder {
     let n = if depth == 0 { 0 } else { g.rng.usize(..4) };
     let entries = (0..n)
-        .map(|_| if g.rng.bool() { Entry::File(String::arb(g), u64::arb(g)) } else { Entry::Folder(Box::new(folder(g, depth - 1))) })
+        .map(|_| {
+            if g.rng.bool() {
+                Entry::File(String::arb(g), u64::arb(g))
+            } else {
+                Entry::Folder(Box::new(folder(g, depth - 1)))
+            }
+        })
         .collect();
-    Folder { name: String::arb(g), entries }
+    Folder {
+        name: String::arb(g),
+        entries,
+    }
 }
 
 impl Arb for Folder {
@@ -116,7 +135,12 @@ pub struct Named {
 
 impl Arb for Named {
     fn arb(g: &mut Gen) -> Self {
-        Named { id: u64::arb(g), name: String::arb(g), tags: Vec::arb(g), parent: Option::arb(g) }
+        Named {
+            id: u64::arb(g),
+            name: String::arb(g),
+            tags: Vec::arb(g),
+            parent: Option::arb(g),
+        }
     }
 }
 
@@ -135,7 +159,10 @@ impl Arb for Event {
     fn arb(g: &mut Gen) -> Self {
         match g.rng.usize(..6) {
             0 => Event::Tick,
-            1 => Event::Join { id: u32::arb(g), name: String::arb(g) },
+            1 => Event::Join {
+                id: u32::arb(g),
+                name: String::arb(g),
+            },
             2 => Event::Move(i64::arb(g), i64::arb(g)),
             3 => Event::Nested(Named::arb(g)),
             4 => Event::Amount(f64::arb(g)),
@@ -152,7 +179,10 @@ pub struct Pair<A, B> {
 
 impl<A: Arb, B: Arb> Arb for Pair<A, B> {
     fn arb(g: &mut Gen) -> Self {
-        Pair { left: A::arb(g), right: Vec::arb(g) }
+        Pair {
+            left: A::arb(g),
+            right: Vec::arb(g),
+        }
     }
 }
 
@@ -174,7 +204,14 @@ pub struct Attributes {
 
 impl Arb for Attributes {
     fn arb(g: &mut Gen) -> Self {
-        Attributes { kept: String::arb(g), cache: Vec::new(), limit: u32::arb(g), renamed: i16::arb(g), counter: u64::arb(g), delta: i32::arb(g) }
+        Attributes {
+            kept: String::arb(g),
+            cache: Vec::new(),
+            limit: u32::arb(g),
+            renamed: i16::arb(g),
+            counter: u64::arb(g),
+            delta: i32::arb(g),
+        }
     }
 }
 
@@ -209,19 +246,43 @@ pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
     };
     let tree_nests = vec![
         // Node(Node(...(Leaf, Leaf)..., Leaf), Leaf): deep on the left, valid when closed.
-        Nest { open: vec![1], leaf: leaf(0), close: leaf(0) },
+        Nest {
+            open: vec![1],
+            leaf: leaf(0),
+            close: leaf(0),
+        },
         // Left open: the input ends while the reader is deep.
-        Nest { open: vec![1], leaf: vec![], close: vec![] },
+        Nest {
+            open: vec![1],
+            leaf: vec![],
+            close: vec![],
+        },
     ];
-    let chain_nests = vec![Nest { open: vec![1, 0, 0, 0, 1], leaf: vec![2, 0, 0, 0, 0], close: vec![] }];
+    let chain_nests = vec![Nest {
+        open: vec![1, 0, 0, 0, 1],
+        leaf: vec![2, 0, 0, 0, 0],
+        close: vec![],
+    }];
     let doc_nests = vec![
         // List([List([...Null...])]).
-        Nest { open: vec![3, 1], leaf: vec![0], close: vec![] },
+        Nest {
+            open: vec![3, 1],
+            leaf: vec![0],
+            close: vec![],
+        },
         // Map({"": Map({"": ...})}).
-        Nest { open: vec![4, 1, 0], leaf: vec![0], close: vec![] },
+        Nest {
+            open: vec![4, 1, 0],
+            leaf: vec![0],
+            close: vec![],
+        },
     ];
     // Folder { name: "", entries: [Folder(Folder { name: "", entries: [...] })] }.
-    let folder_nests = vec![Nest { open: vec![0, 1, 1], leaf: vec![0, 0], close: vec![] }];
+    let folder_nests = vec![Nest {
+        open: vec![0, 1, 1],
+        leaf: vec![0, 0],
+        close: vec![],
+    }];
     Ok(vec![
         sub_with::<Tree, _>("Tree", serializer::<Tree>()?, g, tree_nests)?,
         sub_with::<Chain, _>("Chain", serializer::<Chain>()?, g, chain_nests)?,
@@ -238,6 +299,7 @@ pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
         sub::<Vec<Option<[u64; 64]>>>(g)?,
         sub::<Vec<()>>(g)?,
         sub::<Vec<Unit>>(g)?,
+        sub::<Vec<Vec<Unit>>>(g)?,
         sub::<BTreeMap<String, Vec<Event>>>(g)?,
         sub::<Option<Box<Tree>>>(g)?,
     ])

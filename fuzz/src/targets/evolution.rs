@@ -109,13 +109,22 @@ pub mod v2 {
 
 impl Arb for v1::Line {
     fn arb(g: &mut Gen) -> Self {
-        v1::Line { sku: String::arb(g), count: u16::arb(g) }
+        v1::Line {
+            sku: String::arb(g),
+            count: u16::arb(g),
+        }
     }
 }
 
 impl Arb for v1::Order {
     fn arb(g: &mut Gen) -> Self {
-        v1::Order { user_id: String::arb(g), amount: f32::arb(g), qty: i32::arb(g), coupon: String::arb(g), lines: Vec::arb(g) }
+        v1::Order {
+            user_id: String::arb(g),
+            amount: f32::arb(g),
+            qty: i32::arb(g),
+            coupon: String::arb(g),
+            lines: Vec::arb(g),
+        }
     }
 }
 
@@ -131,9 +140,15 @@ impl Arb for v1::Status {
 
 impl Arb for v1::Chain {
     fn arb(g: &mut Gen) -> Self {
-        let mut chain = v1::Chain { value: i32::arb(g), next: None };
+        let mut chain = v1::Chain {
+            value: i32::arb(g),
+            next: None,
+        };
         for _ in 0..g.rng.usize(..20) {
-            chain = v1::Chain { value: i32::arb(g), next: Some(Box::new(chain)) };
+            chain = v1::Chain {
+                value: i32::arb(g),
+                next: Some(Box::new(chain)),
+            };
         }
         chain
     }
@@ -141,7 +156,11 @@ impl Arb for v1::Chain {
 
 impl Arb for v1::Widening {
     fn arb(g: &mut Gen) -> Self {
-        v1::Widening { small: Vec::arb(g), maybe: u32::arb(g), by_key: std::collections::BTreeMap::arb(g) }
+        v1::Widening {
+            small: Vec::arb(g),
+            maybe: u32::arb(g),
+            by_key: std::collections::BTreeMap::arb(g),
+        }
     }
 }
 
@@ -155,7 +174,12 @@ where
     let new = typeinfo::serializer::<New>().map_err(|e| e.to_string())?;
     let reader = match new.resolve(&old.snapshot(), &SnapshotRegistry::default()) {
         Compatibility::AfterMigration(reader) => reader,
-        other => return Err(format!("{name}: expected a migration, got {:?}", other.verdict())),
+        other => {
+            return Err(format!(
+                "{name}: expected a migration, got {:?}",
+                other.verdict()
+            ))
+        }
     };
     let mut seeds = Vec::with_capacity(SEEDS);
     for _ in 0..SEEDS {
@@ -167,9 +191,15 @@ where
         let mut input = DataInputView::new(bytes);
         let migrated = reader.read(&mut input);
         match (&read_old, &migrated) {
-            (Ok(_), Err(e)) => return Err(format!("a value version 1 reads does not migrate: {e}")),
+            (Ok(_), Err(e)) => {
+                return Err(format!("a value version 1 reads does not migrate: {e}"))
+            }
             (Ok(_), Ok(_)) if old_input.position() != input.position() => {
-                return Err(format!("migration stopped at byte {}, version 1's value ends at {}", input.position(), old_input.position()))
+                return Err(format!(
+                    "migration stopped at byte {}, version 1's value ends at {}",
+                    input.position(),
+                    old_input.position()
+                ))
             }
             _ => {}
         }
@@ -186,7 +216,11 @@ where
 
 /// Builds the sub-targets.
 pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
-    let chain_nests = vec![Nest { open: vec![1, 0, 0, 0, 1], leaf: vec![2, 0, 0, 0, 0], close: vec![] }];
+    let chain_nests = vec![Nest {
+        open: vec![1, 0, 0, 0, 1],
+        leaf: vec![2, 0, 0, 0, 0],
+        close: vec![],
+    }];
     Ok(vec![
         evolve::<v1::Order, v2::Order>("Order v1 -> v2", g, Vec::new())?,
         evolve::<v1::Status, v2::Status>("Status v1 -> v2", g, Vec::new())?,
@@ -195,6 +229,10 @@ pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
         evolve::<i32, Option<i64>>("i32 -> Option<i64>", g, Vec::new())?,
         evolve::<Vec<u8>, Vec<u128>>("Vec<u8> -> Vec<u128>", g, Vec::new())?,
         evolve::<Vec<Vec<f32>>, Vec<Vec<f64>>>("Vec<Vec<f32>> -> Vec<Vec<f64>>", g, Vec::new())?,
-        evolve::<(u16, Option<i8>), (u64, Option<Option<i32>>)>("(u16, Option<i8>) -> (u64, Option<Option<i32>>)", g, Vec::new())?,
+        evolve::<(u16, Option<i8>), (u64, Option<Option<i32>>)>(
+            "(u16, Option<i8>) -> (u64, Option<Option<i32>>)",
+            g,
+            Vec::new(),
+        )?,
     ])
 }

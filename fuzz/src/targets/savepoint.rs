@@ -12,14 +12,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use typeinfo_state::{
-    BackendOptions, HeapKeyedStateBackend, KeyedStateBackend, ListState, ListStateDescriptor, MapState, MapStateDescriptor, RocksDbKeyedStateBackend,
-    RocksDbOptions, StateTtlConfig, StateValue, ValueState, ValueStateDescriptor,
+    BackendOptions, HeapKeyedStateBackend, KeyedStateBackend, ListState, ListStateDescriptor,
+    MapState, MapStateDescriptor, RocksDbKeyedStateBackend, RocksDbOptions, StateTtlConfig,
+    StateValue, ValueState, ValueStateDescriptor,
 };
 
 use crate::harness::{Check, Outcome, Sub};
-use crate::targets::scratch_dir;
 use crate::targets::derived::Tree;
 use crate::targets::evolution::{v1, v2};
+use crate::targets::scratch_dir;
 use crate::values::{Arb, Gen};
 
 const MAX_PARALLELISM: u32 = 128;
@@ -35,13 +36,18 @@ struct Handles<O> {
     counts: ValueState<(), u64>,
 }
 
-fn register<O: StateValue, B: KeyedStateBackend<String>>(b: &mut B) -> typeinfo_state::Result<Handles<O>> {
+fn register<O: StateValue, B: KeyedStateBackend<String>>(
+    b: &mut B,
+) -> typeinfo_state::Result<Handles<O>> {
     Ok(Handles {
         last: b.value_state(&ValueStateDescriptor::new("last_order"))?,
         history: b.list_state(&ListStateDescriptor::new("history"))?,
         by_day: b.map_state(&MapStateDescriptor::new("by_day"))?,
         tree: b.value_state(&ValueStateDescriptor::new("tree"))?,
-        counts: b.value_state(&ValueStateDescriptor::new("counts").with_ttl(StateTtlConfig::new(Duration::from_secs(3600))))?,
+        counts: b.value_state(
+            &ValueStateDescriptor::new("counts")
+                .with_ttl(StateTtlConfig::new(Duration::from_secs(3600))),
+        )?,
     })
 }
 
@@ -50,8 +56,17 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// Writes a savepoint of `keys` keys of version 1 (subtask `index` of `parallelism`).
-fn write_seed(g: &mut Gen, dir: &Path, keys: usize, parallelism: u32, index: u32) -> Result<Vec<u8>, String> {
-    let mut b = HeapKeyedStateBackend::<String>::new(BackendOptions::for_subtask(MAX_PARALLELISM, parallelism, index).map_err(err)?).map_err(err)?;
+fn write_seed(
+    g: &mut Gen,
+    dir: &Path,
+    keys: usize,
+    parallelism: u32,
+    index: u32,
+) -> Result<Vec<u8>, String> {
+    let mut b = HeapKeyedStateBackend::<String>::new(
+        BackendOptions::for_subtask(MAX_PARALLELISM, parallelism, index).map_err(err)?,
+    )
+    .map_err(err)?;
     let h = register::<v1::Order, _>(&mut b).map_err(err)?;
     for i in 0..keys {
         if b.set_current_key(&format!("user-{i}")).is_err() {
@@ -60,7 +75,9 @@ fn write_seed(g: &mut Gen, dir: &Path, keys: usize, parallelism: u32, index: u32
         h.last.update(&mut b, &(), v1::Order::arb(g)).map_err(err)?;
         h.history.update(&mut b, &(), Vec::arb(g)).map_err(err)?;
         for day in 0..(i % 3) as u32 {
-            h.by_day.put(&mut b, &(), day, v1::Order::arb(g)).map_err(err)?;
+            h.by_day
+                .put(&mut b, &(), day, v1::Order::arb(g))
+                .map_err(err)?;
         }
         h.tree.update(&mut b, &NS, Tree::arb(g)).map_err(err)?;
         h.counts.update(&mut b, &(), u64::arb(g)).map_err(err)?;
@@ -72,14 +89,19 @@ fn write_seed(g: &mut Gen, dir: &Path, keys: usize, parallelism: u32, index: u32
 
 /// Recomputes the checksum and end marker of a keyed snapshot file.
 pub fn seal(bytes: &mut Vec<u8>) {
-    let Some(body) = bytes.len().checked_sub(8) else { return };
+    let Some(body) = bytes.len().checked_sub(8) else {
+        return;
+    };
     let crc = crc32fast::hash(&bytes[..body]);
     bytes[body..body + 4].copy_from_slice(&crc.to_le_bytes());
     bytes[body + 4..].copy_from_slice(b"TIKE");
 }
 
 /// Reads every state of every key back.
-fn read_all<O: StateValue, B: KeyedStateBackend<String>>(b: &mut B, h: &Handles<O>) -> typeinfo_state::Result<()> {
+fn read_all<O: StateValue, B: KeyedStateBackend<String>>(
+    b: &mut B,
+    h: &Handles<O>,
+) -> typeinfo_state::Result<()> {
     let mut keys = b.keys::<()>(h.last.id(), &())?;
     keys.extend(b.keys::<()>(h.history.id(), &())?);
     keys.extend(b.keys::<()>(h.by_day.id(), &())?);
@@ -108,19 +130,31 @@ fn after_restore<O: StateValue, B: KeyedStateBackend<String>>(
         return Ok(Outcome::Error);
     }
     read_all(b, h).map_err(|e| format!("restored state does not read back: {e}"))?;
-    let first = b.snapshot(&dir.join("first.kstate")).map_err(|e| format!("restored state does not snapshot: {e}"))?;
+    let first = b
+        .snapshot(&dir.join("first.kstate"))
+        .map_err(|e| format!("restored state does not snapshot: {e}"))?;
     let mut heap = HeapKeyedStateBackend::<String>::new(options.clone()).map_err(err)?;
     let hh = register::<O, _>(&mut heap).map_err(err)?;
-    heap.restore(&[first.path.as_path()]).map_err(|e| format!("the snapshot of restored state does not restore into the heap backend: {e}"))?;
-    read_all(&mut heap, &hh).map_err(|e| format!("state restored from a re-snapshot does not read back: {e}"))?;
+    heap.restore(&[first.path.as_path()]).map_err(|e| {
+        format!("the snapshot of restored state does not restore into the heap backend: {e}")
+    })?;
+    read_all(&mut heap, &hh)
+        .map_err(|e| format!("state restored from a re-snapshot does not read back: {e}"))?;
     let second = heap.snapshot(&dir.join("second.kstate")).map_err(err)?;
     if first.entries != second.entries {
-        return Err(format!("a re-snapshot holds other entries: {:?} then {:?}", first.entries, second.entries));
+        return Err(format!(
+            "a re-snapshot holds other entries: {:?} then {:?}",
+            first.entries, second.entries
+        ));
     }
     Ok(Outcome::Value)
 }
 
-fn heap_sub<O: StateValue>(name: &str, seeds: Vec<Vec<u8>>, options: BackendOptions) -> Result<Sub, String> {
+fn heap_sub<O: StateValue>(
+    name: &str,
+    seeds: Vec<Vec<u8>>,
+    options: BackendOptions,
+) -> Result<Sub, String> {
     let dir = scratch_dir()?;
     let input: PathBuf = dir.path().join("input.kstate");
     Ok(Sub::new(name, seeds, move |bytes| {
@@ -134,12 +168,21 @@ fn heap_sub<O: StateValue>(name: &str, seeds: Vec<Vec<u8>>, options: BackendOpti
     .seal(seal))
 }
 
-fn rocks_sub<O: StateValue>(name: &str, seeds: Vec<Vec<u8>>, options: BackendOptions) -> Result<Sub, String> {
+fn rocks_sub<O: StateValue>(
+    name: &str,
+    seeds: Vec<Vec<u8>>,
+    options: BackendOptions,
+) -> Result<Sub, String> {
     let dir = scratch_dir()?;
     let input: PathBuf = dir.path().join("input.kstate");
     // One database for every case: a failed restore leaves it empty, a successful one
     // leaves its entries (later restores add to them, as a restore into a running job would).
-    let mut b = RocksDbKeyedStateBackend::<String>::open(&dir.path().join("db"), options.clone(), RocksDbOptions::default()).map_err(err)?;
+    let mut b = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("db"),
+        options.clone(),
+        RocksDbOptions::default(),
+    )
+    .map_err(err)?;
     let h = register::<O, _>(&mut b).map_err(err)?;
     Ok(Sub::new(name, seeds, move |bytes| {
         std::fs::write(&input, bytes).map_err(err)?;
@@ -153,7 +196,14 @@ fn rocks_sub<O: StateValue>(name: &str, seeds: Vec<Vec<u8>>, options: BackendOpt
 pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
     let dir = scratch_dir()?;
     let mut seeds = Vec::new();
-    for (keys, parallelism, index) in [(0, 1, 0), (1, 1, 0), (12, 1, 0), (40, 1, 0), (20, 2, 0), (20, 2, 1)] {
+    for (keys, parallelism, index) in [
+        (0, 1, 0),
+        (1, 1, 0),
+        (12, 1, 0),
+        (40, 1, 0),
+        (20, 2, 0),
+        (20, 2, 1),
+    ] {
         seeds.push(write_seed(g, dir.path(), keys, parallelism, index)?);
     }
     let full = BackendOptions::for_subtask(MAX_PARALLELISM, 1, 0).map_err(err)?;

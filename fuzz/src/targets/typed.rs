@@ -11,7 +11,10 @@
 
 use std::fmt::Debug;
 
-use typeinfo::{from_bytes, to_bytes, DataInputView, DataOutputView, RestoredSerializer, SnapshotRegistry, TypeSerializer, Value};
+use typeinfo::{
+    from_bytes, to_bytes, DataInputView, DataOutputView, RestoredSerializer, SnapshotRegistry,
+    TypeSerializer, Value,
+};
 
 use crate::harness::{Check, Outcome, Sub};
 use crate::mutate::Nest;
@@ -36,11 +39,24 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Decode, encode, decode of one value with `s`: the re-serialization must read back as
 /// the same value.
-pub fn round_trip<T: PartialEq, S: TypeSerializer<T>>(s: &S, value: &T, what: &str) -> Result<(), String> {
-    let bytes = to_bytes(s, value).map_err(|e| format!("{what}: a value that was read cannot be written: {e}"))?;
-    let back = from_bytes(s, &bytes).map_err(|e| format!("{what}: re-serialized bytes {} do not read back: {e}", hex(&bytes)))?;
+pub fn round_trip<T: PartialEq, S: TypeSerializer<T>>(
+    s: &S,
+    value: &T,
+    what: &str,
+) -> Result<(), String> {
+    let bytes = to_bytes(s, value)
+        .map_err(|e| format!("{what}: a value that was read cannot be written: {e}"))?;
+    let back = from_bytes(s, &bytes).map_err(|e| {
+        format!(
+            "{what}: re-serialized bytes {} do not read back: {e}",
+            hex(&bytes)
+        )
+    })?;
     if !same(s, value, &back) {
-        return Err(format!("{what}: re-serialized bytes {} read back as another value", hex(&bytes)));
+        return Err(format!(
+            "{what}: re-serialized bytes {} read back as another value",
+            hex(&bytes)
+        ));
     }
     Ok(())
 }
@@ -68,18 +84,39 @@ where
         Ok(value) => {
             match into {
                 Ok(()) if into_input.position() == end && same(s, reuse, value) => {}
-                Ok(()) => return Err("deserialize_into read another value than deserialize".to_owned()),
-                Err(e) => return Err(format!("deserialize_into failed where deserialize read a value: {e}")),
+                Ok(()) => {
+                    return Err("deserialize_into read another value than deserialize".to_owned())
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "deserialize_into failed where deserialize read a value: {e}"
+                    ))
+                }
             }
             match skipped {
                 Ok(()) if skip_input.position() == end => {}
-                Ok(()) => return Err(format!("skip stopped at byte {} but the value ends at {end}", skip_input.position())),
+                Ok(()) => {
+                    return Err(format!(
+                        "skip stopped at byte {} but the value ends at {end}",
+                        skip_input.position()
+                    ))
+                }
                 Err(e) => return Err(format!("skip failed where deserialize read a value: {e}")),
             }
             match copy {
                 Ok(()) if copied.as_slice() == &bytes[..end] => {}
-                Ok(()) => return Err(format!("copy_serialized wrote {} for the value's bytes {}", hex(copied.as_slice()), hex(&bytes[..end]))),
-                Err(e) => return Err(format!("copy_serialized failed where deserialize read a value: {e}")),
+                Ok(()) => {
+                    return Err(format!(
+                        "copy_serialized wrote {} for the value's bytes {}",
+                        hex(copied.as_slice()),
+                        hex(&bytes[..end])
+                    ))
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "copy_serialized failed where deserialize read a value: {e}"
+                    ))
+                }
             }
             if !same(s, &s.copy(value), value) {
                 return Err("copy of a value is not equal to it".to_owned());
@@ -100,17 +137,30 @@ where
     let mut r_skip = DataInputView::new(bytes);
     let r_skipped = restored.skip(&mut r_skip);
     match (&typed, &read) {
-        (Ok(_), Err(e)) => return Err(format!("the restored reader refused bytes the typed one reads: {e}")),
+        (Ok(_), Err(e)) => {
+            return Err(format!(
+                "the restored reader refused bytes the typed one reads: {e}"
+            ))
+        }
         (Ok(_), Ok(_)) if r_input.position() != end => {
-            return Err(format!("the restored reader stopped at byte {} but the value ends at {end}", r_input.position()))
+            return Err(format!(
+                "the restored reader stopped at byte {} but the value ends at {end}",
+                r_input.position()
+            ))
         }
         _ => {}
     }
     if let Ok(value) = &read {
         match r_skipped {
             Ok(()) if r_skip.position() == r_input.position() => {}
-            Ok(()) => return Err("the restored skip stopped elsewhere than the restored read".to_owned()),
-            Err(e) => return Err(format!("the restored skip failed where the restored read succeeded: {e}")),
+            Ok(()) => {
+                return Err("the restored skip stopped elsewhere than the restored read".to_owned())
+            }
+            Err(e) => {
+                return Err(format!(
+                    "the restored skip failed where the restored read succeeded: {e}"
+                ))
+            }
         }
         round_trip(restored, value, "restored")?;
     }
@@ -124,15 +174,28 @@ where
     T: Arb + PartialEq + Debug + 'static,
     S: TypeSerializer<T> + 'static,
 {
-    let restored = SnapshotRegistry::default()
-        .restore(&s.snapshot())
-        .map_err(|e| format!("{name}: the snapshot of its serializer does not restore: {e}"))?;
+    // A snapshot that does not restore fails every case of the sub-target (its seeds land
+    // in the corpus) rather than the setup of the whole target.
+    let restored = match SnapshotRegistry::default().restore(&s.snapshot()) {
+        Ok(r) => r,
+        Err(e) => {
+            let message = format!("the snapshot of the serializer does not restore: {e}");
+            let seeds = vec![to_bytes(&s, &T::arb(g)).map_err(|e| e.to_string())?];
+            return Ok(Sub::new(name, seeds, move |_| Err(message.clone())));
+        }
+    };
     let mut seeds = Vec::with_capacity(SEEDS);
     for _ in 0..SEEDS {
-        seeds.push(to_bytes(&s, &T::arb(g)).map_err(|e| format!("{name}: a generated value does not serialize: {e}"))?);
+        seeds.push(
+            to_bytes(&s, &T::arb(g))
+                .map_err(|e| format!("{name}: a generated value does not serialize: {e}"))?,
+        );
     }
     let mut reuse = T::arb(g);
-    Ok(Sub::new(name, seeds, move |bytes| check_typed(&s, &restored, &mut reuse, bytes)).nests(nests))
+    Ok(Sub::new(name, seeds, move |bytes| {
+        check_typed(&s, &restored, &mut reuse, bytes)
+    })
+    .nests(nests))
 }
 
 /// A sub-target for `T` with its default serializer.
