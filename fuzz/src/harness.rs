@@ -88,8 +88,10 @@ pub struct Target {
 
 /// Per case, the Rust heap may grow by this much...
 pub const CASE_HEAP_BASE: usize = 64 << 20;
-/// ...plus this much per input byte (decoded values are larger than their bytes).
-pub const CASE_HEAP_PER_BYTE: usize = 64;
+/// ...plus this much per input byte: decoded values are larger than their bytes (a
+/// type-free `Value` takes 48 bytes per element, one byte in a `Vec<u8>`), and a case holds
+/// two decoded values at once (the value and its re-serialization read back).
+pub const CASE_HEAP_PER_BYTE: usize = 256;
 /// No allocation may take the Rust heap past this (the process aborts instead).
 pub const HARD_HEAP_CAP: usize = 2 << 30;
 

@@ -10,7 +10,7 @@
 use fastrand::Rng;
 
 /// The largest input a mutation produces.
-pub const MAX_INPUT: usize = 8 << 20;
+pub const MAX_INPUT: usize = 2 << 20;
 
 /// How a recursive layout nests: `open` once per level, then `leaf`, then `close` once per
 /// level (for a tree, `open` is the node tag and `close` the right-hand leaf).

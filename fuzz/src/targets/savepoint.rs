@@ -175,19 +175,39 @@ fn rocks_sub<O: StateValue>(
 ) -> Result<Sub, String> {
     let dir = scratch_dir()?;
     let input: PathBuf = dir.path().join("input.kstate");
-    // One database for every case: a failed restore leaves it empty, a successful one
-    // leaves its entries (later restores add to them, as a restore into a running job would).
-    let mut b = RocksDbKeyedStateBackend::<String>::open(
-        &dir.path().join("db"),
-        options.clone(),
-        RocksDbOptions::default(),
-    )
-    .map_err(err)?;
-    let h = register::<O, _>(&mut b).map_err(err)?;
+    let db_options = options.clone();
+    let open = move |dir: &Path,
+                     generation: u64|
+          -> Result<(RocksDbKeyedStateBackend<String>, Handles<O>), String> {
+        let db = dir.join(format!("db-{generation}"));
+        let mut b = RocksDbKeyedStateBackend::<String>::open(
+            &db,
+            db_options.clone(),
+            RocksDbOptions::default(),
+        )
+        .map_err(err)?;
+        let h = register::<O, _>(&mut b).map_err(err)?;
+        Ok((b, h))
+    };
+    // One database while restores fail (a failed restore leaves it empty); a fresh one after
+    // a restore succeeded, so that every case starts from an empty backend.
+    let mut generation = 0;
+    let mut backend = Some(open(dir.path(), generation)?);
     Ok(Sub::new(name, seeds, move |bytes| {
         std::fs::write(&input, bytes).map_err(err)?;
+        let (b, h) = match &mut backend {
+            Some(bh) => bh,
+            None => backend.insert(open(dir.path(), generation)?),
+        };
         let restored = b.restore(&[input.as_path()]);
-        after_restore(&mut b, &h, restored, &options, dir.path())
+        let succeeded = restored.is_ok();
+        let result = after_restore(b, h, restored, &options, dir.path());
+        if succeeded {
+            backend = None;
+            let _ = std::fs::remove_dir_all(dir.path().join(format!("db-{generation}")));
+            generation += 1;
+        }
+        result
     })
     .seal(seal))
 }

@@ -103,8 +103,12 @@ where
                 }
                 Err(e) => return Err(format!("skip failed where deserialize read a value: {e}")),
             }
+            // The bytes read, or (a length written in more bytes than needed) the value's
+            // canonical bytes.
             match copy {
-                Ok(()) if copied.as_slice() == &bytes[..end] => {}
+                Ok(())
+                    if copied.as_slice() == &bytes[..end]
+                        || to_bytes(s, value).is_ok_and(|b| b == copied.as_slice()) => {}
                 Ok(()) => {
                     return Err(format!(
                         "copy_serialized wrote {} for the value's bytes {}",
