@@ -43,6 +43,7 @@
 //! timing, every library's bytes of every record are read back and compared with the
 //! record, and the byte counts are written to `<criterion dir>/records_sizes.json` (read by
 //! `report_records.py`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::hint::black_box;
 use std::path::PathBuf;

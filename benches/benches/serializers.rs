@@ -25,6 +25,7 @@
 //! timing loop (cleared, then written); every deserializer builds the owned value from
 //! the bytes its own serializer wrote, and the value is dropped inside the timing loop
 //! for all alike.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -90,6 +91,7 @@ fn vec_f32() -> Vec<f32> {
 }
 
 /// The in-memory bytes of a vector of numbers.
+#[allow(unsafe_code)] // the raw memcpy baseline itself
 #[allow(clippy::ptr_arg)] // must match `fn(&T) -> &[u8]` with `T = Vec<_>`
 fn pod_bytes<T: Copy>(values: &Vec<T>) -> &[u8] {
     // SAFETY: only called with primitive numbers (u64, f32): no padding, every byte is
@@ -103,6 +105,7 @@ fn pod_bytes<T: Copy>(values: &Vec<T>) -> &[u8] {
 }
 
 /// A fresh `Vec<T>` holding the numbers whose in-memory bytes are `bytes`.
+#[allow(unsafe_code)] // the raw memcpy baseline itself
 fn pod_from_bytes<T: Copy>(bytes: &[u8]) -> Vec<T> {
     let n = bytes.len() / std::mem::size_of::<T>();
     let mut v = Vec::<T>::with_capacity(n);

@@ -12,6 +12,7 @@
 //! crate's backends through their public API (current key, namespace, serializers).
 //!
 //! Run: `cargo bench -p typeinfo-benches --bench state`, report: `python3 benches/report_state.py`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -6,6 +6,7 @@
 //! timestamp `i / 100` ms and amount `(i % 1000) / 10`; 1-second windows, count and sum per
 //! key, monotonous watermarks. The full-size figures (20 million events) come from the
 //! example; see the README.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::HashMap;
 use std::hint::black_box;

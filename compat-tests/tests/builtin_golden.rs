@@ -1,6 +1,7 @@
 //! Reads the committed golden fixtures of every built-in serializer back with today's code.
 //!
 //! Fixtures live in `fixtures/v1/` and are never regenerated; see the crate's README.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,7 @@
 //! The state layer's golden files: key groups of fixed keys never change, composite keys
 //! keep their bytes, and snapshots written by version 1 are restored by today's code into
 //! both backends.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::PathBuf;
 

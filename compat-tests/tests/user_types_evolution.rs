@@ -7,6 +7,7 @@
 //! field, with the expected value written out here; for an incompatible one the verdict is
 //! asserted before any value is read and the message is pinned with `insta`
 //! (`tests/snapshots/user_types_evolution__*.snap`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;

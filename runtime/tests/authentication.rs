@@ -2,6 +2,7 @@
 //! whose processes share the secret runs; strangers connecting to a process of the job (one
 //! with a wrong secret, one sending garbage, one replaying a recorded handshake) are refused
 //! and the job still finishes with the right output.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,6 +1,7 @@
 //! The DataStream API end to end: the stream graph a job becomes, operators and partitioners
 //! at parallelism 2, keyed process functions with state and timers on both backends, window
 //! functions, processing-time windows, and the errors a user meets.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::BTreeMap;
 use std::time::Duration;

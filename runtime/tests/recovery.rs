@@ -2,6 +2,7 @@
 //! SIGKILL at seeded random moments and restarted from its checkpoint directory, again and
 //! again, on both state backends, in one process and in two; the committed output must equal
 //! the failure-free run's, line for line (no line lost, none twice).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

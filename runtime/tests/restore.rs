@@ -3,6 +3,7 @@
 //! reported), and the refusals: an incompatible type (naming operator, state and field), a
 //! corrupt snapshot, state of an operator the job no longer has. A refused restore writes
 //! nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! (computed by an independent implementation of Flink's window semantics, the small cases
 //! checked by hand): every case, at parallelism 1 and 2, on both state backends, and one job
 //! split over two processes on loopback.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

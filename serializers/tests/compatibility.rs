@@ -1,4 +1,5 @@
 //! Verdicts of resolving new serializers against old snapshots, and migration of old bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,6 @@
 //! Every built-in serializer through the conformance harness, with hand-picked edge values
 //! and, where the type has one, its comparator.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;

@@ -5,6 +5,7 @@
 //! here, and that hex must appear, in backticks, in `FORMAT.md` (so the document and
 //! this test cannot drift apart). Hex is lowercase, two digits per byte, one space
 //! between bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::str::FromStr;

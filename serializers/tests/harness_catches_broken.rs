@@ -1,4 +1,5 @@
 //! The conformance harness must catch broken serializers: each one here breaks one rule.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo_serializers::testing::Conformance;
 use typeinfo_serializers::*;

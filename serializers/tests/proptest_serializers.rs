@@ -2,6 +2,7 @@
 //! harness (round trip, copy, byte-level copy, skip, truncation, snapshot, threads, equal
 //! keys give equal bytes, comparator and normalized-key order), and arbitrary bytes never
 //! make a reader panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

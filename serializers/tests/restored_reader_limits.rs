@@ -4,6 +4,7 @@
 //!
 //! Reads that could overflow the stack run on a thread with a 2 MiB stack: an overflow
 //! aborts the whole test process (before the fix, these tests did).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo_serializers::*;
 

@@ -1,4 +1,5 @@
 //! One behaviour suite, run against every backend (parametrized by a macro, not copied).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Composite keys are prefix-free: the entries of one key never appear in a prefix scan of
 //! another, for strings, byte vectors and composite keys; and RocksDB's native checkpoint
 //! writes a usable copy.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use proptest::prelude::*;
 use typeinfo::TypeInfo;

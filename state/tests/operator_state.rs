@@ -1,5 +1,6 @@
 //! Operator state: split and union redistribution at a new parallelism, broadcast state
 //! with its read-only view, migration of element types, and bad files.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::PathBuf;
 

@@ -1,5 +1,6 @@
 //! Savepoints across backends and parallelisms, with evolved value types; incompatible,
 //! corrupt, truncated and foreign savepoints are refused and leave the target empty.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! TTL cleanup beyond reads and snapshots: RocksDB's compaction filter and the heap's
 //! incremental cleanup remove expired values that nobody reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::sync::Arc;
 use std::time::Duration;

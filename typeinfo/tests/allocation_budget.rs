@@ -5,6 +5,8 @@
 //!
 //! A counting global allocator measures the peak of live bytes during each read. Tests in
 //! this file run one at a time (a lock), so that they do not count each other.
+#![allow(unsafe_code)] // a counting global allocator (GlobalAlloc is an unsafe trait)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

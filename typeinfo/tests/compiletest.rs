@@ -4,6 +4,7 @@
 //!
 //! Refresh the `.stderr` files with `TRYBUILD=overwrite cargo test -p typeinfo --test
 //! compiletest`, and read the diff before committing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 #[test]
 fn ui() {

@@ -7,6 +7,7 @@
 //! (the default of test threads; the default depth budget fits it in a debug build): a
 //! stack overflow aborts the whole test process (before the depth budget, these tests
 //! did).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo::{
     from_bytes, kinds, payload, to_bytes, Compatibility, DataInputView, DataOutputView, Error,

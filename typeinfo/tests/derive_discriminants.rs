@@ -1,6 +1,7 @@
 //! Enums with explicit discriminants: `#[derive(Ord)]` orders them by discriminant value,
 //! not by declaration, and so must the derived comparator, its normalized keys and
 //! `compare_serialized`; the bytes keep the declaration index as the tag.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::cmp::Ordering;
 

@@ -1,6 +1,7 @@
 //! Schema evolution of derived types: each kind of change, written with the old type,
 //! resolved, migrated, and every field of the result checked; incompatible changes are
 //! refused from the snapshots alone, before any value is read.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo::{
     to_bytes, Compatibility, DataInputView, SnapshotRegistry, TypeInfo, TypeSerializer, Verdict,

@@ -1,5 +1,6 @@
 //! Generic recursive types compile as written (no `bound = "T: TypeInfo + Sync"`) and
 //! round-trip, with a type parameter that is `Send` but not `Sync`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::cell::Cell;
 

@@ -1,5 +1,6 @@
 //! Derived types of every shape through the conformance harness, with fixed values and
 //! with proptest-generated ones; their comparators agree with `#[derive(Ord)]`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::BTreeMap;
 

@@ -3,6 +3,7 @@
 //! enums (`__private::append_built`), short string copies, the varint slow path and the
 //! decimal's fixed-size store. Each is checked for the same bytes as the plain path, round
 //! trips, and an error (never a panic) on every truncated input.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use proptest::prelude::*;
 use rust_decimal::Decimal;

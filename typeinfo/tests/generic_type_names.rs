@@ -1,6 +1,7 @@
 //! Serde-bridged types are named in snapshots by a stable name the user gives, not by
 //! `std::any::type_name` (which changes between compiler versions and when a module
 //! moves); snapshots written before stable names, which hold the `type_name`, still restore.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use typeinfo::{
     kinds, Compatibility, DataOutputView, SerializerConfig, SerializerSnapshot, SnapshotRegistry,
@@ -35,7 +36,7 @@ fn serde_snapshot(name: &str) -> SerializerSnapshot {
 
 /// The snapshot through its bytes, as a savepoint stores it.
 fn stored(snapshot: &SerializerSnapshot) -> SerializerSnapshot {
-    SerializerSnapshot::from_bytes(&snapshot.to_bytes()).expect("a snapshot reads back")
+    SerializerSnapshot::from_bytes(&snapshot.to_bytes().expect("a snapshot writes")).expect("a snapshot reads back")
 }
 
 #[test]

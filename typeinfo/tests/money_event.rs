@@ -1,5 +1,6 @@
 //! The hand-written `MoneyEvent` serializer of `examples/money_event.rs`: the harness, its
 //! format versions, its byte-level copy and its compatibility logic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 #[path = "../examples/money_event.rs"]
 mod money_event;

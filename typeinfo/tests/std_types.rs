@@ -1,5 +1,6 @@
 //! The std types through `TypeInfo`: descriptions, serializers from the trait, the
 //! conformance harness, key types, and the serde fallback.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;

@@ -12,6 +12,7 @@
 //! file to a temporary name, synced, then renamed into place. Files that exist are skipped
 //! and reported: committed fixtures are never regenerated. A case whose freshly written
 //! bytes fail the golden check (a serializer bug) is not written at all.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

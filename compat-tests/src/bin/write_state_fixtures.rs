@@ -7,6 +7,7 @@
 //! Writes `fixtures/v1/state/{key_groups.txt, composite_keys.txt, keyed.kstate,
 //! operator.ostate}` of the `compat-tests` crate. Existing files are skipped and reported:
 //! committed fixtures are never regenerated.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::path::Path;
 use std::process::ExitCode;
