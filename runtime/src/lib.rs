@@ -73,6 +73,8 @@
 
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod __fuzz;
 mod backend;
 mod channel;
 pub mod checkpoint;
