@@ -298,8 +298,7 @@ impl Metadata {
                 parts.next(),
             ) {
                 (Some("operator"), Some(key), Some(p), Some(name))
-                    // `encode` writes a `\r` of a name as a space: one that reads must be written back the same.
-                    if (1..=max_parallelism).contains(&p) && !name.contains('\r') =>
+                    if (1..=max_parallelism).contains(&p) =>
                 {
                     if operators
                         .insert(key.to_owned(), (p, name.to_owned()))

@@ -73,8 +73,6 @@
 
 #![warn(missing_docs)]
 
-#[doc(hidden)]
-pub mod __fuzz;
 mod backend;
 mod channel;
 pub mod checkpoint;
