@@ -298,7 +298,8 @@ impl Metadata {
                 parts.next(),
             ) {
                 (Some("operator"), Some(key), Some(p), Some(name))
-                    if (1..=max_parallelism).contains(&p) =>
+                    // `encode` writes a `\r` of a name as a space: one that reads must be written back the same.
+                    if (1..=max_parallelism).contains(&p) && !name.contains('\r') =>
                 {
                     if operators
                         .insert(key.to_owned(), (p, name.to_owned()))

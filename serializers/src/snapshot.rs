@@ -226,7 +226,7 @@ impl SerializerSnapshot {
     ///
     /// [`Error::CorruptSnapshot`] naming the type.
     pub fn check_recursion(&self) -> Result<()> {
-        check_recursion(self, &mut Vec::new(), 0)
+        check_recursion(self, &mut Vec::new(), 0, false)
     }
 
     /// Writes the envelope (no magic header) to `out`.
@@ -401,13 +401,21 @@ fn payload_name(snapshot: &SerializerSnapshot) -> Option<&str> {
 }
 
 /// [`SerializerSnapshot::check_recursion`]: `open` holds the structs and enums enclosing
-/// `snapshot` with the count of ways out above each, `ways_out` the count above `snapshot`.
+/// `snapshot` with the count of ways out above each, `ways_out` the count above `snapshot`;
+/// `variant` says that `snapshot` is a variant of an enum (a struct layout that carries the
+/// variant's name, not a type's: recursive references never name it, and a variant named
+/// like the type it holds, `Folder(Box<Folder>)`, must not shadow that type).
 fn check_recursion<'s>(
     snapshot: &'s SerializerSnapshot,
     open: &mut Vec<(&'s str, usize)>,
     ways_out: usize,
+    variant: bool,
 ) -> Result<()> {
-    let named = matches!(snapshot.kind(), kinds::STRUCT | kinds::ENUM);
+    let named = match snapshot.kind() {
+        kinds::ENUM => true,
+        kinds::STRUCT => !variant,
+        _ => false,
+    };
     if snapshot.kind() == kinds::RECURSIVE {
         let name = payload_name(snapshot).unwrap_or_default();
         if open
@@ -434,7 +442,7 @@ fn check_recursion<'s>(
     let result = snapshot
         .nested
         .iter()
-        .try_for_each(|n| check_recursion(n, open, inner));
+        .try_for_each(|n| check_recursion(n, open, inner, snapshot.kind() == kinds::ENUM));
     if named {
         open.pop();
     }
