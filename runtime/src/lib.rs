@@ -73,6 +73,9 @@
 
 #![warn(missing_docs)]
 
+/// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
+#[doc(hidden)]
+pub mod __fuzz;
 mod backend;
 mod channel;
 pub mod checkpoint;

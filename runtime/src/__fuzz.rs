@@ -1,0 +1,163 @@
+//! Entry points for the fuzz suite (the `fuzz/` crate): thin wrappers over the decoders of
+//! bytes that come from outside the process (batches from peers, operator parts and
+//! `_metadata` of checkpoints). They add no logic of their own. Not a public API.
+
+use std::path::{Path, PathBuf};
+
+use timely::dataflow::channels::ContainerBytes;
+
+use crate::channel::{Batch, Msg};
+use crate::checkpoint::{self, Metadata, OperatorPart, Restore};
+use crate::error::Result;
+use crate::Data;
+
+/// One element of a batch: a record (its event timestamp is `i64::MIN` when it has none)
+/// or a watermark.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Element<T> {
+    /// A record.
+    Record {
+        /// Its event timestamp.
+        ts: i64,
+        /// The record.
+        value: T,
+    },
+    /// A watermark of a sending subtask.
+    Watermark {
+        /// The sender.
+        from: u32,
+        /// The watermark.
+        watermark: i64,
+    },
+}
+
+/// The bytes timely sends to another process for a batch of `elements` (length word, body,
+/// padding).
+pub fn batch_to_wire<T: Data>(elements: Vec<Element<T>>) -> Vec<u8> {
+    let msgs = elements
+        .into_iter()
+        .map(|e| match e {
+            Element::Record { ts, value } => Msg::Record { ts, value },
+            Element::Watermark { from, watermark } => Msg::Watermark { from, watermark },
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    Batch::of(msgs).into_bytes(&mut bytes);
+    bytes
+}
+
+/// Decodes bytes received from another process as timely hands them to a batch: the
+/// elements, or the error message and record count the receiving operator fails with.
+///
+/// # Errors
+///
+/// The bytes are not a batch of `T`.
+pub fn batch_from_wire<T: Data>(
+    bytes: &[u8],
+) -> std::result::Result<Vec<Element<T>>, (String, i64)> {
+    let batch = <Batch<T> as ContainerBytes>::from_bytes(
+        timely::bytes::arc::BytesMut::from(bytes.to_vec()).freeze(),
+    );
+    if let Some(corrupt) = batch.corrupt {
+        return Err(corrupt);
+    }
+    Ok(batch
+        .msgs
+        .into_iter()
+        .map(|m| match m {
+            Msg::Record { ts, value } => Element::Record { ts, value },
+            Msg::Watermark { from, watermark } => Element::Watermark { from, watermark },
+        })
+        .collect())
+}
+
+/// Writes the operator part of `subtask` into the operator directory `dir`; returns its path.
+///
+/// # Errors
+///
+/// An I/O error.
+pub fn write_operator_part(
+    dir: &Path,
+    subtask: usize,
+    watermark: i64,
+    data: Vec<u8>,
+) -> Result<PathBuf> {
+    OperatorPart { watermark, data }.write(dir, subtask)?;
+    Ok(checkpoint::ostate_path(dir, subtask))
+}
+
+/// Reads an operator part file: its watermark and the operator's bytes.
+///
+/// # Errors
+///
+/// An I/O error; a corrupt file.
+pub fn read_operator_part(path: &Path) -> Result<(i64, Vec<u8>)> {
+    let part = OperatorPart::read(path)?;
+    Ok((part.watermark, part.data))
+}
+
+/// An operator in `_metadata`: its key (`uid-...` or `node-...`), parallelism and name.
+pub type MetadataOperator = (String, u32, String);
+
+/// Writes the `_metadata` of a checkpoint directory `chk`.
+///
+/// # Errors
+///
+/// An I/O error.
+pub fn write_metadata(
+    chk: &Path,
+    epoch: u64,
+    max_parallelism: u32,
+    operators: &[MetadataOperator],
+) -> Result<()> {
+    let operators = operators
+        .iter()
+        .map(|(key, p, name)| (key.clone(), (*p, name.clone())))
+        .collect();
+    Metadata {
+        epoch,
+        max_parallelism,
+        operators,
+    }
+    .write(chk)
+}
+
+/// Reads the `_metadata` of `chk`: epoch, max parallelism and operators.
+///
+/// # Errors
+///
+/// An I/O error; a corrupt file.
+pub fn read_metadata(chk: &Path) -> Result<(u64, u32, Vec<MetadataOperator>)> {
+    let m = Metadata::read(chk)?;
+    Ok((
+        m.epoch,
+        m.max_parallelism,
+        m.operators
+            .into_iter()
+            .map(|(key, (p, name))| (key, p, name))
+            .collect(),
+    ))
+}
+
+/// What a restore from `path` (a checkpoint root, one checkpoint or a savepoint) reads
+/// before any state: `_metadata`, then, for every operator it names, the operator parts
+/// (watermark and bytes) and the paths of the keyed state files.
+///
+/// # Errors
+///
+/// As a job's restore: a missing or corrupt `_metadata` or operator part.
+#[allow(clippy::type_complexity)]
+pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, Vec<PathBuf>)>> {
+    let (dir, metadata) = checkpoint::locate(path)?;
+    let restore = Restore { dir, metadata };
+    let mut out = Vec::new();
+    for key in restore.metadata.operators.keys() {
+        let parts = restore
+            .parts(key)?
+            .into_iter()
+            .map(|p| (p.watermark, p.data))
+            .collect();
+        out.push((key.clone(), parts, restore.keyed_files(key)));
+    }
+    Ok(out)
+}
