@@ -11,7 +11,7 @@ use typeinfo_state::{
     StateKey, StateMeta, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
 };
 
-use crate::env::StateBackend;
+use crate::config::StateBackend;
 
 /// The keyed state of one operator subtask, on the heap or in RocksDB.
 ///

@@ -3,11 +3,13 @@
 //!
 //! Inside a process a batch moves between workers as Rust values (timely's typed channels,
 //! no copy of the records). Between processes a batch is written with the records' own
-//! serializers in the layout of this crate's `FORMAT.md`.
+//! serializers in the layout of this crate's `FORMAT.md`: the distributor of an edge, built
+//! with the serializer of the edge's record type (the job's serializer config applied),
+//! hands it to every batch it sends, and the receiving operator decodes the bytes with its
+//! own input serializer. Timely's `ContainerBytes` has no context, so the bytes stay
+//! undecoded inside the batch until the operator that owns the serializer reads them.
 
-use std::any::{Any, TypeId};
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::Cell;
 use std::fmt;
 use std::io::Write;
 use std::rc::Rc;
@@ -20,12 +22,10 @@ use timely::dataflow::channels::pushers::exchange::Distributor;
 use timely::dataflow::channels::{ContainerBytes, Message, Stamp};
 use timely::logging::TimelyLogger;
 use timely::worker::Worker;
-use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
+use typeinfo::{DataInputView, DataOutputView, TypeInfo, TypeSerializer};
 
+pub(crate) use crate::job::Epoch;
 use crate::Data;
-
-/// The timely timestamp of every record: the checkpoint epoch it belongs to.
-pub(crate) type Epoch = u64;
 
 /// The event timestamp of a record that has none.
 pub(crate) const NO_TIMESTAMP: i64 = i64::MIN;
@@ -48,53 +48,106 @@ pub(crate) fn sender_id(node: usize, subtask: usize) -> u32 {
 }
 
 /// A batch of elements: timely's container for every edge of a job.
-pub(crate) struct Batch<T> {
+pub(crate) struct Batch<T: TypeInfo> {
     pub(crate) msgs: Vec<Msg<T>>,
     /// Set when bytes from another process could not be decoded: the receiving operator
     /// fails the job with it. `count` keeps timely's record accounting exact.
     pub(crate) corrupt: Option<(String, i64)>,
+    /// Bytes from another process, decoded by the receiving operator with its serializer
+    /// ([`Batch::decode_received`]); the element count read from their header.
+    received: Option<(timely::bytes::arc::Bytes, i64)>,
+    /// The serializer that writes the batch for another process (given by the sending
+    /// edge's distributor).
+    serializer: Option<Arc<T::Serializer>>,
     /// The wire bytes, encoded once when timely asks for their length and taken when it
     /// writes them (timely asks for both, one after the other).
     wire: Cell<Option<Vec<u8>>>,
 }
 
-impl<T> Batch<T> {
+impl<T: TypeInfo> Batch<T> {
     /// A batch of `msgs`.
     pub(crate) fn of(msgs: Vec<Msg<T>>) -> Self {
         Batch {
             msgs,
             corrupt: None,
+            received: None,
+            serializer: None,
             wire: Cell::new(None),
+        }
+    }
+
+    /// A batch of `msgs` that is written with `serializer` if it leaves the process.
+    pub(crate) fn with_serializer(msgs: Vec<Msg<T>>, serializer: Arc<T::Serializer>) -> Self {
+        Batch {
+            serializer: Some(serializer),
+            ..Batch::of(msgs)
         }
     }
 
     /// A batch that stands for `count` elements that could not be decoded.
     fn corrupt(message: String, count: i64) -> Self {
         Batch {
-            msgs: Vec::new(),
             corrupt: Some((message, count)),
-            wire: Cell::new(None),
+            ..Batch::of(Vec::new())
         }
+    }
+
+    /// Decodes bytes received from another process with `serializer` (the receiving
+    /// operator's input serializer); a batch made in this process is left as it is.
+    ///
+    /// # Errors
+    ///
+    /// Bytes that do not decode, and a batch that arrived corrupt: the message names why.
+    pub(crate) fn decode_received(&mut self, serializer: &T::Serializer) -> Result<(), String>
+    where
+        T: Data,
+    {
+        if let Some((message, _)) = self.corrupt.take() {
+            return Err(message);
+        }
+        if let Some((bytes, _)) = self.received.take() {
+            self.msgs = Batch::decode_body(wire_body(&bytes)?, serializer).map_err(|(m, _)| m)?;
+        }
+        Ok(())
     }
 }
 
-impl<T> Default for Batch<T> {
+/// The body of a batch's wire bytes (after the length word; without padding).
+fn wire_body(bytes: &[u8]) -> Result<&[u8], String> {
+    let Some((word, rest)) = bytes.split_first_chunk::<8>() else {
+        return Err("batch shorter than its length word".into());
+    };
+    let len = u64::from_le_bytes(*word);
+    usize::try_from(len)
+        .ok()
+        .and_then(|len| rest.get(..len))
+        .ok_or_else(|| {
+            format!(
+                "batch length {len} exceeds the {} bytes received",
+                bytes.len()
+            )
+        })
+}
+
+impl<T: TypeInfo> Default for Batch<T> {
     fn default() -> Self {
         Batch::of(Vec::new())
     }
 }
 
-impl<T: Clone> Clone for Batch<T> {
+impl<T: TypeInfo + Clone> Clone for Batch<T> {
     fn clone(&self) -> Self {
         Batch {
             msgs: self.msgs.clone(),
             corrupt: self.corrupt.clone(),
+            received: self.received.clone(),
+            serializer: self.serializer.clone(),
             wire: Cell::new(None),
         }
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Batch<T> {
+impl<T: TypeInfo + fmt::Debug> fmt::Debug for Batch<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Batch")
             .field("msgs", &self.msgs)
@@ -103,16 +156,16 @@ impl<T: fmt::Debug> fmt::Debug for Batch<T> {
     }
 }
 
-impl<T> Accountable for Batch<T> {
+impl<T: TypeInfo> Accountable for Batch<T> {
     fn record_count(&self) -> i64 {
-        match &self.corrupt {
-            Some((_, count)) => *count,
-            None => self.msgs.len() as i64,
+        match (&self.corrupt, &self.received) {
+            (Some((_, count)), _) | (None, Some((_, count))) => *count,
+            (None, None) => self.msgs.len() as i64,
         }
     }
 }
 
-impl<T> DrainContainer for Batch<T> {
+impl<T: TypeInfo> DrainContainer for Batch<T> {
     type Item<'a>
         = Msg<T>
     where
@@ -126,7 +179,7 @@ impl<T> DrainContainer for Batch<T> {
     }
 }
 
-impl<T> SizableContainer for Batch<T> {
+impl<T: TypeInfo> SizableContainer for Batch<T> {
     fn at_capacity(&self) -> bool {
         self.msgs.len() >= BATCH_CAPACITY
     }
@@ -141,7 +194,7 @@ impl<T> SizableContainer for Batch<T> {
     }
 }
 
-impl<T> PushInto<Msg<T>> for Batch<T> {
+impl<T: TypeInfo> PushInto<Msg<T>> for Batch<T> {
     fn push_into(&mut self, item: Msg<T>) {
         self.msgs.push(item);
     }
@@ -151,38 +204,11 @@ const TAG_RECORD: u8 = 0;
 const TAG_TIMESTAMPED: u8 = 1;
 const TAG_WATERMARK: u8 = 2;
 
-thread_local! {
-    /// Serializers of the record types this thread writes to or reads from other
-    /// processes, registered when the job's graph is built (so the job's serializer config
-    /// applies); a type not registered gets its default serializer.
-    static WIRE_SERIALIZERS: RefCell<HashMap<TypeId, Rc<dyn Any>>> = RefCell::new(HashMap::new());
-}
-
-/// Registers the serializer this thread uses for `T` on the wire.
-pub(crate) fn register_wire_serializer<T: TypeInfo>(serializer: T::Serializer) {
-    WIRE_SERIALIZERS.with(|m| {
-        m.borrow_mut()
-            .insert(TypeId::of::<T>(), Rc::new(serializer) as Rc<dyn Any>)
-    });
-}
-
-fn wire_serializer<T: TypeInfo>() -> typeinfo::Result<Rc<dyn Any>> {
-    WIRE_SERIALIZERS.with(|m| {
-        if let Some(s) = m.borrow().get(&TypeId::of::<T>()) {
-            return Ok(Rc::clone(s));
-        }
-        let s: Rc<dyn Any> = Rc::new(T::create_serializer(&SerializerConfig::default())?);
-        m.borrow_mut().insert(TypeId::of::<T>(), Rc::clone(&s));
-        Ok(s)
-    })
-}
-
 impl<T: Data> Batch<T> {
     /// Writes the batch in the wire layout (without the length word and padding).
     pub(crate) fn encode(&self, out: &mut DataOutputView) -> typeinfo::Result<()> {
-        let any = wire_serializer::<T>()?;
-        let serializer = any.downcast_ref::<T::Serializer>().ok_or_else(|| {
-            typeinfo::Error::custom("the wire serializer is registered for another type")
+        let serializer = self.serializer.as_deref().ok_or_else(|| {
+            typeinfo::Error::custom("a batch left its process without its edge's serializer")
         })?;
         let count = u32::try_from(self.msgs.len()).map_err(|_| {
             typeinfo::Error::custom(format!(
@@ -212,15 +238,15 @@ impl<T: Data> Batch<T> {
         Ok(())
     }
 
-    /// Reads a batch written by [`encode`](Self::encode); every byte must be used.
-    pub(crate) fn decode(bytes: &[u8]) -> Result<Self, (String, i64)> {
+    /// Reads the messages of a batch body written by [`encode`](Self::encode) with
+    /// `serializer`; every byte must be used.
+    pub(crate) fn decode_body(
+        bytes: &[u8],
+        serializer: &T::Serializer,
+    ) -> Result<Vec<Msg<T>>, (String, i64)> {
         let mut input = DataInputView::new(bytes);
         let count = input.read_u32().map_err(|e| (e.to_string(), 0))?;
         let fail = |e: String| (e, i64::from(count));
-        let any = wire_serializer::<T>().map_err(|e| fail(e.to_string()))?;
-        let serializer = any
-            .downcast_ref::<T::Serializer>()
-            .ok_or_else(|| fail("the wire serializer is registered for another type".into()))?;
         // Every message takes at least its tag byte; reserve at most `capacity_for`'s budget
         // up front (a message may take far more memory than that byte) and grow as read.
         let mut msgs = Vec::with_capacity(typeinfo::capacity_for::<Msg<T>>(
@@ -263,7 +289,7 @@ impl<T: Data> Batch<T> {
                 input.remaining()
             )));
         }
-        Ok(Batch::of(msgs))
+        Ok(msgs)
     }
 
     fn encoded(&self) -> Vec<u8> {
@@ -284,23 +310,19 @@ impl<T: Data> Batch<T> {
 }
 
 impl<T: Data> ContainerBytes for Batch<T> {
+    /// Keeps the bytes for the receiving operator, which decodes them with its serializer;
+    /// only the element count is read here (timely's progress accounting needs it now).
     fn from_bytes(bytes: timely::bytes::arc::Bytes) -> Self {
-        let slice: &[u8] = &bytes;
-        let Some((word, rest)) = slice.split_first_chunk::<8>() else {
-            return Batch::corrupt("batch shorter than its length word".into(), 0);
+        let count = match wire_body(&bytes) {
+            Err(message) => return Batch::corrupt(message, 0),
+            Ok(body) => match body.first_chunk::<4>() {
+                Some(word) => i64::from(u32::from_le_bytes(*word)),
+                None => return Batch::corrupt("batch without its element count".into(), 0),
+            },
         };
-        let len = u64::from_le_bytes(*word);
-        let body = usize::try_from(len).ok().and_then(|len| rest.get(..len));
-        match body.map(Batch::decode) {
-            Some(Ok(batch)) => batch,
-            Some(Err((message, count))) => Batch::corrupt(message, count),
-            None => Batch::corrupt(
-                format!(
-                    "batch length {len} exceeds the {} bytes received",
-                    slice.len()
-                ),
-                0,
-            ),
+        Batch {
+            received: Some((bytes, count)),
+            ..Batch::of(Vec::new())
         }
     }
 
@@ -353,8 +375,10 @@ pub(crate) enum Route<T> {
 
 /// The distributor behind every exchanging edge: routes records, and sends every watermark
 /// to each consumer subtask in order with the records before it.
-pub(crate) struct EdgeDistributor<T> {
+pub(crate) struct EdgeDistributor<T: Data> {
     route: Route<T>,
+    /// Writes the batches that leave the process.
+    serializer: Arc<T::Serializer>,
     /// This worker's index (the target of forward edges).
     own: usize,
     /// The consumer's parallelism: subtasks `0..targets` run it.
@@ -363,26 +387,41 @@ pub(crate) struct EdgeDistributor<T> {
 }
 
 impl<T: Data> EdgeDistributor<T> {
-    pub(crate) fn new(route: Route<T>, own: usize, targets: usize, peers: usize) -> Self {
+    pub(crate) fn new(
+        route: Route<T>,
+        serializer: Arc<T::Serializer>,
+        own: usize,
+        targets: usize,
+        peers: usize,
+    ) -> Self {
         EdgeDistributor {
             route,
             own,
             targets,
-            buffers: (0..peers).map(|_| Batch::default()).collect(),
+            buffers: (0..peers)
+                .map(|_| Batch::with_serializer(Vec::new(), Arc::clone(&serializer)))
+                .collect(),
+            serializer,
         }
     }
 
     /// Sends `buffer`; a pusher may hand back a sent batch for reuse (the network pushers
-    /// hand back the batch they just wrote), so what comes back is emptied.
+    /// hand back the batch they just wrote), so what comes back is emptied and given the
+    /// edge's serializer again.
     fn send<S: Clone, P: Push<Message<S, Batch<T>>>>(
         buffer: &mut Batch<T>,
+        serializer: &Arc<T::Serializer>,
         stamp: &Stamp<S>,
         pusher: &mut P,
     ) {
         Message::push_at(buffer, stamp.clone(), pusher);
         buffer.msgs.clear();
         buffer.corrupt = None;
+        buffer.received = None;
         buffer.wire.take();
+        if buffer.serializer.is_none() {
+            buffer.serializer = Some(Arc::clone(serializer));
+        }
     }
 
     #[inline]
@@ -399,7 +438,7 @@ impl<T: Data> EdgeDistributor<T> {
         }
         buffer.msgs.push(msg);
         if buffer.msgs.len() >= BATCH_CAPACITY {
-            Self::send(buffer, stamp, &mut pushers[target]);
+            Self::send(buffer, &self.serializer, stamp, &mut pushers[target]);
         }
     }
 }
@@ -414,7 +453,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
         if let Some(corrupt) = container.corrupt.take() {
             // Forward the failure (with its record count) to this worker's own subtask.
             let mut failed = Batch::corrupt(corrupt.0, corrupt.1);
-            Self::send(&mut failed, stamp, &mut pushers[self.own]);
+            Self::send(&mut failed, &self.serializer, stamp, &mut pushers[self.own]);
         }
         for msg in container.msgs.drain(..) {
             match msg {
@@ -459,7 +498,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
     ) {
         for (buffer, pusher) in self.buffers.iter_mut().zip(pushers.iter_mut()) {
             if !buffer.msgs.is_empty() {
-                Self::send(buffer, stamp, pusher);
+                Self::send(buffer, &self.serializer, stamp, pusher);
             }
         }
     }
@@ -467,7 +506,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
 
 /// The pact of an edge: a direct pipeline for forward edges between subtasks of the same
 /// worker, otherwise an exchange through an [`EdgeDistributor`].
-pub(crate) enum EdgePact<T> {
+pub(crate) enum EdgePact<T: Data> {
     Pipeline,
     Exchange(Box<dyn FnOnce(usize) -> EdgeDistributor<T>>),
 }
@@ -499,22 +538,41 @@ impl<T: Data> ParallelizationContract<Epoch, Batch<T>> for EdgePact<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use typeinfo::SerializerConfig;
+
+    fn serializer() -> Arc<<String as TypeInfo>::Serializer> {
+        Arc::new(String::create_serializer(&SerializerConfig::default()).expect("serializer"))
+    }
+
+    /// What the receiving operator does with bytes from another process.
+    fn receive(bytes: Vec<u8>) -> Result<Batch<String>, (String, i64)> {
+        let mut batch =
+            Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bytes).freeze());
+        let count = batch.record_count();
+        match batch.decode_received(&serializer()) {
+            Ok(()) => Ok(batch),
+            Err(message) => Err((message, count)),
+        }
+    }
 
     fn example() -> Batch<String> {
-        Batch::of(vec![
-            Msg::Record {
-                ts: NO_TIMESTAMP,
-                value: "ab".to_owned(),
-            },
-            Msg::Record {
-                ts: 5,
-                value: "c".to_owned(),
-            },
-            Msg::Watermark {
-                from: sender_id(1, 2),
-                watermark: 4,
-            },
-        ])
+        Batch::with_serializer(
+            vec![
+                Msg::Record {
+                    ts: NO_TIMESTAMP,
+                    value: "ab".to_owned(),
+                },
+                Msg::Record {
+                    ts: 5,
+                    value: "c".to_owned(),
+                },
+                Msg::Watermark {
+                    from: sender_id(1, 2),
+                    watermark: 4,
+                },
+            ],
+            serializer(),
+        )
     }
 
     fn hex(bytes: &[u8]) -> String {
@@ -560,10 +618,7 @@ mod tests {
         ))
         .expect("golden batch");
         assert!(
-            same(
-                &Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(golden).freeze()),
-                &example()
-            ),
+            same(&receive(golden).expect("golden batch reads"), &example()),
             "v1 bytes still read"
         );
     }
@@ -571,23 +626,39 @@ mod tests {
     #[test]
     fn batches_round_trip_and_corrupt_bytes_become_an_error_not_a_panic() {
         let bytes = wire(&example());
-        let back =
-            Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bytes.clone()).freeze());
+        let back = receive(bytes.clone()).expect("round trip");
         assert!(same(&back, &example()));
         for cut in 0..bytes.len() - 8 {
             let mut truncated = bytes.clone();
             truncated.truncate(cut);
             // A length word that claims more than arrived, or a body cut short.
-            let batch =
-                Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(truncated).freeze());
-            assert!(batch.corrupt.is_some(), "cut at {cut}");
+            assert!(receive(truncated).is_err(), "cut at {cut}");
         }
         let mut bad_tag = bytes.clone();
         bad_tag[12] = 9;
-        let batch =
-            Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bad_tag).freeze());
-        let (msg, count) = batch.corrupt.expect("unknown tag");
+        let (msg, count) = receive(bad_tag).expect_err("unknown tag");
         assert!(msg.contains("unknown tag 9"), "{msg}");
         assert_eq!(count, 3, "the record count stays what the sender counted");
+    }
+}
+
+#[cfg(test)]
+mod serializer_tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_without_its_edges_serializer_is_refused_by_the_receiver_not_lost() {
+        let batch = Batch::<String>::of(vec![Msg::Record {
+            ts: NO_TIMESTAMP,
+            value: "x".to_owned(),
+        }]);
+        let mut bytes = Vec::new();
+        batch.into_bytes(&mut bytes);
+        let mut received =
+            Batch::<String>::from_bytes(timely::bytes::arc::BytesMut::from(bytes).freeze());
+        assert_eq!(received.record_count(), 1, "the sender's count is kept");
+        let serializer =
+            String::create_serializer(&typeinfo::SerializerConfig::default()).expect("serializer");
+        assert!(received.decode_received(&serializer).is_err());
     }
 }

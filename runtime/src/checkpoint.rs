@@ -33,46 +33,16 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use typeinfo::{DataInputView, DataOutputView};
 use typeinfo_state::savepoint::write_atomically;
 
+pub use crate::config::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
-use crate::graph::StreamGraph;
+use crate::plan::{StreamGraph, StreamNode};
 
-/// Periodic checkpoints of a job.
-#[derive(Debug, Clone)]
-pub struct CheckpointConfig {
-    /// Where checkpoints are written (shared by every process of a job).
-    pub dir: PathBuf,
-    /// Time between checkpoints.
-    pub interval: Duration,
-    /// How many completed checkpoints to keep.
-    pub retained: usize,
-}
-
-impl CheckpointConfig {
-    /// Checkpoints in `dir` every `interval`, keeping the last 3.
-    pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
-        CheckpointConfig {
-            dir: dir.into(),
-            interval,
-            retained: 3,
-        }
-    }
-}
-
-/// Where a job starts from.
-#[derive(Debug, Clone)]
-pub struct RestoreSettings {
-    /// A checkpoint directory (its latest completed checkpoint is used), one checkpoint
-    /// (`chk-<epoch>`), or a savepoint.
-    pub path: PathBuf,
-    /// Start even if the snapshot holds state of operators the job no longer has (that
-    /// state is dropped).
-    pub allow_non_restored_state: bool,
-}
+/// The completion marker of a checkpoint directory.
+const METADATA_FILE: &str = "_metadata";
 
 const OSTATE_MAGIC: &[u8; 4] = b"TIOP";
 const OSTATE_VERSION: u8 = 1;
@@ -224,7 +194,7 @@ impl Metadata {
     }
 
     pub(crate) fn write(&self, chk: &Path) -> Result<()> {
-        write_atomically(&chk.join("_metadata"), self.encode().as_bytes()).map_err(|source| {
+        write_atomically(&chk.join(METADATA_FILE), self.encode().as_bytes()).map_err(|source| {
             Error::State {
                 operator: String::new(),
                 source,
@@ -233,7 +203,7 @@ impl Metadata {
     }
 
     pub(crate) fn read(chk: &Path) -> Result<Self> {
-        let path = chk.join("_metadata");
+        let path = chk.join(METADATA_FILE);
         let text = fs::read_to_string(&path).map_err(|source| Error::Io {
             path: path.clone(),
             source,
@@ -319,24 +289,37 @@ impl Metadata {
     }
 }
 
-/// The completed checkpoints under `root`, oldest first.
-pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
+/// The epoch of a checkpoint directory's name (`chk-<epoch>`): the one place that parses it.
+pub(crate) fn checkpoint_epoch(name: &str) -> Option<u64> {
+    name.strip_prefix("chk-")
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok())
+}
+
+/// Every `chk-<epoch>` directory under `root` with whether it is complete, oldest first.
+fn checkpoints(root: &Path) -> Vec<(u64, PathBuf, bool)> {
     let mut out = Vec::new();
     if let Ok(entries) = fs::read_dir(root) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(epoch) = name
-                .strip_prefix("chk-")
-                .and_then(|n| n.parse::<u64>().ok())
-            {
-                if e.path().join("_metadata").is_file() {
-                    out.push((epoch, e.path()));
-                }
+            if let Some(epoch) = checkpoint_epoch(&name) {
+                let path = e.path();
+                let complete = path.join(METADATA_FILE).is_file();
+                out.push((epoch, path, complete));
             }
         }
     }
     out.sort();
     out
+}
+
+/// The completed checkpoints under `root`, oldest first.
+pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
+    checkpoints(root)
+        .into_iter()
+        .filter(|(_, _, complete)| *complete)
+        .map(|(epoch, path, _)| (epoch, path))
+        .collect()
 }
 
 /// Finds the snapshot `path` names: itself when it holds `_metadata`, else the latest
@@ -351,7 +334,7 @@ pub(crate) fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
             ),
         });
     }
-    let chk = if path.join("_metadata").is_file() {
+    let chk = if path.join(METADATA_FILE).is_file() {
         path.to_owned()
     } else {
         completed(path).pop().map(|(_, p)| p).ok_or_else(|| {
@@ -375,11 +358,7 @@ pub(crate) struct Restore {
 impl Restore {
     /// Checks `metadata` against the graph: the same max parallelism, sources at their old
     /// parallelism, and no operator state without an operator (unless allowed).
-    pub(crate) fn check(
-        settings: &RestoreSettings,
-        graph: &StreamGraph,
-        sources: &[usize],
-    ) -> Result<Self> {
+    pub(crate) fn check(settings: &RestoreSettings, graph: &StreamGraph) -> Result<Self> {
         let (dir, metadata) = locate(&settings.path)?;
         if metadata.max_parallelism != graph.max_parallelism() {
             return Err(Error::Config(format!(
@@ -390,7 +369,7 @@ impl Restore {
                 metadata.max_parallelism
             )));
         }
-        let keys: BTreeMap<String, &crate::graph::StreamNode> = graph
+        let keys: BTreeMap<String, &StreamNode> = graph
             .nodes()
             .iter()
             .map(|n| (operator_key(n.uid(), n.id()), n))
@@ -405,7 +384,7 @@ impl Restore {
                         dir.display()
                     )));
                 }
-                Some(node) if sources.contains(&node.id()) && node.parallelism() != *p => {
+                Some(node) if graph.is_source(node.id()) && node.parallelism() != *p => {
                     return Err(Error::Config(format!(
                         "source `{}` ran at parallelism {p} in {}; sources restore at their old parallelism",
                         node.name(),
@@ -471,11 +450,181 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
             }
         }
     }
-    let bytes = fs::read(chk.join("_metadata")).map_err(|e| io(chk, e))?;
-    write_atomically(&target.join("_metadata"), &bytes).map_err(|source| Error::State {
+    let bytes = fs::read(chk.join(METADATA_FILE)).map_err(|e| io(chk, e))?;
+    write_atomically(&target.join(METADATA_FILE), &bytes).map_err(|source| Error::State {
         operator: String::new(),
         source,
     })
+}
+
+/// The checkpoints of one job under its checkpoint directory: the only code that knows the
+/// layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`, `_metadata`), writes parts
+/// atomically, completes checkpoints, retains the last ones and cleans up before a run.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckpointStore {
+    root: PathBuf,
+}
+
+impl CheckpointStore {
+    pub(crate) fn new(root: &Path) -> Self {
+        CheckpointStore {
+            root: root.to_owned(),
+        }
+    }
+
+    /// The directory of checkpoint `epoch`.
+    pub(crate) fn checkpoint(&self, epoch: u64) -> PathBuf {
+        checkpoint_dir(&self.root, epoch)
+    }
+
+    fn operator_dir(&self, epoch: u64, key: &str) -> PathBuf {
+        self.checkpoint(epoch).join(key)
+    }
+
+    /// Where subtask `subtask` of operator `key` writes the keyed state of checkpoint `epoch`
+    /// (its directory is created).
+    pub(crate) fn keyed_state_path(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+    ) -> Result<PathBuf> {
+        let dir = self.operator_dir(epoch, key);
+        fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(kstate_path(&dir, subtask))
+    }
+
+    /// Writes the operator-local part of one subtask (written last: its presence says the
+    /// subtask's part of the checkpoint is whole).
+    pub(crate) fn write_part(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        part.write(&self.operator_dir(epoch, key), subtask)
+    }
+
+    fn node_key(node: &StreamNode) -> String {
+        operator_key(node.uid(), node.id())
+    }
+
+    /// Whether every subtask of every operator wrote its part of checkpoint `epoch`.
+    fn all_parts_written(&self, graph: &StreamGraph, epoch: u64) -> bool {
+        graph.nodes().iter().all(|n| {
+            let dir = self.operator_dir(epoch, &Self::node_key(n));
+            (0..n.parallelism() as usize).all(|s| ostate_path(&dir, s).is_file())
+        })
+    }
+
+    /// Completes checkpoint `epoch` if every part is on disk: writes `_metadata`, then
+    /// deletes completed checkpoints beyond the last `retained` and incomplete older ones.
+    pub(crate) fn complete(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        retained: usize,
+    ) -> Result<bool> {
+        if !self.all_parts_written(graph, epoch) {
+            return Ok(false);
+        }
+        Metadata::of(graph, epoch).write(&self.checkpoint(epoch))?;
+        let all = checkpoints(&self.root);
+        let completed = all.iter().filter(|(_, _, c)| *c).count();
+        let mut to_drop = completed.saturating_sub(retained.max(1));
+        for (e, path, complete) in &all {
+            if *e >= epoch {
+                continue;
+            }
+            if *complete && to_drop > 0 {
+                to_drop -= 1;
+                let _ = fs::remove_dir_all(path);
+            } else if !*complete {
+                let _ = fs::remove_dir_all(path);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether every source subtask had stopped (for a stop-with-savepoint) in checkpoint
+    /// `epoch`.
+    pub(crate) fn sources_stopped(&self, graph: &StreamGraph, epoch: u64) -> Result<bool> {
+        for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
+            let dir = self.operator_dir(epoch, &Self::node_key(n));
+            for s in 0..n.parallelism() as usize {
+                if !SourcePart::decode(&OperatorPart::read(&ostate_path(&dir, s))?.data)?.stopped {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Copies completed checkpoint `epoch` to `target` (a savepoint).
+    pub(crate) fn copy_to(&self, epoch: u64, target: &Path) -> Result<()> {
+        copy_checkpoint(&self.checkpoint(epoch), target)
+    }
+
+    /// Before a run that starts at `start_epoch`: creates the directory and deletes the
+    /// parts of checkpoints that never completed and every checkpoint at or after
+    /// `start_epoch` (not part of this run's history), except `keep` (the one restored from).
+    pub(crate) fn prepare_run(&self, start_epoch: u64, keep: Option<&Path>) -> Result<()> {
+        fs::create_dir_all(&self.root).map_err(|source| Error::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        fs::read_dir(&self.root).map_err(|source| Error::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        for (epoch, path, complete) in checkpoints(&self.root) {
+            if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| k != path) {
+                let _ = fs::remove_dir_all(&path);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a source subtask writes into a checkpoint: whether it had stopped for a savepoint,
+/// how many records it emitted, and its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SourcePart {
+    pub(crate) stopped: bool,
+    pub(crate) emitted: u64,
+    pub(crate) position: Vec<u8>,
+}
+
+impl SourcePart {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = DataOutputView::new();
+        out.write_bool(self.stopped);
+        out.write_u64(self.emitted);
+        out.write_len_prefixed(&self.position);
+        out.into_inner()
+    }
+
+    pub(crate) fn decode(data: &[u8]) -> Result<Self> {
+        let mut input = DataInputView::new(data);
+        let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
+        let stopped = input.read_bool().map_err(corrupt)?;
+        let emitted = input.read_u64().map_err(corrupt)?;
+        let position = input.read_len_prefixed().map_err(corrupt)?.to_vec();
+        if !input.is_empty() {
+            return Err(Error::Corrupt(
+                "source position: bytes after the position".into(),
+            ));
+        }
+        Ok(SourcePart {
+            stopped,
+            emitted,
+            position,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use timely::communication::allocator::zero_copy::initialize::initialize_networki
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::communication::Hooks;
 
-use crate::env::Cluster;
+use crate::config::Cluster;
 use crate::error::{Error, Result};
 use crate::handshake;
 

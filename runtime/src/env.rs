@@ -8,210 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use typeinfo::SerializerConfig;
-use typeinfo_state::{default_max_parallelism, RocksDbOptions};
 
-use crate::checkpoint::{CheckpointConfig, RestoreSettings};
+use crate::compile::NodeBuilder;
+use crate::config::{CheckpointConfig, RestoreSettings};
+pub use crate::config::{Cluster, ExecutionConfig, StateBackend, StopWithSavepoint};
 use crate::error::{Error, Result};
-use crate::graph::{self, StreamGraph, Transformation};
-use crate::handshake::JobSecret;
-
-/// Where keyed state lives.
-#[derive(Debug, Clone, Default)]
-pub enum StateBackend {
-    /// Live objects on the heap (fastest; state must fit in memory).
-    #[default]
-    Heap,
-    /// Serialized in RocksDB on local disk, one instance per keyed operator subtask.
-    RocksDb {
-        /// The directory for the instances; a temporary directory removed at the end of the
-        /// job when `None`.
-        dir: Option<PathBuf>,
-        /// RocksDB's tuning.
-        options: RocksDbOptions,
-    },
-}
-
-impl StateBackend {
-    /// RocksDB in a temporary directory with default tuning.
-    pub fn rocksdb() -> Self {
-        StateBackend::RocksDb {
-            dir: None,
-            options: RocksDbOptions::default(),
-        }
-    }
-
-    /// Parses `heap` or `rocksdb` (as command-line examples take it).
-    ///
-    /// # Errors
-    ///
-    /// Any other name.
-    pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "heap" => Ok(StateBackend::Heap),
-            "rocksdb" => Ok(StateBackend::rocksdb()),
-            other => Err(Error::Config(format!(
-                "unknown state backend `{other}`: expected `heap` or `rocksdb`"
-            ))),
-        }
-    }
-}
-
-/// The processes of a job that runs on several processes or hosts.
-///
-/// Every process runs the same program with the same job; process `process` listens on
-/// `hosts[process]` and connects to the others (timely's communication). The job's
-/// parallelism is split evenly: each process runs `parallelism / hosts.len()` workers.
-///
-/// Before a connection carries a batch, both ends prove that they know the job's `secret`
-/// (a challenge-response handshake with HMAC-SHA-256, see [`crate::handshake`] for the
-/// protocol and the threat model: the traffic itself is not encrypted).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cluster {
-    /// `host:port` of every process, in process order.
-    pub hosts: Vec<String>,
-    /// This process's index in `hosts`.
-    pub process: usize,
-    /// The secret every process of the job shares.
-    pub secret: JobSecret,
-}
-
-impl Cluster {
-    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments and the job secret
-    /// from the environment ([`JobSecret::from_env`]: `TYPEINFO_JOB_SECRET` or
-    /// `TYPEINFO_JOB_SECRET_FILE`, never an argument); `None` when `--hosts` is absent.
-    ///
-    /// # Errors
-    ///
-    /// A malformed or missing value, or no (or too short a) secret.
-    pub fn from_args(args: &[String]) -> Result<Option<Self>> {
-        let value = |flag: &str| {
-            args.iter()
-                .position(|a| a == flag)
-                .map(|i| args.get(i + 1).cloned())
-        };
-        let Some(hosts) = value("--hosts") else {
-            return Ok(None);
-        };
-        let hosts = hosts.ok_or_else(|| Error::Config("--hosts needs a value".into()))?;
-        let process = value("--process")
-            .flatten()
-            .ok_or_else(|| Error::Config("--hosts needs --process".into()))?
-            .parse()
-            .map_err(|e| Error::Config(format!("--process: {e}")))?;
-        let hosts: Vec<String> = hosts.split(',').map(str::to_owned).collect();
-        if process >= hosts.len() {
-            return Err(Error::Config(format!(
-                "--process {process}: there are only {} hosts",
-                hosts.len()
-            )));
-        }
-        Ok(Some(Cluster {
-            hosts,
-            process,
-            secret: JobSecret::from_env()?,
-        }))
-    }
-}
-
-/// A job's configuration.
-#[derive(Debug, Clone)]
-pub struct ExecutionConfig {
-    /// The default parallelism of operators (and the number of workers of the job).
-    pub parallelism: u32,
-    /// The number of key groups; Flink's default for `parallelism` when `None`.
-    pub max_parallelism: Option<u32>,
-    /// Where keyed state lives.
-    pub state_backend: StateBackend,
-    /// The serializers' configuration (for example disabling generic types).
-    pub serializer_config: SerializerConfig,
-    /// How often periodic watermarks are emitted (Flink's `autoWatermarkInterval`); zero (the
-    /// default) emits after every input batch (see [`crate::watermark`]).
-    pub auto_watermark_interval: Duration,
-    /// The processes of a multi-process job; one process when `None`.
-    pub cluster: Option<Cluster>,
-    /// Periodic checkpoints; none when `None`.
-    pub checkpointing: Option<CheckpointConfig>,
-    /// The checkpoint or savepoint to start from.
-    pub restore: Option<RestoreSettings>,
-    /// Stop with a savepoint once every source subtask has emitted this many records.
-    pub stop_with_savepoint: Option<StopWithSavepoint>,
-}
-
-/// Stops a job with a savepoint: each source subtask stops after `after_records` records,
-/// the first checkpoint in which every source has stopped is copied to `dir`, and the job
-/// ends without firing what is pending (no final watermark), to be continued by a job that
-/// restores from `dir`.
-#[derive(Debug, Clone)]
-pub struct StopWithSavepoint {
-    /// Records per source subtask before it stops.
-    pub after_records: u64,
-    /// The savepoint directory.
-    pub dir: PathBuf,
-}
-
-impl Default for ExecutionConfig {
-    fn default() -> Self {
-        ExecutionConfig {
-            parallelism: 1,
-            max_parallelism: None,
-            state_backend: StateBackend::Heap,
-            serializer_config: SerializerConfig::default(),
-            auto_watermark_interval: Duration::ZERO,
-            cluster: None,
-            checkpointing: None,
-            restore: None,
-            stop_with_savepoint: None,
-        }
-    }
-}
-
-impl ExecutionConfig {
-    /// The number of key groups of the job.
-    pub fn max_parallelism(&self) -> u32 {
-        self.max_parallelism
-            .unwrap_or_else(|| default_max_parallelism(self.parallelism))
-    }
-
-    pub(crate) fn validate(&self) -> Result<()> {
-        if self.parallelism == 0 {
-            return Err(Error::Config("parallelism must be at least 1".into()));
-        }
-        let max = self.max_parallelism();
-        if max == 0 || max > 32_768 {
-            return Err(Error::Config(format!(
-                "max parallelism {max} must be between 1 and 32768"
-            )));
-        }
-        if self.parallelism > max {
-            return Err(Error::Config(format!(
-                "parallelism {} exceeds the max parallelism {max}",
-                self.parallelism
-            )));
-        }
-        if let Some(stop) = &self.stop_with_savepoint {
-            if self.checkpointing.is_none() {
-                return Err(Error::Config(format!("stop with savepoint into {} needs checkpointing (the savepoint is a checkpoint)", stop.dir.display())));
-            }
-        }
-        if let Some(c) = &self.cluster {
-            if c.hosts.is_empty() || c.process >= c.hosts.len() {
-                return Err(Error::Config(format!(
-                    "process {} is not one of the {} hosts",
-                    c.process,
-                    c.hosts.len()
-                )));
-            }
-            if self.parallelism as usize % c.hosts.len() != 0 {
-                return Err(Error::Config(format!(
-                    "parallelism {} cannot be split evenly over {} processes",
-                    self.parallelism,
-                    c.hosts.len()
-                )));
-            }
-        }
-        Ok(())
-    }
-}
+use crate::job::JobShared;
+use crate::plan::{self, StreamGraph, Transformation};
 
 /// What a finished job reports.
 #[derive(Debug, Clone)]
@@ -234,6 +37,10 @@ impl JobResult {
 pub(crate) struct EnvState {
     pub(crate) config: ExecutionConfig,
     pub(crate) transformations: Vec<Transformation>,
+    /// The typed builder of each transformation (same index).
+    pub(crate) builders: Vec<Arc<dyn NodeBuilder>>,
+    /// Mistakes in API calls found as they were made, reported when the graph is built.
+    pub(crate) problems: Vec<String>,
 }
 
 /// The context a job is built in and run from, as Flink's `StreamExecutionEnvironment`.
@@ -273,6 +80,8 @@ impl StreamExecutionEnvironment {
             state: Rc::new(RefCell::new(EnvState {
                 config,
                 transformations: Vec::new(),
+                builders: Vec::new(),
+                problems: Vec::new(),
             })),
         }
     }
@@ -336,17 +145,19 @@ impl StreamExecutionEnvironment {
         self.state.borrow().config.clone()
     }
 
-    pub(crate) fn add(&self, name: impl Into<String>, kind: graph::Kind) -> usize {
+    /// Records a transformation and its builder; returns its id.
+    pub(crate) fn add(&self, mut t: Transformation, builder: Arc<dyn NodeBuilder>) -> usize {
         let mut s = self.state.borrow_mut();
         let id = s.transformations.len();
-        s.transformations.push(Transformation {
-            id,
-            name: name.into(),
-            uid: None,
-            parallelism: None,
-            kind,
-        });
+        t.id = id;
+        s.transformations.push(t);
+        s.builders.push(builder);
         id
+    }
+
+    /// A transformation recorded earlier (to read its side outputs, ...).
+    pub(crate) fn transformation<R>(&self, id: usize, f: impl FnOnce(&Transformation) -> R) -> R {
+        f(&self.state.borrow().transformations[id])
     }
 
     pub(crate) fn with_transformation<R>(
@@ -357,6 +168,20 @@ impl StreamExecutionEnvironment {
         f(&mut self.state.borrow_mut().transformations[id])
     }
 
+    /// Records a mistake in an API call (reported when the graph is built).
+    pub(crate) fn problem(&self, message: String) {
+        self.state.borrow_mut().problems.push(message);
+    }
+
+    fn graph_and_builders(&self) -> Result<(Arc<StreamGraph>, Arc<Vec<Arc<dyn NodeBuilder>>>)> {
+        let s = self.state.borrow();
+        if let Some(problem) = s.problems.first() {
+            return Err(Error::Graph(problem.clone()));
+        }
+        let graph = plan::translate(&s.transformations, &s.config)?;
+        Ok((Arc::new(graph), Arc::new(s.builders.clone())))
+    }
+
     /// The stream graph of every transformation added so far.
     ///
     /// # Errors
@@ -364,8 +189,8 @@ impl StreamExecutionEnvironment {
     /// An invalid configuration, a serializer that cannot be created (for example a disabled
     /// generic type, named in the error), a duplicate uid.
     pub fn stream_graph(&self) -> Result<StreamGraph> {
-        let s = self.state.borrow();
-        graph::translate(&s.transformations, &s.config)
+        let (graph, _) = self.graph_and_builders()?;
+        Ok(Arc::unwrap_or_clone(graph))
     }
 
     /// The plan of the job, one operator per paragraph (see [`StreamGraph::explain`]).
@@ -385,14 +210,15 @@ impl StreamExecutionEnvironment {
     /// serialization error, a user function's error or panic, corrupt data from another
     /// process); a cluster that cannot connect.
     pub fn execute(&self, job_name: &str) -> Result<JobResult> {
-        let graph = Arc::new(self.stream_graph()?);
+        let (graph, builders) = self.graph_and_builders()?;
         let config = self.config();
         let started = Instant::now();
-        let (metrics, migrations) = crate::exec::run(
+        let (metrics, migrations) = crate::run::run(
             job_name,
             graph,
+            builders,
             config,
-            Arc::new(crate::exec::JobShared::new()),
+            Arc::new(JobShared::new()),
         )?;
         Ok(JobResult {
             elapsed: started.elapsed(),
@@ -408,9 +234,9 @@ impl StreamExecutionEnvironment {
     ///
     /// A graph error (before anything runs).
     pub fn execute_async(&self, job_name: &str) -> Result<JobClient> {
-        let graph = Arc::new(self.stream_graph()?);
+        let (graph, builders) = self.graph_and_builders()?;
         let config = self.config();
-        let job = Arc::new(crate::exec::JobShared::new());
+        let job = Arc::new(JobShared::new());
         let shared = Arc::clone(&job);
         let name = job_name.to_owned();
         let checkpointing = config.checkpointing.is_some();
@@ -418,7 +244,8 @@ impl StreamExecutionEnvironment {
             .name(format!("job {job_name}"))
             .spawn(move || {
                 let started = Instant::now();
-                let (metrics, migrations) = crate::exec::run(&name, graph, config, shared)?;
+                let (metrics, migrations) =
+                    crate::run::run(&name, graph, builders, config, shared)?;
                 Ok(JobResult {
                     elapsed: started.elapsed(),
                     metrics,
@@ -438,16 +265,8 @@ impl StreamExecutionEnvironment {
 #[derive(Debug)]
 pub struct JobClient {
     thread: std::thread::JoinHandle<Result<JobResult>>,
-    job: Arc<crate::exec::JobShared>,
+    job: Arc<JobShared>,
     checkpointing: bool,
-}
-
-impl std::fmt::Debug for crate::exec::JobShared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JobShared")
-            .field("failed", &self.failed())
-            .finish_non_exhaustive()
-    }
 }
 
 impl JobClient {

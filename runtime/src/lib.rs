@@ -80,18 +80,23 @@ mod backend;
 mod channel;
 pub mod checkpoint;
 mod cluster;
+mod compile;
+mod config;
+mod drive;
 mod env;
 mod error;
-mod exec;
 pub mod functions;
-mod graph;
 pub mod handshake;
+mod job;
 mod operator;
+mod plan;
 mod process;
+mod run;
 mod sink;
 mod source;
 mod stream;
 mod timer;
+mod types;
 pub mod watermark;
 pub mod window;
 
@@ -102,8 +107,8 @@ pub use env::{
     StreamExecutionEnvironment,
 };
 pub use error::{Error, Result};
-pub use graph::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use handshake::JobSecret;
+pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::CollectedRecords;
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
@@ -115,14 +120,7 @@ pub use window::{
     TumblingProcessingTimeWindows, WindowAssigner,
 };
 
-/// A type that can be a record of a stream: it has a serializer, and it can be cloned and shared (for
-/// broadcast edges and operators with several consumers).
-pub trait Data: typeinfo::TypeInfo + Clone + Sync {}
-impl<T: typeinfo::TypeInfo + Clone + Sync> Data for T {}
-
-/// A type that can key a stream: deterministic bytes, equality and hashing.
-pub trait Key: typeinfo_state::StateKey + Data {}
-impl<K: typeinfo_state::StateKey + Data> Key for K {}
+pub use types::{Data, Key};
 
 /// The README's examples, compiled and run as doc tests so that the front door never drifts.
 #[cfg(doctest)]

@@ -10,9 +10,9 @@ use typeinfo_state::BackendOptions;
 use crate::backend::KeyedBackend;
 use crate::channel::{Msg, NO_TIMESTAMP};
 use crate::checkpoint::{OperatorPart, Restore};
-use crate::env::StateBackend;
+use crate::config::StateBackend;
 use crate::error::{Error, Result};
-use crate::exec::JobShared;
+use crate::job::JobShared;
 use crate::Key;
 
 /// Where an operator emits: a buffer of elements the driver ships after each input batch.
@@ -127,6 +127,8 @@ pub(crate) trait SourceFunction<O>: 'static {
 #[derive(Clone)]
 pub(crate) struct OperatorSetup {
     pub(crate) name: String,
+    /// The node's id in the stream graph.
+    pub(crate) node: usize,
     pub(crate) subtask: usize,
     pub(crate) parallelism: usize,
     pub(crate) max_parallelism: u32,

@@ -109,7 +109,7 @@ pub(crate) struct TextFileSink {
 }
 
 impl TextFileSink {
-    pub(crate) fn new(dir: PathBuf, subtask: usize, job: &crate::exec::JobShared) -> Result<Self> {
+    pub(crate) fn new(dir: PathBuf, subtask: usize, job: &crate::job::JobShared) -> Result<Self> {
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
             path: dir.clone(),
             source,

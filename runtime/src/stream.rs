@@ -16,11 +16,11 @@ use typeinfo_state::{
 };
 
 use crate::channel::{Router, RouterFactory};
+use crate::compile::{OneInputBuilder, Partition, SourceBuilder};
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
-use crate::exec::{build_operator, build_source};
-use crate::graph::{Kind, NodeFactory, OperatorFactory, OutputType, Partitioner};
 use crate::operator::{Operator, OperatorSetup, Outputs, SourceFunction};
+use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
 use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
 use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
@@ -33,36 +33,65 @@ use crate::{Data, Key};
 
 type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
 
-fn one_input<I: Data, O: Data>(
+/// What an API call says about the operator it adds, besides its function.
+struct NodeSpec {
+    kind: NodeKind,
+    name: String,
     description: String,
-    make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync + 'static,
-) -> Arc<dyn NodeFactory> {
-    Arc::new(one_input_factory(description, make))
+    parallelism: Option<u32>,
+    side_outputs: Vec<String>,
+    invalid: Option<String>,
+    output_dir: Option<PathBuf>,
 }
 
-/// The factory of a node with a one-input operator made by `make` on each subtask.
-fn one_input_factory<I: Data, O: Data>(
-    description: String,
-    make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync + 'static,
-) -> OperatorFactory {
-    OperatorFactory {
-        description,
-        output_dir: None,
-        validate: None,
-        build: Box::new(move |ctx, node, inputs| build_operator::<I, O>(ctx, node, inputs, &make)),
+impl NodeSpec {
+    fn new(kind: NodeKind, name: &str, description: impl Into<String>) -> Self {
+        NodeSpec {
+            kind,
+            name: name.to_owned(),
+            description: description.into(),
+            parallelism: None,
+            side_outputs: Vec::new(),
+            invalid: None,
+            output_dir: None,
+        }
+    }
+
+    fn transformation(self, inputs: Vec<Input>, output: Option<OutputType>) -> Transformation {
+        Transformation {
+            id: 0,
+            kind: self.kind,
+            name: self.name,
+            uid: None,
+            parallelism: self.parallelism,
+            description: self.description,
+            inputs,
+            output,
+            side_outputs: self.side_outputs,
+            invalid: self.invalid,
+            output_dir: self.output_dir,
+        }
     }
 }
 
-fn source<O: Data>(
-    description: String,
-    make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
-) -> Arc<dyn NodeFactory> {
-    Arc::new(OperatorFactory {
-        description,
-        output_dir: None,
-        validate: None,
-        build: Box::new(move |ctx, node, _| build_source::<O>(ctx, node, &make)),
-    })
+/// One producer of a stream's records, with how they are partitioned on the way to the
+/// next operator: typed (the router of a key) and as plan data.
+struct Producer<T> {
+    node: usize,
+    port: usize,
+    partition: Partition<T>,
+    partitioning: Partitioning,
+}
+
+impl<T> Clone for Producer<T> {
+    fn clone(&self) -> Self {
+        Producer {
+            node: self.node,
+            port: self.port,
+            partition: self.partition.clone(),
+            partitioning: self.partitioning,
+        }
+    }
 }
 
 impl StreamExecutionEnvironment {
@@ -70,31 +99,34 @@ impl StreamExecutionEnvironment {
         &self,
         name: &str,
         parallelism: Option<u32>,
-        factory: Arc<dyn NodeFactory>,
+        description: String,
+        make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
     ) -> DataStream<O> {
+        let spec = NodeSpec {
+            parallelism,
+            ..NodeSpec::new(NodeKind::Source, name, description)
+        };
         let id = self.add(
-            name,
-            Kind::Source {
-                factory,
-                output: OutputType::of::<O>(),
-            },
+            spec.transformation(Vec::new(), Some(OutputType::of::<O>())),
+            Arc::new(SourceBuilder::new(make)),
         );
-        if parallelism.is_some() {
-            self.with_transformation(id, |t| t.parallelism = parallelism);
-        }
-        DataStream::new(self, id)
+        DataStream::of_node(self, id, 0)
     }
 
     /// A stream of the vector's elements, read by one subtask in order.
     pub fn from_collection<T: Data + Send + Sync>(&self, elements: Vec<T>) -> DataStream<T> {
         let elements = Arc::new(elements);
-        let factory = source::<T>("Source: collection".into(), move |_| {
-            let elements = Arc::clone(&elements);
-            Ok(Box::new(IteratorSource::new(Box::new(
-                (0..elements.len()).map(move |i| elements[i].clone()),
-            ))))
-        });
-        self.add_source("Collection Source", Some(1), factory)
+        self.add_source(
+            "Collection Source",
+            Some(1),
+            "Source: collection".into(),
+            move |_| {
+                let elements = Arc::clone(&elements);
+                Ok(Box::new(IteratorSource::new(Box::new(
+                    (0..elements.len()).map(move |i| elements[i].clone()),
+                ))))
+            },
+        )
     }
 
     /// A stream of an iterator's items, read by one subtask (each run clones the iterator).
@@ -104,25 +136,33 @@ impl StreamExecutionEnvironment {
         I::IntoIter: 'static,
         I::Item: Data,
     {
-        let factory = source::<I::Item>("Source: iterator".into(), move |_| {
-            Ok(Box::new(IteratorSource::new(Box::new(
-                iter.clone().into_iter(),
-            ))))
-        });
-        self.add_source("Iterator Source", Some(1), factory)
+        self.add_source(
+            "Iterator Source",
+            Some(1),
+            "Source: iterator".into(),
+            move |_| {
+                Ok(Box::new(IteratorSource::new(Box::new(
+                    iter.clone().into_iter(),
+                ))))
+            },
+        )
     }
 
     /// The numbers `from..=to`, split into contiguous ranges over the source's subtasks.
     pub fn from_sequence(&self, from: i64, to: i64) -> DataStream<i64> {
-        let factory = source::<i64>(format!("Source: sequence {from}..={to}"), move |setup| {
-            Ok(Box::new(IteratorSource::new(Box::new(sequence_range(
-                from,
-                to,
-                setup.subtask,
-                setup.parallelism,
-            )))))
-        });
-        self.add_source("Sequence Source", None, factory)
+        self.add_source(
+            "Sequence Source",
+            None,
+            format!("Source: sequence {from}..={to}"),
+            move |setup| {
+                Ok(Box::new(IteratorSource::new(Box::new(sequence_range(
+                    from,
+                    to,
+                    setup.subtask,
+                    setup.parallelism,
+                )))))
+            },
+        )
     }
 
     /// The lines of a text file (without line endings), read by one subtask in order.
@@ -130,11 +170,10 @@ impl StreamExecutionEnvironment {
     /// A missing or unreadable file fails the job with an error naming the path.
     pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
         let path = path.into();
-        let factory =
-            source::<String>(format!("Source: text file {}", path.display()), move |_| {
-                Ok(Box::new(FileSource::open(path.clone())?))
-            });
-        self.add_source("Text File Source", Some(1), factory)
+        let description = format!("Source: text file {}", path.display());
+        self.add_source("Text File Source", Some(1), description, move |_| {
+            Ok(Box::new(FileSource::open(path.clone())?))
+        })
     }
 
     /// `generate(i)` for every `i` in `0..count`; subtask `s` of `p` generates
@@ -145,32 +184,38 @@ impl StreamExecutionEnvironment {
         generate: impl Fn(u64) -> T + Send + Sync + 'static,
     ) -> DataStream<T> {
         let generate = Arc::new(generate);
-        let factory = source::<T>(format!("Source: generator of {count}"), move |setup| {
-            Ok(Box::new(GeneratorSource {
-                next: setup.subtask as u64,
-                step: setup.parallelism as u64,
-                count,
-                generate: Arc::clone(&generate),
-                _t: PhantomData,
-            }))
-        });
-        self.add_source("Generator Source", None, factory)
+        self.add_source(
+            "Generator Source",
+            None,
+            format!("Source: generator of {count}"),
+            move |setup| {
+                Ok(Box::new(GeneratorSource {
+                    next: setup.subtask as u64,
+                    step: setup.parallelism as u64,
+                    count,
+                    generate: Arc::clone(&generate),
+                    _t: PhantomData,
+                }))
+            },
+        )
     }
 }
 
 /// A stream of `T` records.
 pub struct DataStream<T> {
     env: StreamExecutionEnvironment,
-    id: usize,
-    _t: PhantomData<fn() -> T>,
+    /// The operator whose main output this stream is (`name`, `uid` and `set_parallelism`
+    /// apply to it); none for unions, partitionings and side outputs.
+    node: Option<usize>,
+    producers: Vec<Producer<T>>,
 }
 
 impl<T> Clone for DataStream<T> {
     fn clone(&self) -> Self {
         DataStream {
             env: self.env.clone(),
-            id: self.id,
-            _t: PhantomData,
+            node: self.node,
+            producers: self.producers.clone(),
         }
     }
 }
@@ -178,7 +223,15 @@ impl<T> Clone for DataStream<T> {
 impl<T> std::fmt::Debug for DataStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DataStream")
-            .field("transformation", &self.id)
+            .field("operator", &self.node)
+            .field(
+                "producers",
+                &self
+                    .producers
+                    .iter()
+                    .map(|p| (p.node, p.port))
+                    .collect::<Vec<_>>(),
+            )
             .field("type", &std::any::type_name::<T>())
             .finish()
     }
@@ -235,12 +288,52 @@ impl<T: 'static, K: Key> Router<T> for KeyGroupRouter<T, K> {
 }
 
 impl<T: Data> DataStream<T> {
-    fn new(env: &StreamExecutionEnvironment, id: usize) -> Self {
+    /// The output `port` of operator `node`.
+    fn of_node(env: &StreamExecutionEnvironment, node: usize, port: usize) -> Self {
         DataStream {
             env: env.clone(),
-            id,
-            _t: PhantomData,
+            node: (port == 0).then_some(node),
+            producers: vec![Producer {
+                node,
+                port,
+                partition: Partition::Default,
+                partitioning: Partitioning::Default,
+            }],
         }
+    }
+
+    /// This stream's records partitioned as `partition` on the way to the next operator.
+    fn partitioned(&self, partition: Partition<T>, partitioning: Partitioning) -> Self {
+        DataStream {
+            env: self.env.clone(),
+            node: None,
+            producers: self
+                .producers
+                .iter()
+                .map(|p| Producer {
+                    partition: partition.clone(),
+                    partitioning,
+                    ..p.clone()
+                })
+                .collect(),
+        }
+    }
+
+    /// The inputs of an operator that reads this stream: as plan data, and typed.
+    fn inputs(&self) -> (Vec<Input>, Vec<Partition<T>>) {
+        self.producers
+            .iter()
+            .map(|p| {
+                (
+                    Input {
+                        producer: p.node,
+                        port: p.port,
+                        partitioning: p.partitioning,
+                    },
+                    p.partition.clone(),
+                )
+            })
+            .unzip()
     }
 
     /// The environment the stream belongs to.
@@ -248,51 +341,67 @@ impl<T: Data> DataStream<T> {
         &self.env
     }
 
-    fn then<O: Data>(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStream<O> {
-        let id = self.env.add(
-            name,
-            Kind::Operator {
-                input: self.id,
-                factory,
-                output: OutputType::of::<O>(),
-                side: None,
-            },
+    /// Adds an operator (or sink) that reads this stream; returns its id.
+    fn add_operator<O: Data>(
+        &self,
+        spec: NodeSpec,
+        output: Option<OutputType>,
+        make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, O>>> + Send + Sync + 'static,
+    ) -> usize {
+        let (inputs, partitions) = self.inputs();
+        self.env.add(
+            spec.transformation(inputs, output),
+            Arc::new(OneInputBuilder::new(partitions, make)),
+        )
+    }
+
+    /// Adds a one-input operator with output `O`.
+    fn then<O: Data>(
+        &self,
+        name: &str,
+        description: impl Into<String>,
+        make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, O>>> + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        let id = self.add_operator(
+            NodeSpec::new(NodeKind::Operator, name, description),
+            Some(OutputType::of::<O>()),
+            make,
         );
-        DataStream::new(&self.env, id)
+        DataStream::of_node(&self.env, id, 0)
     }
 
     /// Names the operator that makes this stream.
     pub fn name(self, name: &str) -> Self {
-        self.env
-            .with_transformation(self.id, |t| t.name = name.to_owned());
+        if let Some(id) = self.node {
+            self.env
+                .with_transformation(id, |t| t.name = name.to_owned());
+        }
         self
     }
 
     /// Gives the operator a stable id (the directory of its state, and its identity in
     /// savepoints).
     pub fn uid(self, uid: &str) -> Self {
-        self.env
-            .with_transformation(self.id, |t| t.uid = Some(uid.to_owned()));
+        if let Some(id) = self.node {
+            self.env
+                .with_transformation(id, |t| t.uid = Some(uid.to_owned()));
+        }
         self
     }
 
     /// Sets the parallelism of the operator that makes this stream.
     pub fn set_parallelism(self, parallelism: u32) -> Self {
-        self.env.with_transformation(self.id, |t| {
-            if t.is_operator() {
-                t.parallelism = Some(parallelism);
-            }
-        });
+        if let Some(id) = self.node {
+            self.env
+                .with_transformation(id, |t| t.parallelism = Some(parallelism));
+        }
         self
     }
 
     /// Applies `f` to every record.
     pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Send + Sync + 'static) -> DataStream<O> {
         let f = Arc::new(f);
-        self.then(
-            "Map",
-            one_input::<T, O>("Map".into(), move |_| Ok(Box::new(MapOp(Arc::clone(&f))))),
-        )
+        self.then("Map", "Map", move |_| Ok(Box::new(MapOp(Arc::clone(&f)))))
     }
 
     /// Replaces every record with the items `f` returns.
@@ -301,23 +410,17 @@ impl<T: Data> DataStream<T> {
         f: impl Fn(T) -> I + Send + Sync + 'static,
     ) -> DataStream<O> {
         let f = Arc::new(f);
-        self.then(
-            "Flat Map",
-            one_input::<T, O>("FlatMap".into(), move |_| {
-                Ok(Box::new(FlatMapOp(Arc::clone(&f), PhantomData)))
-            }),
-        )
+        self.then("Flat Map", "FlatMap", move |_| {
+            Ok(Box::new(FlatMapOp(Arc::clone(&f), PhantomData)))
+        })
     }
 
     /// Keeps the records for which `f` is true.
     pub fn filter(&self, f: impl Fn(&T) -> bool + Send + Sync + 'static) -> DataStream<T> {
         let f = Arc::new(f);
-        self.then(
-            "Filter",
-            one_input::<T, T>("Filter".into(), move |_| {
-                Ok(Box::new(FilterOp(Arc::clone(&f))))
-            }),
-        )
+        self.then("Filter", "Filter", move |_| {
+            Ok(Box::new(FilterOp(Arc::clone(&f))))
+        })
     }
 
     /// Partitions the stream by a key: records with equal keys go to the same subtask (by key
@@ -337,57 +440,37 @@ impl<T: Data> DataStream<T> {
                 max_parallelism,
             }) as Box<dyn Router<T>>)
         });
-        let partitioner = Partitioner::Hash {
-            key_type: OutputType::of::<K>(),
-            router: Arc::new(router),
-        };
-        let id = self.env.add(
-            "Partition: key by",
-            Kind::Partition {
-                input: self.id,
-                partitioner,
-            },
-        );
         KeyedStream {
-            stream: DataStream::new(&self.env, id),
+            stream: self.partitioned(
+                Partition::Hash(router),
+                Partitioning::Hash {
+                    key_type: OutputType::of::<K>(),
+                },
+            ),
             selector,
         }
     }
 
     /// Distributes records round robin over the next operator's subtasks.
     pub fn rebalance(&self) -> DataStream<T> {
-        DataStream::new(
-            &self.env,
-            self.env.add(
-                "Partition: rebalance",
-                Kind::Partition {
-                    input: self.id,
-                    partitioner: Partitioner::Rebalance,
-                },
-            ),
-        )
+        self.partitioned(Partition::Rebalance, Partitioning::Rebalance)
     }
 
     /// Sends every record to every subtask of the next operator.
     pub fn broadcast(&self) -> DataStream<T> {
-        DataStream::new(
-            &self.env,
-            self.env.add(
-                "Partition: broadcast",
-                Kind::Partition {
-                    input: self.id,
-                    partitioner: Partitioner::Broadcast,
-                },
-            ),
-        )
+        self.partitioned(Partition::Broadcast, Partitioning::Broadcast)
     }
 
     /// The records of this stream and of `others`.
     pub fn union(&self, others: &[DataStream<T>]) -> DataStream<T> {
-        let inputs = std::iter::once(self.id)
-            .chain(others.iter().map(|o| o.id))
-            .collect();
-        DataStream::new(&self.env, self.env.add("Union", Kind::Union { inputs }))
+        DataStream {
+            env: self.env.clone(),
+            node: None,
+            producers: std::iter::once(self)
+                .chain(others)
+                .flat_map(|s| s.producers.iter().cloned())
+                .collect(),
+        }
     }
 
     /// Gives records event timestamps and generates watermarks.
@@ -396,39 +479,53 @@ impl<T: Data> DataStream<T> {
         strategy: WatermarkStrategy<T>,
     ) -> DataStream<T> {
         let description = strategy.describe();
-        self.then(
-            "Timestamps/Watermarks",
-            one_input::<T, T>(description, move |setup| {
-                Ok(Box::new(TimestampsAndWatermarks::new(
-                    strategy.clone(),
-                    setup.auto_watermark_interval_ms,
-                )))
-            }),
-        )
+        self.then("Timestamps/Watermarks", description, move |setup| {
+            Ok(Box::new(TimestampsAndWatermarks::new(
+                strategy.clone(),
+                setup.auto_watermark_interval_ms,
+            )))
+        })
     }
 
     /// The records of the side output `tag` of the operator that makes this stream.
+    ///
+    /// A tag the operator does not have, or a stream that no single operator makes (a
+    /// union, a partitioning), is an error when the graph is built.
     pub fn side_output<S: Data>(&self, tag: &OutputTag<S>) -> DataStream<S> {
-        DataStream::new(
-            &self.env,
-            self.env.add(
-                format!("Side output {}", tag.id),
-                Kind::SideOutput {
-                    input: self.id,
-                    tag: tag.id.clone(),
-                },
-            ),
-        )
+        let port = self.node.and_then(|id| {
+            self.env
+                .transformation(id, |t| t.side_port(&tag.id).ok_or_else(|| t.name.clone()))
+                .map_err(|name| {
+                    self.env
+                        .problem(format!("no side output `{}` on `{name}`", tag.id));
+                })
+                .ok()
+                .map(|port| (id, port))
+        });
+        match port {
+            Some((id, port)) => DataStream::of_node(&self.env, id, port),
+            None => {
+                if self.node.is_none() {
+                    self.env.problem(format!(
+                        "side output `{}` of a stream that no single operator makes (a union or a partitioning)",
+                        tag.id
+                    ));
+                }
+                DataStream {
+                    env: self.env.clone(),
+                    node: None,
+                    producers: Vec::new(),
+                }
+            }
+        }
     }
 
-    fn sink(&self, name: &str, factory: Arc<dyn NodeFactory>) -> DataStreamSink {
-        let id = self.env.add(
-            name,
-            Kind::Sink {
-                input: self.id,
-                factory,
-            },
-        );
+    fn sink(
+        &self,
+        spec: NodeSpec,
+        make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, ()>>> + Send + Sync + 'static,
+    ) -> DataStreamSink {
+        let id = self.add_operator::<()>(spec, None, make);
         DataStreamSink {
             env: self.env.clone(),
             id,
@@ -443,13 +540,13 @@ impl<T: Data> DataStream<T> {
         let records = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::clone(&records);
         self.sink(
-            "Collect Sink",
-            one_input::<T, ()>("Sink: collect".into(), move |_| {
+            NodeSpec::new(NodeKind::Sink, "Collect Sink", "Sink: collect"),
+            move |_| {
                 Ok(Box::new(CollectSink {
                     records: Arc::clone(&shared),
                     buffer: Vec::new(),
                 }))
-            }),
+            },
         );
         CollectedRecords { records }
     }
@@ -461,14 +558,14 @@ impl<T: Data> DataStream<T> {
         T: Display,
     {
         self.sink(
-            "Print to Std. Out",
-            one_input::<T, ()>("Sink: print".into(), move |setup| {
+            NodeSpec::new(NodeKind::Sink, "Print to Std. Out", "Sink: print"),
+            move |setup| {
                 let prefix = (setup.parallelism > 1).then(|| format!("{}> ", setup.subtask + 1));
                 Ok(Box::new(PrintSink {
                     prefix,
                     buffer: Vec::new(),
                 }))
-            }),
+            },
         )
     }
 
@@ -478,13 +575,13 @@ impl<T: Data> DataStream<T> {
         T: Display,
     {
         self.sink(
-            "Print to Std. Out",
-            one_input::<T, ()>("Sink: print".into(), move |_| {
+            NodeSpec::new(NodeKind::Sink, "Print to Std. Out", "Sink: print"),
+            move |_| {
                 Ok(Box::new(PrintSink {
                     prefix: None,
                     buffer: Vec::new(),
                 }))
-            }),
+            },
         )
     }
 
@@ -496,32 +593,29 @@ impl<T: Data> DataStream<T> {
         T: Display,
     {
         let dir: PathBuf = dir.into();
-        let description = format!("Sink: text files in {}", dir.display());
-        let output_dir = Some(dir.clone());
-        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, ()>>> {
+        let spec = NodeSpec {
+            output_dir: Some(dir.clone()),
+            ..NodeSpec::new(
+                NodeKind::Sink,
+                "Text File Sink",
+                format!("Sink: text files in {}", dir.display()),
+            )
+        };
+        self.sink(spec, move |setup| {
             Ok(Box::new(TextFileSink::new(
                 dir.clone(),
                 setup.subtask,
                 &setup.job,
             )?))
-        };
-        self.sink(
-            "Text File Sink",
-            Arc::new(OperatorFactory {
-                output_dir,
-                ..one_input_factory(description, make)
-            }),
-        )
+        })
     }
 
     /// Calls `f` with every record.
     pub fn add_sink(&self, f: impl Fn(T) + Send + Sync + 'static) -> DataStreamSink {
         let f = Arc::new(f);
         self.sink(
-            "Sink",
-            one_input::<T, ()>("Sink: function".into(), move |_| {
-                Ok(Box::new(FnSink(Arc::clone(&f))))
-            }),
+            NodeSpec::new(NodeKind::Sink, "Sink", "Sink: function"),
+            move |_| Ok(Box::new(FnSink(Arc::clone(&f)))),
         )
     }
 }
@@ -628,16 +722,14 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
         let selector = Arc::clone(&self.selector);
         self.stream.then(
             "Keyed Process",
-            one_input::<T, O>(
-                format!("KeyedProcess ({})", std::any::type_name::<F>()),
-                move |setup| {
-                    Ok(Box::new(KeyedProcessOperator::new(
-                        setup,
-                        function.clone(),
-                        Arc::clone(&selector),
-                    )?))
-                },
-            ),
+            format!("KeyedProcess ({})", std::any::type_name::<F>()),
+            move |setup| {
+                Ok(Box::new(KeyedProcessOperator::new(
+                    setup,
+                    function.clone(),
+                    Arc::clone(&selector),
+                )?))
+            },
         )
     }
 }
@@ -703,24 +795,19 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
                 &contents,
             )?))
         };
-        let validate: Box<dyn Fn() -> Result<()> + Send + Sync> =
-            Box::new(move || assigner.validate());
-        let factory = Arc::new(OperatorFactory {
-            validate: Some(validate),
-            ..one_input_factory(description, make)
-        });
-        let side = self.late.clone().map(|tag| (tag, OutputType::of::<T>()));
-        let env = &self.keyed.stream.env;
-        let id = env.add(
-            "Window",
-            Kind::Operator {
-                input: self.keyed.stream.id,
-                factory,
-                output: OutputType::of::<O>(),
-                side,
-            },
-        );
-        DataStream::new(env, id)
+        let spec = NodeSpec {
+            side_outputs: self.late.iter().cloned().collect(),
+            invalid: assigner.validate().err().map(|e| match e {
+                crate::Error::Config(message) => message,
+                other => other.to_string(),
+            }),
+            ..NodeSpec::new(NodeKind::Operator, "Window", description)
+        };
+        let id = self
+            .keyed
+            .stream
+            .add_operator(spec, Some(OutputType::of::<O>()), make);
+        DataStream::of_node(&self.keyed.stream.env, id, 0)
     }
 
     /// Reduces each window's records with `f`; emits the reduced record when it fires.

@@ -1,0 +1,243 @@
+//! A job's configuration: parallelism, state backend, serializers, watermarks, checkpoints,
+//! restore, stop-with-savepoint and the processes of a cluster. Plain data, read by every
+//! layer (plan, compile, drivers) and importing none of them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use typeinfo::SerializerConfig;
+use typeinfo_state::{default_max_parallelism, RocksDbOptions};
+
+use crate::error::{Error, Result};
+use crate::handshake::JobSecret;
+
+/// Where keyed state lives.
+#[derive(Debug, Clone, Default)]
+pub enum StateBackend {
+    /// Live objects on the heap (fastest; state must fit in memory).
+    #[default]
+    Heap,
+    /// Serialized in RocksDB on local disk, one instance per keyed operator subtask.
+    RocksDb {
+        /// The directory for the instances; a temporary directory removed at the end of the
+        /// job when `None`.
+        dir: Option<PathBuf>,
+        /// RocksDB's tuning.
+        options: RocksDbOptions,
+    },
+}
+
+impl StateBackend {
+    /// RocksDB in a temporary directory with default tuning.
+    pub fn rocksdb() -> Self {
+        StateBackend::RocksDb {
+            dir: None,
+            options: RocksDbOptions::default(),
+        }
+    }
+
+    /// Parses `heap` or `rocksdb` (as command-line examples take it).
+    ///
+    /// # Errors
+    ///
+    /// Any other name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "heap" => Ok(StateBackend::Heap),
+            "rocksdb" => Ok(StateBackend::rocksdb()),
+            other => Err(Error::Config(format!(
+                "unknown state backend `{other}`: expected `heap` or `rocksdb`"
+            ))),
+        }
+    }
+}
+
+/// The processes of a job that runs on several processes or hosts.
+///
+/// Every process runs the same program with the same job; process `process` listens on
+/// `hosts[process]` and connects to the others (timely's communication). The job's
+/// parallelism is split evenly: each process runs `parallelism / hosts.len()` workers.
+///
+/// Before a connection carries a batch, both ends prove that they know the job's `secret`
+/// (a challenge-response handshake with HMAC-SHA-256, see [`crate::handshake`] for the
+/// protocol and the threat model: the traffic itself is not encrypted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    /// `host:port` of every process, in process order.
+    pub hosts: Vec<String>,
+    /// This process's index in `hosts`.
+    pub process: usize,
+    /// The secret every process of the job shares.
+    pub secret: JobSecret,
+}
+
+impl Cluster {
+    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments and the job secret
+    /// from the environment ([`JobSecret::from_env`]: `TYPEINFO_JOB_SECRET` or
+    /// `TYPEINFO_JOB_SECRET_FILE`, never an argument); `None` when `--hosts` is absent.
+    ///
+    /// # Errors
+    ///
+    /// A malformed or missing value, or no (or too short a) secret.
+    pub fn from_args(args: &[String]) -> Result<Option<Self>> {
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .map(|i| args.get(i + 1).cloned())
+        };
+        let Some(hosts) = value("--hosts") else {
+            return Ok(None);
+        };
+        let hosts = hosts.ok_or_else(|| Error::Config("--hosts needs a value".into()))?;
+        let process = value("--process")
+            .flatten()
+            .ok_or_else(|| Error::Config("--hosts needs --process".into()))?
+            .parse()
+            .map_err(|e| Error::Config(format!("--process: {e}")))?;
+        let hosts: Vec<String> = hosts.split(',').map(str::to_owned).collect();
+        if process >= hosts.len() {
+            return Err(Error::Config(format!(
+                "--process {process}: there are only {} hosts",
+                hosts.len()
+            )));
+        }
+        Ok(Some(Cluster {
+            hosts,
+            process,
+            secret: JobSecret::from_env()?,
+        }))
+    }
+}
+
+/// A job's configuration.
+#[derive(Debug, Clone)]
+pub struct ExecutionConfig {
+    /// The default parallelism of operators (and the number of workers of the job).
+    pub parallelism: u32,
+    /// The number of key groups; Flink's default for `parallelism` when `None`.
+    pub max_parallelism: Option<u32>,
+    /// Where keyed state lives.
+    pub state_backend: StateBackend,
+    /// The serializers' configuration (for example disabling generic types).
+    pub serializer_config: SerializerConfig,
+    /// How often periodic watermarks are emitted (Flink's `autoWatermarkInterval`); zero (the
+    /// default) emits after every input batch (see [`crate::watermark`]).
+    pub auto_watermark_interval: Duration,
+    /// The processes of a multi-process job; one process when `None`.
+    pub cluster: Option<Cluster>,
+    /// Periodic checkpoints; none when `None`.
+    pub checkpointing: Option<CheckpointConfig>,
+    /// The checkpoint or savepoint to start from.
+    pub restore: Option<RestoreSettings>,
+    /// Stop with a savepoint once every source subtask has emitted this many records.
+    pub stop_with_savepoint: Option<StopWithSavepoint>,
+}
+
+/// Stops a job with a savepoint: each source subtask stops after `after_records` records,
+/// the first checkpoint in which every source has stopped is copied to `dir`, and the job
+/// ends without firing what is pending (no final watermark), to be continued by a job that
+/// restores from `dir`.
+#[derive(Debug, Clone)]
+pub struct StopWithSavepoint {
+    /// Records per source subtask before it stops.
+    pub after_records: u64,
+    /// The savepoint directory.
+    pub dir: PathBuf,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            parallelism: 1,
+            max_parallelism: None,
+            state_backend: StateBackend::Heap,
+            serializer_config: SerializerConfig::default(),
+            auto_watermark_interval: Duration::ZERO,
+            cluster: None,
+            checkpointing: None,
+            restore: None,
+            stop_with_savepoint: None,
+        }
+    }
+}
+
+impl ExecutionConfig {
+    /// The number of key groups of the job.
+    pub fn max_parallelism(&self) -> u32 {
+        self.max_parallelism
+            .unwrap_or_else(|| default_max_parallelism(self.parallelism))
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.parallelism == 0 {
+            return Err(Error::Config("parallelism must be at least 1".into()));
+        }
+        let max = self.max_parallelism();
+        if max == 0 || max > 32_768 {
+            return Err(Error::Config(format!(
+                "max parallelism {max} must be between 1 and 32768"
+            )));
+        }
+        if self.parallelism > max {
+            return Err(Error::Config(format!(
+                "parallelism {} exceeds the max parallelism {max}",
+                self.parallelism
+            )));
+        }
+        if let Some(stop) = &self.stop_with_savepoint {
+            if self.checkpointing.is_none() {
+                return Err(Error::Config(format!("stop with savepoint into {} needs checkpointing (the savepoint is a checkpoint)", stop.dir.display())));
+            }
+        }
+        if let Some(c) = &self.cluster {
+            if c.hosts.is_empty() || c.process >= c.hosts.len() {
+                return Err(Error::Config(format!(
+                    "process {} is not one of the {} hosts",
+                    c.process,
+                    c.hosts.len()
+                )));
+            }
+            if self.parallelism as usize % c.hosts.len() != 0 {
+                return Err(Error::Config(format!(
+                    "parallelism {} cannot be split evenly over {} processes",
+                    self.parallelism,
+                    c.hosts.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Periodic checkpoints of a job.
+#[derive(Debug, Clone)]
+pub struct CheckpointConfig {
+    /// Where checkpoints are written (shared by every process of a job).
+    pub dir: PathBuf,
+    /// Time between checkpoints.
+    pub interval: Duration,
+    /// How many completed checkpoints to keep.
+    pub retained: usize,
+}
+
+impl CheckpointConfig {
+    /// Checkpoints in `dir` every `interval`, keeping the last 3.
+    pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
+        CheckpointConfig {
+            dir: dir.into(),
+            interval,
+            retained: 3,
+        }
+    }
+}
+
+/// Where a job starts from.
+#[derive(Debug, Clone)]
+pub struct RestoreSettings {
+    /// A checkpoint directory (its latest completed checkpoint is used), one checkpoint
+    /// (`chk-<epoch>`), or a savepoint.
+    pub path: PathBuf,
+    /// Start even if the snapshot holds state of operators the job no longer has (that
+    /// state is dropped).
+    pub allow_non_restored_state: bool,
+}

@@ -1,0 +1,542 @@
+//! The drivers: what runs a source, an operator and the checkpoint coordinator on one worker.
+//!
+//! A driver owns its operator (or source function), the watermark bookkeeping, the epochs it
+//! has stashed and its part of every checkpoint; it knows nothing of how the dataflow is
+//! wired. The compile layer calls it from timely's operator closures and hands it an
+//! [`Emit`] through which it ships what the operator produced (at an epoch) and gives up
+//! the epochs it has finished. Data flows one way: records come in through
+//! [`OperatorDriver::receive`], go through the operator (and its state backend), and leave
+//! through the emitter.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::channel::{sender_id, Batch, Msg};
+use crate::checkpoint::{CheckpointStore, OperatorPart, SourcePart};
+use crate::config::{CheckpointConfig, StopWithSavepoint};
+use crate::error::{Error, Result};
+use crate::job::{Epoch, JobShared};
+use crate::operator::{now_ms, Operator, OperatorSetup, Output, Outputs, SourceFunction};
+use crate::plan::StreamGraph;
+use crate::Data;
+
+/// The minimum of the last watermark of each upstream subtask.
+pub(crate) struct WatermarkTracker {
+    slots: HashMap<u32, usize>,
+    marks: Vec<i64>,
+    pub(crate) current: i64,
+}
+
+impl WatermarkTracker {
+    pub(crate) fn new(senders: &[u32]) -> Self {
+        WatermarkTracker {
+            slots: senders.iter().enumerate().map(|(i, s)| (*s, i)).collect(),
+            marks: vec![i64::MIN; senders.len()],
+            current: i64::MIN,
+        }
+    }
+
+    /// Starts from a restored watermark (for every input subtask).
+    pub(crate) fn restore(&mut self, watermark: i64) {
+        self.marks.iter_mut().for_each(|m| *m = watermark);
+        self.current = watermark;
+    }
+
+    /// Records a watermark of `from`; returns the operator's new watermark if it advanced.
+    pub(crate) fn update(&mut self, from: u32, watermark: i64) -> Result<Option<i64>> {
+        let slot = *self
+            .slots
+            .get(&from)
+            .ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))?;
+        if watermark <= self.marks[slot] {
+            return Ok(None);
+        }
+        self.marks[slot] = watermark;
+        let min = self.marks.iter().copied().min().unwrap_or(i64::MIN);
+        if min > self.current {
+            self.current = min;
+            return Ok(Some(min));
+        }
+        Ok(None)
+    }
+}
+
+/// Where a driver's output goes: the compile layer's timely outputs and capabilities.
+pub(crate) trait Emit<O, I> {
+    /// Ships what the operator emitted, at `epoch`.
+    fn ship(&mut self, epoch: Epoch, outputs: &mut Outputs<O, I>);
+    /// Gives up every epoch before `epoch` (the operator finished them).
+    fn advance(&mut self, epoch: Epoch);
+}
+
+/// What a driver asks of its next activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Run again when input arrives (or after `wake`).
+    Wait { wake: Option<Duration> },
+    /// Run again at once (a source with more to emit).
+    Now,
+    /// Done: drop the driver and its capabilities.
+    Finished,
+}
+
+/// Everything an operator driver is built from.
+pub(crate) struct OperatorDriverSetup {
+    pub(crate) setup: OperatorSetup,
+    /// The subtasks whose watermarks reach this one.
+    pub(crate) senders: Vec<u32>,
+    /// The first epoch of this run.
+    pub(crate) start: Epoch,
+    pub(crate) checkpoints: Option<CheckpointStore>,
+    /// The run ends with a savepoint: at the end of input nothing fires.
+    pub(crate) stopping: bool,
+}
+
+/// Runs a one-input operator: stashes input batches by epoch, hands records and advanced
+/// watermarks to the operator one epoch at a time (aligned checkpoints), writes its part of
+/// every checkpoint when the input frontier passes an epoch, and fires processing time.
+pub(crate) struct OperatorDriver<I: Data, O> {
+    operator: Box<dyn Operator<I, O>>,
+    input_serializer: I::Serializer,
+    tracker: WatermarkTracker,
+    stash: BTreeMap<Epoch, Vec<Batch<I>>>,
+    outputs: Outputs<O, I>,
+    /// The epoch the operator is in: every earlier one is finished.
+    current: Epoch,
+    setup: OperatorSetup,
+    checkpoints: Option<CheckpointStore>,
+    stopping: bool,
+}
+
+impl<I: Data, O: Data> OperatorDriver<I, O> {
+    /// Makes the operator with `make` and restores it from the run's snapshot, if any.
+    pub(crate) fn open(
+        config: OperatorDriverSetup,
+        input_serializer: I::Serializer,
+        make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
+    ) -> Result<Self> {
+        let OperatorDriverSetup {
+            setup,
+            senders,
+            start,
+            checkpoints,
+            stopping,
+        } = config;
+        let mut tracker = WatermarkTracker::new(&senders);
+        let mut operator = make(&setup)?;
+        if let Some(restore) = &setup.restore {
+            let parts = restore.parts(&setup.key)?;
+            if let Some(w) = parts.iter().map(|p| p.watermark).min() {
+                tracker.restore(w);
+            }
+            operator.restore(&restore.keyed_files(&setup.key), &parts)?;
+        }
+        let from = sender_id(setup.node, setup.subtask);
+        Ok(OperatorDriver {
+            operator,
+            input_serializer,
+            tracker,
+            stash: BTreeMap::new(),
+            outputs: Outputs {
+                main: Output::new(from),
+                side: Output::new(from),
+            },
+            current: start,
+            setup,
+            checkpoints,
+            stopping,
+        })
+    }
+
+    /// Takes an input batch of `epoch` (processed in [`step`](Self::step)).
+    pub(crate) fn receive(&mut self, epoch: Epoch, batch: Batch<I>) {
+        self.stash.entry(epoch).or_default().push(batch);
+    }
+
+    /// Runs the operator as far as the input `frontier` allows (`None`: every input is
+    /// exhausted): every batch of a finished epoch, in epoch order; then, if the frontier
+    /// moved, this subtask's part of the checkpoint of the last finished epoch; then the
+    /// batches of the current epoch (which belong to the next checkpoint); then due
+    /// processing time, and the end of input.
+    pub(crate) fn step(
+        &mut self,
+        frontier: Option<Epoch>,
+        emit: &mut impl Emit<O, I>,
+    ) -> Result<Next> {
+        self.drain(frontier, emit)?;
+        if let Some(f) = frontier.filter(|f| *f > self.current) {
+            self.checkpoint(f - 1)?;
+            self.current = f;
+            emit.advance(f);
+        }
+        self.drain(frontier.map(|f| f + 1), emit)?;
+        self.operator.begin_epoch(self.current);
+        let mut wake = None;
+        if let Some(due) = self.operator.next_processing_time() {
+            let now = now_ms();
+            if due <= now {
+                self.operator.processing_time(now, &mut self.outputs)?;
+            }
+            if let Some(next) = self.operator.next_processing_time() {
+                wake = Some(Duration::from_millis((next - now_ms()).max(1) as u64));
+            }
+        }
+        self.operator.end_of_activation(&mut self.outputs)?;
+        emit.ship(self.current, &mut self.outputs);
+        if frontier.is_none() {
+            // Every input is exhausted: the end of the job, or a stop with a savepoint (whose
+            // state was written with the last checkpoint, and after which nothing fires).
+            if !self.stopping {
+                self.operator.finish(&mut self.outputs)?;
+            }
+            emit.ship(self.current, &mut self.outputs);
+            return Ok(Next::Finished);
+        }
+        Ok(Next::Wait { wake })
+    }
+
+    /// Processes the stashed batches of every epoch below `below` (all with `None`), in order.
+    fn drain(&mut self, below: Option<Epoch>, emit: &mut impl Emit<O, I>) -> Result<()> {
+        while let Some((&epoch, _)) = self.stash.first_key_value() {
+            if below.is_some_and(|b| epoch >= b) {
+                break;
+            }
+            let Some(batches) = self.stash.remove(&epoch) else {
+                break;
+            };
+            self.operator.begin_epoch(epoch);
+            for mut batch in batches {
+                batch
+                    .decode_received(&self.input_serializer)
+                    .map_err(Error::Corrupt)?;
+                for msg in batch.msgs.drain(..) {
+                    match msg {
+                        Msg::Record { ts, value } => {
+                            self.operator.process(ts, value, &mut self.outputs)?;
+                        }
+                        Msg::Watermark { from, watermark } => {
+                            if let Some(w) = self.tracker.update(from, watermark)? {
+                                self.operator.watermark(w, &mut self.outputs)?;
+                            }
+                        }
+                    }
+                }
+                emit.ship(epoch, &mut self.outputs);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes this subtask's part of checkpoint `epoch`: keyed state first, the operator part
+    /// (the marker that the subtask's part is whole) last.
+    fn checkpoint(&mut self, epoch: Epoch) -> Result<()> {
+        let Some(store) = &self.checkpoints else {
+            return Ok(());
+        };
+        let kstate = store.keyed_state_path(epoch, &self.setup.key, self.setup.subtask)?;
+        let data = self.operator.snapshot(epoch, &kstate)?;
+        if let Some(delay) = checkpoint_write_delay() {
+            // Fault injection: widen the window in which a crash leaves a half-written checkpoint.
+            std::thread::sleep(delay);
+        }
+        let part = OperatorPart {
+            watermark: self.tracker.current,
+            data,
+        };
+        store.write_part(epoch, &self.setup.key, self.setup.subtask, &part)
+    }
+}
+
+/// `TYPEINFO_CHECKPOINT_WRITE_DELAY_MS`: a pause between an operator's keyed state and its
+/// part marker when it writes a checkpoint. A fault-injection aid for crash tests (a kill then
+/// often lands while a checkpoint is half written); unset in production.
+fn checkpoint_write_delay() -> Option<Duration> {
+    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    })
+}
+
+/// Where a source driver's output goes.
+pub(crate) trait SourceEmit<O> {
+    /// Ships records (and watermarks) at the current epoch.
+    fn ship(&mut self, msgs: &mut Vec<Msg<O>>);
+    /// The current epoch.
+    fn epoch(&self) -> Epoch;
+    /// Closes the current epoch: the next records belong to `epoch`.
+    fn advance(&mut self, epoch: Epoch);
+}
+
+/// Records a source emits per activation before it yields to the operators of its worker.
+const SOURCE_SLICE_RECORDS: usize = 8 * 1024;
+/// Time a source may take per activation (a source may block).
+const SOURCE_SLICE_TIME: Duration = Duration::from_millis(1);
+/// Records per call of the source function.
+const SOURCE_CALL_BUDGET: usize = 64;
+/// Records per shipped batch.
+const SOURCE_BATCH: usize = 1024;
+
+/// Runs a source function: emits a bounded slice of records per activation, closes an epoch
+/// (writing its position into the checkpoint) every checkpoint interval or when a savepoint
+/// is asked for, and, for a stop-with-savepoint, stops after its record budget and waits for
+/// the savepoint to complete.
+pub(crate) struct SourceDriver<O> {
+    function: Box<dyn SourceFunction<O>>,
+    output: Output<O>,
+    emitted: u64,
+    key: String,
+    subtask: usize,
+    job: Arc<JobShared>,
+    checkpoints: Option<(CheckpointStore, Duration)>,
+    next_checkpoint: Instant,
+    stop: Option<StopWithSavepoint>,
+    stopped_at: Option<Epoch>,
+    /// The last savepoint request this source acted on.
+    seen_request: u64,
+}
+
+impl<O: Data> SourceDriver<O> {
+    /// Makes the source function with `make` and moves it to its restored position.
+    pub(crate) fn open(
+        setup: &OperatorSetup,
+        checkpoints: Option<&CheckpointConfig>,
+        stop: Option<StopWithSavepoint>,
+        make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>>,
+    ) -> Result<Self> {
+        let mut function = make(setup)?;
+        let mut emitted = 0;
+        if let Some(restore) = &setup.restore {
+            let parts = restore.parts(&setup.key)?;
+            if let Some(part) = parts.get(setup.subtask) {
+                let part = SourcePart::decode(&part.data)?;
+                emitted = part.emitted;
+                function.seek(&part.position)?;
+            }
+        }
+        let checkpoints = checkpoints.map(|c| (CheckpointStore::new(&c.dir), c.interval));
+        Ok(SourceDriver {
+            function,
+            output: Output::new(sender_id(setup.node, setup.subtask)),
+            emitted,
+            key: setup.key.clone(),
+            subtask: setup.subtask,
+            job: Arc::clone(&setup.job),
+            next_checkpoint: Instant::now()
+                + checkpoints.as_ref().map_or(Duration::MAX / 4, |(_, i)| *i),
+            checkpoints,
+            stop,
+            stopped_at: None,
+            seen_request: 0,
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| self.emitted >= s.after_records)
+    }
+
+    /// One activation: a slice of records, then an epoch boundary if one is due.
+    pub(crate) fn step(&mut self, emit: &mut impl SourceEmit<O>) -> Result<Next> {
+        let mut more = true;
+        if !self.stopped() {
+            more = self.emit_slice(emit)?;
+        }
+        if self.checkpoints.is_some() {
+            self.maybe_close_epoch(emit, more)?;
+        }
+        if let Some(stop) = &self.stop {
+            if self.stopped() && stop.dir.join("_metadata").is_file() {
+                // The savepoint is complete: end without a final watermark.
+                more = false;
+            }
+        }
+        Ok(match (more, self.stopped()) {
+            (false, _) => Next::Finished,
+            (true, true) => Next::Wait {
+                wake: Some(Duration::from_millis(10)),
+            },
+            (true, false) => Next::Now,
+        })
+    }
+
+    /// Emits at most a slice of records (in small calls, shipped in batches as they are made,
+    /// so that the operators sharing this worker run in between); `false` once exhausted
+    /// (after the maximal watermark).
+    fn emit_slice(&mut self, emit: &mut impl SourceEmit<O>) -> Result<bool> {
+        let began = Instant::now();
+        let mut made = 0;
+        loop {
+            let budget = self.stop.as_ref().map_or(SOURCE_CALL_BUDGET, |s| {
+                (s.after_records - self.emitted).min(SOURCE_CALL_BUDGET as u64) as usize
+            });
+            let before = self.output.msgs.len();
+            let more = self.function.run(&mut self.output, budget)?;
+            let n = self.output.msgs.len() - before;
+            self.emitted += n as u64;
+            made += n;
+            if !more {
+                self.output.watermark(i64::MAX);
+            }
+            let stop_now = !more || self.stopped();
+            let out_of_time = made >= SOURCE_SLICE_RECORDS || began.elapsed() > SOURCE_SLICE_TIME;
+            if self.output.msgs.len() >= SOURCE_BATCH || stop_now || out_of_time {
+                emit.ship(&mut self.output.msgs);
+            }
+            if stop_now || out_of_time {
+                return Ok(more);
+            }
+        }
+    }
+
+    /// Closes the current epoch when the interval passed, a savepoint was asked for, or the
+    /// source just stopped for a savepoint: writes the position after this epoch's records.
+    fn maybe_close_epoch(&mut self, emit: &mut impl SourceEmit<O>, more: bool) -> Result<()> {
+        let Some((store, interval)) = &self.checkpoints else {
+            return Ok(());
+        };
+        let epoch = emit.epoch();
+        let asked = {
+            let mut request = self.job.request();
+            if request.dir.is_some() && request.id > self.seen_request {
+                self.seen_request = request.id;
+                request.after_epoch = Some(request.after_epoch.map_or(epoch, |e| e.max(epoch)));
+                true
+            } else {
+                false
+            }
+        };
+        let stopped = self.stopped();
+        let stopping_now = stopped && self.stopped_at.is_none();
+        if more && (asked || Instant::now() >= self.next_checkpoint || stopping_now) {
+            let part = SourcePart {
+                stopped,
+                emitted: self.emitted,
+                position: self.function.position(),
+            };
+            store.write_part(
+                epoch,
+                &self.key,
+                self.subtask,
+                &OperatorPart {
+                    watermark: i64::MIN,
+                    data: part.encode(),
+                },
+            )?;
+            emit.advance(epoch + 1);
+            self.next_checkpoint = Instant::now() + *interval;
+            if stopping_now {
+                self.stopped_at = Some(epoch);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Watches every operator's progress (on worker 0): completes checkpoints (writes their
+/// `_metadata` once every part is on disk), publishes file sinks' output up to each completed
+/// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
+/// of a stop-with-savepoint or of a client's request, and deletes old checkpoints.
+pub(crate) struct Coordinator {
+    graph: Arc<StreamGraph>,
+    job: Arc<JobShared>,
+    checkpoints: Option<(CheckpointStore, usize)>,
+    stop: Option<StopWithSavepoint>,
+    last_completed: Option<Epoch>,
+    done: bool,
+    /// The stop-with-savepoint's savepoint is written: nothing more is published.
+    saved: bool,
+}
+
+impl Coordinator {
+    pub(crate) fn new(
+        graph: Arc<StreamGraph>,
+        job: Arc<JobShared>,
+        checkpoints: Option<&CheckpointConfig>,
+        stop: Option<StopWithSavepoint>,
+        start_epoch: Epoch,
+    ) -> Self {
+        Coordinator {
+            graph,
+            job,
+            checkpoints: checkpoints.map(|c| (CheckpointStore::new(&c.dir), c.retained)),
+            stop,
+            last_completed: start_epoch.checked_sub(1),
+            done: false,
+            saved: false,
+        }
+    }
+
+    /// The lowest epoch any operator may still work on moved to `frontier` (`None`: the job
+    /// ended): completes the checkpoint before it.
+    pub(crate) fn progress(&mut self, frontier: Option<Epoch>) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        if let Some(epoch) = frontier
+            .and_then(|f| f.checked_sub(1))
+            .filter(|e| self.last_completed.is_none_or(|l| *e > l))
+        {
+            self.complete(epoch)?;
+        }
+        if frontier.is_none() {
+            self.done = true;
+            if self.stop.is_none() {
+                self.publish_sinks(None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, epoch: Epoch) -> Result<()> {
+        let Some((store, retained)) = &self.checkpoints else {
+            return Ok(());
+        };
+        if !store.complete(&self.graph, epoch, *retained)? {
+            return Ok(());
+        }
+        self.last_completed = Some(epoch);
+        // After the savepoint of a stop, nothing more is published: the job that restores
+        // the savepoint writes the rest.
+        if !self.saved {
+            self.publish_sinks(Some(epoch))?;
+        }
+        if let Some(stop) = &self.stop {
+            if !self.saved && store.sources_stopped(&self.graph, epoch)? {
+                if !stop.dir.join("_metadata").is_file() {
+                    store.copy_to(epoch, &stop.dir)?;
+                }
+                self.saved = true;
+            }
+        }
+        let mut request = self.job.request();
+        if let (Some(dir), Some(after)) = (request.dir.clone(), request.after_epoch) {
+            if epoch >= after {
+                let copied = store.copy_to(epoch, &dir);
+                request.result = Some(copied.map(|()| dir).map_err(|e| e.to_string()));
+                request.dir = None;
+                request.after_epoch = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes the pending output files of every file sink up to `epoch` (all with `None`).
+    fn publish_sinks(&self, epoch: Option<Epoch>) -> Result<()> {
+        let dirs: Vec<PathBuf> = self
+            .job
+            .sink_dirs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for dir in dirs {
+            crate::sink::publish(&dir, epoch)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! What the workers of one process share while a job runs: the first failure, counters,
+//! the file sinks to publish, what restores migrated, and a savepoint asked for by the
+//! client. Also the guard that turns an operator's error or panic into the job's failure.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+/// The timely timestamp of every record: the checkpoint epoch it belongs to.
+pub(crate) type Epoch = u64;
+
+/// What the workers of one process share while a job runs.
+pub(crate) struct JobShared {
+    failed: AtomicBool,
+    pub(crate) error: Mutex<Option<Error>>,
+    pub(crate) metrics: Mutex<BTreeMap<String, u64>>,
+    /// The directories of file sinks (published by the checkpoint coordinator).
+    pub(crate) sink_dirs: Mutex<Vec<PathBuf>>,
+    /// What restores migrated (state names with the part), per operator.
+    pub(crate) migrations: Mutex<Vec<String>>,
+    /// A savepoint asked for while the job runs.
+    pub(crate) savepoint: Mutex<SavepointRequest>,
+}
+
+/// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::JobClient::trigger_savepoint).
+#[derive(Debug, Default)]
+pub(crate) struct SavepointRequest {
+    /// Increases with every request; sources remember the last one they acted on.
+    pub(crate) id: u64,
+    /// Where the savepoint goes (`None` once answered).
+    pub(crate) dir: Option<PathBuf>,
+    /// The highest epoch a source closed for the request: any completed checkpoint at or
+    /// after it holds everything before the request.
+    pub(crate) after_epoch: Option<Epoch>,
+    /// The answer.
+    pub(crate) result: Option<std::result::Result<PathBuf, String>>,
+}
+
+impl JobShared {
+    pub(crate) fn new() -> Self {
+        JobShared {
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            metrics: Mutex::new(BTreeMap::new()),
+            sink_dirs: Mutex::new(Vec::new()),
+            migrations: Mutex::new(Vec::new()),
+            savepoint: Mutex::new(SavepointRequest::default()),
+        }
+    }
+
+    /// Records a file sink's directory (once).
+    pub(crate) fn add_sink_dir(&self, dir: &Path) {
+        let mut dirs = self.sink_dirs.lock().unwrap_or_else(|p| p.into_inner());
+        if !dirs.iter().any(|d| d == dir) {
+            dirs.push(dir.to_owned());
+        }
+    }
+
+    /// Records what a restore migrated.
+    pub(crate) fn migrated(&self, what: String) {
+        self.migrations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(what);
+    }
+
+    /// Records the job's first error; every operator stops at its next activation.
+    pub(crate) fn fail(&self, error: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn request(&self) -> std::sync::MutexGuard<'_, SavepointRequest> {
+        self.savepoint.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `value` to the counter `name`.
+    pub(crate) fn count(&self, name: &str, value: u64) {
+        *self
+            .metrics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name.to_owned())
+            .or_default() += value;
+    }
+}
+
+impl std::fmt::Debug for JobShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobShared")
+            .field("failed", &self.failed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The message of a panic payload (a `String` or `&str`; other payloads have none).
+///
+/// The one place the runtime looks into a `dyn Any`: a panic's payload is type-erased by
+/// the standard library, and only its two usual types carry a message.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => format!("panicked: {s}"),
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(s) => format!("panicked: {s}"),
+            Err(_) => "panicked".to_owned(),
+        },
+    }
+}
+
+/// Runs `body` catching panics; an error or panic fails the job, named after `operator`.
+pub(crate) fn guarded(job: &JobShared, operator: &str, body: impl FnOnce() -> Result<()>) -> bool {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
+            job.fail(e.in_operator(operator));
+            false
+        }
+        Err(payload) => {
+            job.fail(Error::Function {
+                operator: operator.to_owned(),
+                message: panic_message(payload),
+            });
+            false
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Running a compiled job: checks the snapshot it restores from, recovers file sinks,
+//! prepares the checkpoint directory, connects the processes, and runs every worker's
+//! compiled dataflow to its end.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use timely::{CommunicationConfig, WorkerConfig};
+
+use crate::checkpoint::{CheckpointStore, Restore};
+use crate::compile::{compile, CompileSettings, NodeBuilder};
+use crate::config::{ExecutionConfig, StateBackend};
+use crate::error::{Error, Result};
+use crate::job::{Epoch, JobShared};
+use crate::plan::StreamGraph;
+
+/// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
+pub(crate) fn run(
+    job_name: &str,
+    graph: Arc<StreamGraph>,
+    builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
+    config: ExecutionConfig,
+    job: Arc<JobShared>,
+) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
+    let workers = graph.workers() as usize;
+    let communication = match &config.cluster {
+        None if workers == 1 => Some(CommunicationConfig::Thread),
+        None => Some(CommunicationConfig::Process(workers)),
+        Some(_) => None,
+    };
+    let restore = match &config.restore {
+        Some(settings) => Some(Arc::new(Restore::check(settings, &graph)?)),
+        None => None,
+    };
+    let start_epoch: Epoch = restore.as_ref().map_or(0, |r| r.metadata.epoch + 1);
+    if let Some(r) = &restore {
+        for node in graph.nodes() {
+            if let Some(dir) = node.output_dir() {
+                crate::sink::recover(dir, r.metadata.epoch)?;
+            }
+        }
+    }
+    if let Some(c) = &config.checkpointing {
+        // Parts of checkpoints that never completed (a crash while writing them) and any
+        // checkpoint past the one restored from are not part of this run's history.
+        CheckpointStore::new(&c.dir)
+            .prepare_run(start_epoch, restore.as_ref().map(|r| r.dir.as_path()))?;
+    }
+    // RocksDB instances live under the configured directory, or a temporary one removed at
+    // the end of the job.
+    let (state_root, _temp) = match &config.state_backend {
+        StateBackend::RocksDb { dir: Some(dir), .. } => (dir.join(sanitize(job_name)), None),
+        StateBackend::RocksDb { dir: None, .. } => {
+            let temp = tempfile::Builder::new()
+                .prefix("typeinfo-job-")
+                .tempdir()
+                .map_err(|source| Error::Io {
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
+            (temp.path().to_owned(), Some(temp))
+        }
+        StateBackend::Heap => (PathBuf::new(), None),
+    };
+    let settings = CompileSettings {
+        config: config.clone(),
+        state_root,
+        job: Arc::clone(&job),
+        graph,
+        builders,
+        start_epoch,
+        restore,
+    };
+    let (builders, others) = match (communication, &config.cluster) {
+        (Some(c), _) => c.try_build().map_err(Error::Cluster)?,
+        (None, Some(cluster)) => crate::cluster::connect(cluster, workers / cluster.hosts.len())?,
+        (None, None) => unreachable!("a communication config or a cluster"),
+    };
+    let guards =
+        timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
+            let index = worker.index();
+            let settings = settings.clone();
+            worker.dataflow::<Epoch, _, _>(move |scope| compile(scope, index, settings));
+        })
+        .map_err(Error::Cluster)?;
+    let mut panicked = None;
+    for result in guards.join() {
+        if let Err(message) = result {
+            panicked.get_or_insert(message);
+        }
+    }
+    if let Some(e) = job.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    if let Some(message) = panicked {
+        return Err(Error::Function {
+            operator: "worker".into(),
+            message,
+        });
+    }
+    let metrics = std::mem::take(&mut *job.metrics.lock().unwrap_or_else(|p| p.into_inner()));
+    let migrations = std::mem::take(&mut *job.migrations.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok((metrics, migrations))
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
