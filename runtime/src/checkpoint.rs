@@ -25,6 +25,7 @@
 //! _metadata                       completion marker (text; see `Metadata`)
 //! <operator>/subtask-<i>.ostate   operator-local state of subtask i
 //! <operator>/subtask-<i>.kstate   keyed state of subtask i (state/FORMAT.md)
+//! <operator>/subtask-<i>.opstate  operator state of subtask i (state/FORMAT.md, `TIOS`)
 //! ```
 //!
 //! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
@@ -146,6 +147,10 @@ pub(crate) fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
 
 pub(crate) fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.kstate"))
+}
+
+pub(crate) fn opstate_path(dir: &Path, subtask: usize) -> PathBuf {
+    dir.join(format!("subtask-{subtask}.opstate"))
 }
 
 /// The completion marker of a checkpoint: which operators it holds, at what parallelism.
@@ -412,12 +417,21 @@ impl Restore {
 
     /// The keyed state files of every old subtask of `key`.
     pub(crate) fn keyed_files(&self, key: &str) -> Vec<PathBuf> {
+        self.files(key, kstate_path)
+    }
+
+    /// The operator state files of every old subtask of `key`.
+    pub(crate) fn operator_state_files(&self, key: &str) -> Vec<PathBuf> {
+        self.files(key, opstate_path)
+    }
+
+    fn files(&self, key: &str, path: fn(&Path, usize) -> PathBuf) -> Vec<PathBuf> {
         let Some((p, _)) = self.metadata.operators.get(key) else {
             return Vec::new();
         };
         let dir = self.dir.join(key);
         (0..*p as usize)
-            .map(|s| kstate_path(&dir, s))
+            .map(|s| path(&dir, s))
             .filter(|p| p.exists())
             .collect()
     }
@@ -497,6 +511,22 @@ impl CheckpointStore {
         Ok(kstate_path(&dir, subtask))
     }
 
+    /// Where subtask `subtask` of operator `key` writes the operator state of checkpoint
+    /// `epoch` (its directory is created).
+    pub(crate) fn operator_state_path(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+    ) -> Result<PathBuf> {
+        let dir = self.operator_dir(epoch, key);
+        fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(opstate_path(&dir, subtask))
+    }
+
     /// Writes the operator-local part of one subtask (written last: its presence says the
     /// subtask's part of the checkpoint is whole).
     pub(crate) fn write_part(
@@ -523,16 +553,18 @@ impl CheckpointStore {
 
     /// Completes checkpoint `epoch` if every part is on disk: writes `_metadata`, then
     /// deletes completed checkpoints beyond the last `retained` and incomplete older ones.
+    /// Returns the checkpoint's statistics when it completed it.
     pub(crate) fn complete(
         &self,
         graph: &StreamGraph,
         epoch: u64,
         retained: usize,
-    ) -> Result<bool> {
+    ) -> Result<Option<CheckpointStats>> {
         if !self.all_parts_written(graph, epoch) {
-            return Ok(false);
+            return Ok(None);
         }
         Metadata::of(graph, epoch).write(&self.checkpoint(epoch))?;
+        let stats = self.stats(graph, epoch);
         let all = checkpoints(&self.root);
         let completed = all.iter().filter(|(_, _, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
@@ -547,7 +579,29 @@ impl CheckpointStore {
                 let _ = fs::remove_dir_all(path);
             }
         }
-        Ok(true)
+        Ok(Some(stats))
+    }
+
+    /// The bytes of checkpoint `epoch` (in all and per operator) and the time from its first
+    /// file to now.
+    fn stats(&self, graph: &StreamGraph, epoch: u64) -> CheckpointStats {
+        let mut stats = CheckpointStats::default();
+        let mut first: Option<std::time::SystemTime> = None;
+        for n in graph.nodes() {
+            let mut bytes = 0;
+            if let Ok(entries) = fs::read_dir(self.operator_dir(epoch, &Self::node_key(n))) {
+                for meta in entries.flatten().filter_map(|e| e.metadata().ok()) {
+                    bytes += meta.len();
+                    if let Ok(modified) = meta.modified() {
+                        first = Some(first.map_or(modified, |f| f.min(modified)));
+                    }
+                }
+            }
+            stats.bytes += bytes;
+            stats.operators.push((n.name().to_owned(), bytes));
+        }
+        stats.duration = first.and_then(|f| f.elapsed().ok()).unwrap_or_default();
+        stats
     }
 
     /// Whether every source subtask had stopped (for a stop-with-savepoint) in checkpoint
@@ -588,6 +642,17 @@ impl CheckpointStore {
         }
         Ok(())
     }
+}
+
+/// What a completed checkpoint took.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CheckpointStats {
+    /// Bytes of every part.
+    pub(crate) bytes: u64,
+    /// From its first part on disk to its completion.
+    pub(crate) duration: std::time::Duration,
+    /// Bytes per operator (by name).
+    pub(crate) operators: Vec<(String, u64)>,
 }
 
 /// What a source subtask writes into a checkpoint: whether it had stopped for a savepoint,

@@ -137,6 +137,7 @@ where
 /// What compiling the graph on one worker needs and collects.
 pub(crate) struct CompileCx<'s> {
     scope: Scope<'s, Epoch>,
+    job_name: String,
     worker: usize,
     config: ExecutionConfig,
     state_root: PathBuf,
@@ -153,6 +154,7 @@ pub(crate) struct CompileCx<'s> {
 /// What a run gives every worker's compile.
 #[derive(Clone)]
 pub(crate) struct CompileSettings {
+    pub(crate) job_name: String,
     pub(crate) config: ExecutionConfig,
     pub(crate) state_root: PathBuf,
     pub(crate) job: Arc<JobShared>,
@@ -165,6 +167,7 @@ pub(crate) struct CompileSettings {
 /// Compiles the whole graph on one worker: every node, then the checkpoint coordinator.
 pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileSettings) {
     let CompileSettings {
+        job_name,
         config,
         state_root,
         job,
@@ -175,6 +178,7 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
     } = settings;
     let mut cx = CompileCx {
         scope,
+        job_name,
         worker,
         config,
         state_root,
@@ -204,6 +208,7 @@ impl<'s> CompileCx<'s> {
             None => format!("op-{}", node.id),
         };
         OperatorSetup {
+            job_name: self.job_name.clone(),
             name: node.name.clone(),
             node: node.id,
             subtask: self.worker,

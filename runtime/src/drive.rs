@@ -18,6 +18,7 @@ use crate::checkpoint::{CheckpointStore, OperatorPart, SourcePart};
 use crate::config::{CheckpointConfig, StopWithSavepoint};
 use crate::error::{Error, Result};
 use crate::job::{Epoch, JobShared};
+use crate::metrics::{Counter, Gauge, MetricGroup};
 use crate::operator::{now_ms, Operator, OperatorSetup, Output, Outputs, SourceFunction};
 use crate::plan::StreamGraph;
 use crate::Data;
@@ -108,6 +109,34 @@ pub(crate) struct OperatorDriver<I: Data, O> {
     setup: OperatorSetup,
     checkpoints: Option<CheckpointStore>,
     stopping: bool,
+    metrics: OperatorMetrics,
+}
+
+/// The runtime's own metrics of one operator subtask.
+struct OperatorMetrics {
+    records_in: Counter,
+    records_out: Counter,
+    watermark: Gauge,
+    watermark_lag: Gauge,
+}
+
+impl OperatorMetrics {
+    fn new(setup: &OperatorSetup) -> Self {
+        let group = MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics));
+        OperatorMetrics {
+            records_in: group.counter("numRecordsIn"),
+            records_out: group.counter("numRecordsOut"),
+            watermark: group.gauge("currentInputWatermark"),
+            watermark_lag: group.gauge("watermarkLag"),
+        }
+    }
+
+    fn watermark(&self, watermark: i64) {
+        self.watermark.set(watermark);
+        if watermark > i64::MIN && watermark < i64::MAX {
+            self.watermark_lag.set(now_ms().saturating_sub(watermark));
+        }
+    }
 }
 
 impl<I: Data, O: Data> OperatorDriver<I, O> {
@@ -132,9 +161,20 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                 tracker.restore(w);
             }
             operator.restore(&restore.keyed_files(&setup.key), &parts)?;
+            let files = restore.operator_state_files(&setup.key);
+            if let (Some(state), false) = (operator.operator_state(), files.is_empty()) {
+                let files: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
+                state.restore(&files).map_err(|source| Error::State {
+                    operator: setup.name.clone(),
+                    source,
+                })?;
+            }
         }
+        operator.open()?;
         let from = sender_id(setup.node, setup.subtask);
+        let metrics = OperatorMetrics::new(&setup);
         Ok(OperatorDriver {
+            metrics,
             operator,
             input_serializer,
             tracker,
@@ -184,17 +224,26 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             }
         }
         self.operator.end_of_activation(&mut self.outputs)?;
-        emit.ship(self.current, &mut self.outputs);
+        self.ship(self.current, emit);
         if frontier.is_none() {
             // Every input is exhausted: the end of the job, or a stop with a savepoint (whose
             // state was written with the last checkpoint, and after which nothing fires).
             if !self.stopping {
                 self.operator.finish(&mut self.outputs)?;
             }
-            emit.ship(self.current, &mut self.outputs);
+            self.ship(self.current, emit);
             return Ok(Next::Finished);
         }
         Ok(Next::Wait { wake })
+    }
+
+    /// Ships what the operator emitted, at `epoch`, counting its records.
+    fn ship(&mut self, epoch: Epoch, emit: &mut impl Emit<O, I>) {
+        let out = std::mem::take(&mut self.outputs.main.records);
+        if out > 0 {
+            self.metrics.records_out.inc_by(out);
+        }
+        emit.ship(epoch, &mut self.outputs);
     }
 
     /// Processes the stashed batches of every epoch below `below` (all with `None`), in order.
@@ -211,19 +260,23 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                 batch
                     .decode_received(&self.input_serializer)
                     .map_err(Error::Corrupt)?;
+                let mut records = 0;
                 for msg in batch.msgs.drain(..) {
                     match msg {
                         Msg::Record { ts, value } => {
+                            records += 1;
                             self.operator.process(ts, value, &mut self.outputs)?;
                         }
                         Msg::Watermark { from, watermark } => {
                             if let Some(w) = self.tracker.update(from, watermark)? {
+                                self.metrics.watermark(w);
                                 self.operator.watermark(w, &mut self.outputs)?;
                             }
                         }
                     }
                 }
-                emit.ship(epoch, &mut self.outputs);
+                self.metrics.records_in.inc_by(records);
+                self.ship(epoch, emit);
             }
         }
         Ok(())
@@ -237,6 +290,13 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         };
         let kstate = store.keyed_state_path(epoch, &self.setup.key, self.setup.subtask)?;
         let data = self.operator.snapshot(epoch, &kstate)?;
+        if let Some(state) = self.operator.operator_state() {
+            let path = store.operator_state_path(epoch, &self.setup.key, self.setup.subtask)?;
+            state.snapshot(&path).map_err(|source| Error::State {
+                operator: self.setup.name.clone(),
+                source,
+            })?;
+        }
         if let Some(delay) = checkpoint_write_delay() {
             // Fault injection: widen the window in which a crash leaves a half-written checkpoint.
             std::thread::sleep(delay);
@@ -298,6 +358,7 @@ pub(crate) struct SourceDriver<O> {
     stopped_at: Option<Epoch>,
     /// The last savepoint request this source acted on.
     seen_request: u64,
+    records_out: Counter,
 }
 
 impl<O: Data> SourceDriver<O> {
@@ -332,6 +393,12 @@ impl<O: Data> SourceDriver<O> {
             stop,
             stopped_at: None,
             seen_request: 0,
+            records_out: MetricGroup::new(
+                &setup.name,
+                setup.subtask,
+                Arc::clone(&setup.job.metrics),
+            )
+            .counter("numRecordsOut"),
         })
     }
 
@@ -379,6 +446,7 @@ impl<O: Data> SourceDriver<O> {
             let more = self.function.run(&mut self.output, budget)?;
             let n = self.output.msgs.len() - before;
             self.emitted += n as u64;
+            self.records_out.inc_by(n as u64);
             made += n;
             if !more {
                 self.output.watermark(i64::MAX);
@@ -497,10 +565,23 @@ impl Coordinator {
         let Some((store, retained)) = &self.checkpoints else {
             return Ok(());
         };
-        if !store.complete(&self.graph, epoch, *retained)? {
+        let Some(stats) = store.complete(&self.graph, epoch, *retained)? else {
             return Ok(());
-        }
+        };
         self.last_completed = Some(epoch);
+        let metrics = &self.job.metrics;
+        metrics.counter("job.numCompletedCheckpoints".into()).inc();
+        metrics
+            .gauge("job.lastCheckpointDurationMs".into())
+            .set(stats.duration.as_millis().min(i64::MAX as u128) as i64);
+        metrics
+            .gauge("job.lastCheckpointSizeBytes".into())
+            .set(stats.bytes.min(i64::MAX as u64) as i64);
+        for (operator, bytes) in &stats.operators {
+            metrics
+                .gauge(format!("{operator}.stateSizeBytes"))
+                .set((*bytes).min(i64::MAX as u64) as i64);
+        }
         // After the savepoint of a stop, nothing more is published: the job that restores
         // the savepoint writes the rest.
         if !self.saved {

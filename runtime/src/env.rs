@@ -14,6 +14,7 @@ use crate::config::{CheckpointConfig, RestoreSettings};
 pub use crate::config::{Cluster, ExecutionConfig, StateBackend, StopWithSavepoint};
 use crate::error::{Error, Result};
 use crate::job::JobShared;
+use crate::metrics::{HistogramStatistics, Metrics};
 use crate::plan::{self, StreamGraph, Transformation};
 
 /// What a finished job reports.
@@ -21,13 +22,28 @@ use crate::plan::{self, StreamGraph, Transformation};
 pub struct JobResult {
     /// Wall-clock time from the start of execution to the end.
     pub elapsed: Duration,
-    /// Counters of this process's operators, such as `<operator>.numLateRecordsDropped`.
+    /// Counters of this process's operators, such as `<operator>.numLateRecordsDropped`
+    /// (see [`crate::metrics`]).
     pub metrics: BTreeMap<String, u64>,
+    /// Gauges (per subtask: `<operator>[<i>].<name>`) and `job.` gauges.
+    pub gauges: BTreeMap<String, i64>,
+    /// Histograms (per subtask).
+    pub histograms: BTreeMap<String, HistogramStatistics>,
     /// What the restore migrated: `operator: state (part)` per migrated state and subtask.
     pub migrations: Vec<String>,
 }
 
 impl JobResult {
+    fn new(elapsed: Duration, metrics: Metrics, migrations: Vec<String>) -> Self {
+        JobResult {
+            elapsed,
+            metrics: metrics.counters,
+            gauges: metrics.gauges,
+            histograms: metrics.histograms,
+            migrations,
+        }
+    }
+
     /// A counter's value (0 when it never counted).
     pub fn metric(&self, name: &str) -> u64 {
         self.metrics.get(name).copied().unwrap_or(0)
@@ -220,11 +236,7 @@ impl StreamExecutionEnvironment {
             config,
             Arc::new(JobShared::new()),
         )?;
-        Ok(JobResult {
-            elapsed: started.elapsed(),
-            metrics,
-            migrations,
-        })
+        Ok(JobResult::new(started.elapsed(), metrics, migrations))
     }
 
     /// Starts the job in the background and returns a client to take savepoints while it
@@ -246,11 +258,7 @@ impl StreamExecutionEnvironment {
                 let started = Instant::now();
                 let (metrics, migrations) =
                     crate::run::run(&name, graph, builders, config, shared)?;
-                Ok(JobResult {
-                    elapsed: started.elapsed(),
-                    metrics,
-                    migrations,
-                })
+                Ok(JobResult::new(started.elapsed(), metrics, migrations))
             })
             .map_err(|e| Error::Config(format!("cannot start the job's thread: {e}")))?;
         Ok(JobClient {
@@ -308,6 +316,11 @@ impl JobClient {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// The job's metrics now (this process's workers; see [`crate::metrics`]).
+    pub fn metrics(&self) -> Metrics {
+        self.job.metrics.snapshot()
     }
 
     /// Whether the job has ended.

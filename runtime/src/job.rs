@@ -2,13 +2,13 @@
 //! the file sinks to publish, what restores migrated, and a savepoint asked for by the
 //! client. Also the guard that turns an operator's error or panic into the job's failure.
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+use crate::metrics::MetricRegistry;
 
 /// The timely timestamp of every record: the checkpoint epoch it belongs to.
 pub(crate) type Epoch = u64;
@@ -17,7 +17,8 @@ pub(crate) type Epoch = u64;
 pub(crate) struct JobShared {
     failed: AtomicBool,
     pub(crate) error: Mutex<Option<Error>>,
-    pub(crate) metrics: Mutex<BTreeMap<String, u64>>,
+    /// Every metric of this process's workers.
+    pub(crate) metrics: Arc<MetricRegistry>,
     /// The directories of file sinks (published by the checkpoint coordinator).
     pub(crate) sink_dirs: Mutex<Vec<PathBuf>>,
     /// What restores migrated (state names with the part), per operator.
@@ -45,7 +46,7 @@ impl JobShared {
         JobShared {
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
-            metrics: Mutex::new(BTreeMap::new()),
+            metrics: Arc::new(MetricRegistry::default()),
             sink_dirs: Mutex::new(Vec::new()),
             migrations: Mutex::new(Vec::new()),
             savepoint: Mutex::new(SavepointRequest::default()),
@@ -87,12 +88,7 @@ impl JobShared {
 
     /// Adds `value` to the counter `name`.
     pub(crate) fn count(&self, name: &str, value: u64) {
-        *self
-            .metrics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(name.to_owned())
-            .or_default() += value;
+        self.metrics.counter(name.to_owned()).inc_by(value);
     }
 }
 

@@ -88,6 +88,7 @@ mod error;
 pub mod functions;
 pub mod handshake;
 mod job;
+pub mod metrics;
 mod operator;
 mod plan;
 mod process;
@@ -96,6 +97,7 @@ mod sink;
 mod source;
 mod stream;
 mod timer;
+mod transform;
 mod types;
 pub mod watermark;
 pub mod window;
@@ -108,10 +110,14 @@ pub use env::{
 };
 pub use error::{Error, Result};
 pub use handshake::JobSecret;
+pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::CollectedRecords;
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
+pub use transform::{
+    OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,
+};
 pub use typeinfo_state::AggregateFunction;
 pub use watermark::WatermarkStrategy;
 pub use window::{

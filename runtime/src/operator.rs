@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use typeinfo::SerializerConfig;
-use typeinfo_state::BackendOptions;
+use typeinfo_state::{BackendOptions, OperatorStateBackend};
 
 use crate::backend::KeyedBackend;
 use crate::channel::{Msg, NO_TIMESTAMP};
@@ -18,6 +18,8 @@ use crate::Key;
 /// Where an operator emits: a buffer of elements the driver ships after each input batch.
 pub(crate) struct Output<T> {
     pub(crate) msgs: Vec<Msg<T>>,
+    /// Records emitted since the driver last took the count (for `numRecordsOut`).
+    pub(crate) records: u64,
     from: u32,
 }
 
@@ -25,6 +27,7 @@ impl<T> Output<T> {
     pub(crate) fn new(from: u32) -> Self {
         Output {
             msgs: Vec::new(),
+            records: 0,
             from,
         }
     }
@@ -32,6 +35,7 @@ impl<T> Output<T> {
     /// Emits a record with an event timestamp ([`NO_TIMESTAMP`] for none).
     #[inline]
     pub(crate) fn collect(&mut self, ts: i64, value: T) {
+        self.records += 1;
         self.msgs.push(Msg::Record { ts, value });
     }
 
@@ -109,6 +113,18 @@ pub(crate) trait Operator<I, O>: 'static {
     fn restore(&mut self, _keyed: &[PathBuf], _parts: &[OperatorPart]) -> Result<()> {
         Ok(())
     }
+
+    /// The operator's operator (non-keyed) state, if it has any: the driver writes it into
+    /// every checkpoint and restores it (redistributed to the new parallelism) after
+    /// [`restore`](Self::restore).
+    fn operator_state(&mut self) -> Option<&mut OperatorStateBackend> {
+        None
+    }
+
+    /// Called once after every restore, before the first record.
+    fn open(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A source: emits records until it is exhausted.
@@ -126,6 +142,8 @@ pub(crate) trait SourceFunction<O>: 'static {
 /// What an operator's subtask knows about its place in the job.
 #[derive(Clone)]
 pub(crate) struct OperatorSetup {
+    /// The job's name.
+    pub(crate) job_name: String,
     pub(crate) name: String,
     /// The node's id in the stream graph.
     pub(crate) node: usize,
@@ -144,6 +162,12 @@ pub(crate) struct OperatorSetup {
 }
 
 impl OperatorSetup {
+    /// An empty operator state backend for this subtask (with the job's serializer config).
+    pub(crate) fn operator_state_backend(&self) -> OperatorStateBackend {
+        OperatorStateBackend::new(self.subtask as u32, self.parallelism as u32)
+            .with_serializer_config(self.serializer_config.clone())
+    }
+
     /// Opens this subtask's keyed state backend (its key-group range of the job).
     pub(crate) fn keyed_backend<K: Key>(&self) -> Result<KeyedBackend<K>> {
         let options = BackendOptions::for_subtask(

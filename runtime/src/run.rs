@@ -2,7 +2,6 @@
 //! prepares the checkpoint directory, connects the processes, and runs every worker's
 //! compiled dataflow to its end.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,6 +12,7 @@ use crate::compile::{compile, CompileSettings, NodeBuilder};
 use crate::config::{ExecutionConfig, StateBackend};
 use crate::error::{Error, Result};
 use crate::job::{Epoch, JobShared};
+use crate::metrics::Metrics;
 use crate::plan::StreamGraph;
 
 /// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
@@ -22,7 +22,7 @@ pub(crate) fn run(
     builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
     config: ExecutionConfig,
     job: Arc<JobShared>,
-) -> Result<(BTreeMap<String, u64>, Vec<String>)> {
+) -> Result<(Metrics, Vec<String>)> {
     let workers = graph.workers() as usize;
     let communication = match &config.cluster {
         None if workers == 1 => Some(CommunicationConfig::Thread),
@@ -64,6 +64,7 @@ pub(crate) fn run(
         StateBackend::Heap => (PathBuf::new(), None),
     };
     let settings = CompileSettings {
+        job_name: job_name.to_owned(),
         config: config.clone(),
         state_root,
         job: Arc::clone(&job),
@@ -99,7 +100,7 @@ pub(crate) fn run(
             message,
         });
     }
-    let metrics = std::mem::take(&mut *job.metrics.lock().unwrap_or_else(|p| p.into_inner()));
+    let metrics = job.metrics.snapshot();
     let migrations = std::mem::take(&mut *job.migrations.lock().unwrap_or_else(|p| p.into_inner()));
     Ok((metrics, migrations))
 }

@@ -12,7 +12,8 @@ use std::time::Duration;
 use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
 use typeinfo_state::{
     key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
-    KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor,
+    KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor, StateValue, ValueState,
+    ValueStateDescriptor,
 };
 
 use crate::channel::{Router, RouterFactory};
@@ -24,6 +25,10 @@ use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
 use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
 use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
+use crate::transform::{
+    OneInputOperator, OperatorContext, ProcessFunction, ProcessFunctionOperator, StateContext,
+    UserOperator,
+};
 use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
 use crate::window::{
     ContentsFactory, IncrementalContents, ListContents, TimeWindow, WindowAssigner, WindowFn,
@@ -423,6 +428,36 @@ impl<T: Data> DataStream<T> {
         })
     }
 
+    /// Runs a user's operator on every record (see [`OneInputOperator`]): with operator
+    /// state, the watermark and the runtime context (timers and keyed state need a
+    /// [`KeyedStream`]). Each subtask gets a clone of `operator`.
+    pub fn transform<O: Data, Op: OneInputOperator<(), T, O> + Clone>(
+        &self,
+        name: &str,
+        operator: Op,
+    ) -> DataStream<O> {
+        let description = format!("Transform ({})", std::any::type_name::<Op>());
+        self.then(name, description, move |setup| {
+            Ok(Box::new(UserOperator::<(), T, O, Op>::new(
+                setup,
+                operator.clone(),
+                None,
+            )?))
+        })
+    }
+
+    /// Runs `function` on every record (Flink's `ProcessFunction` on a non-keyed stream).
+    pub fn process<O: Data, F: ProcessFunction<T, O> + Clone>(&self, function: F) -> DataStream<O> {
+        let description = format!("Process ({})", std::any::type_name::<F>());
+        self.then("Process", description, move |setup| {
+            Ok(Box::new(UserOperator::<(), T, O, _>::new(
+                setup,
+                ProcessFunctionOperator(function.clone()),
+                None,
+            )?))
+        })
+    }
+
     /// Partitions the stream by a key: records with equal keys go to the same subtask (by key
     /// group), and keyed state and windows are per key.
     pub fn key_by<K: Key>(
@@ -714,6 +749,106 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
         }
     }
 
+    /// Runs a user's operator on every record with its key current: keyed state, timers per
+    /// key, operator state (see [`OneInputOperator`]).
+    pub fn transform<O: Data, Op: OneInputOperator<K, T, O> + Clone>(
+        &self,
+        name: &str,
+        operator: Op,
+    ) -> DataStream<O> {
+        let selector = Arc::clone(&self.selector);
+        let description = format!("Transform ({})", std::any::type_name::<Op>());
+        self.stream.then(name, description, move |setup| {
+            Ok(Box::new(UserOperator::<K, T, O, Op>::new(
+                setup,
+                operator.clone(),
+                Some(Arc::clone(&selector)),
+            )?))
+        })
+    }
+
+    fn rolling(&self, name: &str, f: impl Fn(&T, T) -> T + Send + Sync + 'static) -> DataStream<T>
+    where
+        T: StateValue,
+    {
+        self.transform(
+            name,
+            RollingReduce {
+                f: Arc::new(f),
+                state: None,
+            },
+        )
+    }
+
+    /// Rolling reduce per key: emits, for every record, `f` of the key's previous result and
+    /// the record (the first record of a key as it is), as Flink's `KeyedStream.reduce`.
+    pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T>
+    where
+        T: StateValue,
+    {
+        self.rolling("Keyed Reduce", move |acc, v| f(acc, &v))
+    }
+
+    /// Rolling sum per key: emits the running total with every record.
+    pub fn sum(&self) -> DataStream<T>
+    where
+        T: StateValue + std::ops::Add<Output = T>,
+    {
+        self.rolling("Keyed Sum", |acc, v| acc.clone() + v)
+    }
+
+    /// Rolling minimum per key: emits the smallest record so far with every record.
+    pub fn min(&self) -> DataStream<T>
+    where
+        T: StateValue + PartialOrd,
+    {
+        self.rolling("Keyed Min", |acc, v| if v < *acc { v } else { acc.clone() })
+    }
+
+    /// Rolling maximum per key: emits the largest record so far with every record.
+    pub fn max(&self) -> DataStream<T>
+    where
+        T: StateValue + PartialOrd,
+    {
+        self.rolling("Keyed Max", |acc, v| if v > *acc { v } else { acc.clone() })
+    }
+
+    /// Rolling minimum by a field: emits the record with the smallest `field` so far (the
+    /// first one among equals), as Flink's `minBy`.
+    pub fn min_by<V: PartialOrd>(
+        &self,
+        field: impl Fn(&T) -> V + Send + Sync + 'static,
+    ) -> DataStream<T>
+    where
+        T: StateValue,
+    {
+        self.rolling("Keyed MinBy", move |acc, v| {
+            if field(&v) < field(acc) {
+                v
+            } else {
+                acc.clone()
+            }
+        })
+    }
+
+    /// Rolling maximum by a field: emits the record with the largest `field` so far (the
+    /// first one among equals), as Flink's `maxBy`.
+    pub fn max_by<V: PartialOrd>(
+        &self,
+        field: impl Fn(&T) -> V + Send + Sync + 'static,
+    ) -> DataStream<T>
+    where
+        T: StateValue,
+    {
+        self.rolling("Keyed MaxBy", move |acc, v| {
+            if field(&v) > field(acc) {
+                v
+            } else {
+                acc.clone()
+            }
+        })
+    }
+
     /// Runs `function` on every record with its key's state and timers.
     pub fn process<O: Data, F: KeyedProcessFunction<K, T, O> + Clone>(
         &self,
@@ -869,5 +1004,46 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
                 }))
             }),
         )
+    }
+}
+
+/// The rolling aggregations of [`KeyedStream`]: one value per key in keyed state.
+struct RollingReduce<T, F> {
+    f: Arc<F>,
+    state: Option<ValueState<(), T>>,
+}
+
+impl<T, F> Clone for RollingReduce<T, F> {
+    fn clone(&self) -> Self {
+        RollingReduce {
+            f: Arc::clone(&self.f),
+            state: None,
+        }
+    }
+}
+
+impl<K: Key, T: Data + StateValue, F: Fn(&T, T) -> T + Send + Sync + 'static>
+    OneInputOperator<K, T, T> for RollingReduce<T, F>
+{
+    fn initialize_state(&mut self, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.state = Some(
+            ctx.keyed_state()?
+                .value_state(&ValueStateDescriptor::new("rolling"))?,
+        );
+        Ok(())
+    }
+
+    fn process_element(&mut self, value: T, ctx: &mut OperatorContext<'_, K, T>) -> Result<()> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        let backend = ctx.keyed_state()?;
+        let next = match state.value(backend, &())? {
+            Some(acc) => (self.f)(&acc, value),
+            None => value,
+        };
+        state.update(backend, &(), next.clone())?;
+        ctx.collect(next);
+        Ok(())
     }
 }

@@ -162,12 +162,28 @@ pub struct OperatorListState<T> {
     _t: PhantomData<fn() -> T>,
 }
 
+// A handle is an index into its backend: copy it freely (an operator's clone per subtask
+// registers its own).
+impl<T> Clone for OperatorListState<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for OperatorListState<T> {}
+
 /// A registered broadcast state (read and write).
 #[derive(Debug)]
 pub struct BroadcastState<K, V> {
     index: usize,
     _t: PhantomData<fn() -> (K, V)>,
 }
+
+impl<K, V> Clone for BroadcastState<K, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K, V> Copy for BroadcastState<K, V> {}
 
 /// Read-only access to a broadcast state, for the keyed side of a broadcast join.
 #[derive(Debug)]
