@@ -11,8 +11,8 @@ use crate::checkpoint::{self, Metadata, OperatorPart, Restore};
 use crate::error::Result;
 use crate::Data;
 
-/// One element of a batch: a record (its event timestamp is `i64::MIN` when it has none)
-/// or a watermark.
+/// One element of a batch: a record (its event timestamp is `i64::MIN` when it has none),
+/// a watermark, or an idle marker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Element<T> {
     /// A record.
@@ -29,6 +29,19 @@ pub enum Element<T> {
         /// The watermark.
         watermark: i64,
     },
+    /// A sending subtask went idle.
+    Idle {
+        /// The sender.
+        from: u32,
+    },
+}
+
+fn serializer<T: Data>() -> std::sync::Arc<T::Serializer> {
+    #[allow(clippy::expect_used)] // the fuzz suite's types all have default serializers
+    std::sync::Arc::new(
+        T::create_serializer(&typeinfo::SerializerConfig::default())
+            .expect("a serializer with the default config"),
+    )
 }
 
 /// The bytes timely sends to another process for a batch of `elements` (length word, body,
@@ -39,10 +52,11 @@ pub fn batch_to_wire<T: Data>(elements: Vec<Element<T>>) -> Vec<u8> {
         .map(|e| match e {
             Element::Record { ts, value } => Msg::Record { ts, value },
             Element::Watermark { from, watermark } => Msg::Watermark { from, watermark },
+            Element::Idle { from } => Msg::Idle { from },
         })
         .collect();
     let mut bytes = Vec::new();
-    Batch::of(msgs).into_bytes(&mut bytes);
+    Batch::with_serializer(msgs, serializer::<T>()).into_bytes(&mut bytes);
     bytes
 }
 
@@ -55,11 +69,13 @@ pub fn batch_to_wire<T: Data>(elements: Vec<Element<T>>) -> Vec<u8> {
 pub fn batch_from_wire<T: Data>(
     bytes: &[u8],
 ) -> std::result::Result<Vec<Element<T>>, (String, i64)> {
-    let batch = <Batch<T> as ContainerBytes>::from_bytes(
+    let mut batch = <Batch<T> as ContainerBytes>::from_bytes(
         timely::bytes::arc::BytesMut::from(bytes.to_vec()).freeze(),
     );
-    if let Some(corrupt) = batch.corrupt {
-        return Err(corrupt);
+    // What the receiving operator does with the bytes (with its input serializer).
+    let count = timely::container::Accountable::record_count(&batch);
+    if let Err(message) = batch.decode_received(&serializer::<T>()) {
+        return Err((message, count));
     }
     Ok(batch
         .msgs
@@ -67,6 +83,7 @@ pub fn batch_from_wire<T: Data>(
         .map(|m| match m {
             Msg::Record { ts, value } => Element::Record { ts, value },
             Msg::Watermark { from, watermark } => Element::Watermark { from, watermark },
+            Msg::Idle { from } => Element::Idle { from },
         })
         .collect())
 }

@@ -40,6 +40,9 @@ pub(crate) enum Msg<T> {
     Record { ts: i64, value: T },
     /// A watermark from one sending subtask (see [`sender_id`]).
     Watermark { from: u32, watermark: i64 },
+    /// The sending subtask is idle: it holds back no watermark until its next one (Flink's
+    /// `WatermarkStatus.IDLE`).
+    Idle { from: u32 },
 }
 
 /// The id of a sending subtask in watermarks: its node and subtask index.
@@ -203,6 +206,7 @@ impl<T: TypeInfo> PushInto<Msg<T>> for Batch<T> {
 const TAG_RECORD: u8 = 0;
 const TAG_TIMESTAMPED: u8 = 1;
 const TAG_WATERMARK: u8 = 2;
+const TAG_IDLE: u8 = 3;
 
 impl<T: Data> Batch<T> {
     /// Writes the batch in the wire layout (without the length word and padding).
@@ -232,6 +236,10 @@ impl<T: Data> Batch<T> {
                     out.write_u8(TAG_WATERMARK);
                     out.write_u32(*from);
                     out.write_i64(*watermark);
+                }
+                Msg::Idle { from } => {
+                    out.write_u8(TAG_IDLE);
+                    out.write_u32(*from);
                 }
             }
         }
@@ -279,6 +287,9 @@ impl<T: Data> Batch<T> {
                         watermark: input.read_i64().map_err(|e| fail(e.to_string()))?,
                     }
                 }
+                TAG_IDLE => Msg::Idle {
+                    from: input.read_u32().map_err(|e| fail(e.to_string()))?,
+                },
                 tag => return Err(fail(format!("element {i} of {count}: unknown tag {tag}"))),
             };
             msgs.push(msg);
@@ -457,7 +468,7 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
         }
         for msg in container.msgs.drain(..) {
             match msg {
-                Msg::Watermark { .. } => {
+                Msg::Watermark { .. } | Msg::Idle { .. } => {
                     for target in 0..self.targets {
                         self.push(target, msg.clone(), stamp, pushers);
                     }

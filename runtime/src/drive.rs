@@ -23,11 +23,23 @@ use crate::operator::{now_ms, Operator, OperatorSetup, Output, Outputs, SourceFu
 use crate::plan::StreamGraph;
 use crate::Data;
 
-/// The minimum of the last watermark of each upstream subtask.
+/// The minimum of the last watermark of each active upstream subtask (Flink's
+/// `StatusWatermarkValve`): an idle subtask holds nothing back until it sends a watermark
+/// again; when every input is idle, so is the operator.
 pub(crate) struct WatermarkTracker {
     slots: HashMap<u32, usize>,
     marks: Vec<i64>,
+    idle: Vec<bool>,
     pub(crate) current: i64,
+}
+
+/// What an input's watermark or idleness changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WatermarkChange {
+    /// The operator's watermark advanced to this.
+    Advanced(i64),
+    /// Every input is idle now.
+    Idle,
 }
 
 impl WatermarkTracker {
@@ -35,6 +47,7 @@ impl WatermarkTracker {
         WatermarkTracker {
             slots: senders.iter().enumerate().map(|(i, s)| (*s, i)).collect(),
             marks: vec![i64::MIN; senders.len()],
+            idle: vec![false; senders.len()],
             current: i64::MIN,
         }
     }
@@ -45,22 +58,50 @@ impl WatermarkTracker {
         self.current = watermark;
     }
 
-    /// Records a watermark of `from`; returns the operator's new watermark if it advanced.
-    pub(crate) fn update(&mut self, from: u32, watermark: i64) -> Result<Option<i64>> {
-        let slot = *self
-            .slots
+    fn slot(&self, from: u32) -> Result<usize> {
+        self.slots
             .get(&from)
-            .ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))?;
-        if watermark <= self.marks[slot] {
+            .copied()
+            .ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))
+    }
+
+    /// The minimum over active inputs, if it advanced the operator's watermark.
+    fn advance(&mut self) -> Option<i64> {
+        let min = self
+            .marks
+            .iter()
+            .zip(&self.idle)
+            .filter(|(_, idle)| !**idle)
+            .map(|(m, _)| *m)
+            .min()?;
+        (min > self.current).then(|| {
+            self.current = min;
+            min
+        })
+    }
+
+    /// Records a watermark of `from` (which makes it active again); returns the operator's
+    /// new watermark if it advanced.
+    pub(crate) fn update(&mut self, from: u32, watermark: i64) -> Result<Option<i64>> {
+        let slot = self.slot(from)?;
+        let was_idle = std::mem::replace(&mut self.idle[slot], false);
+        if watermark <= self.marks[slot] && !was_idle {
             return Ok(None);
         }
-        self.marks[slot] = watermark;
-        let min = self.marks.iter().copied().min().unwrap_or(i64::MIN);
-        if min > self.current {
-            self.current = min;
-            return Ok(Some(min));
+        self.marks[slot] = self.marks[slot].max(watermark);
+        Ok(self.advance())
+    }
+
+    /// Marks `from` idle: the others' minimum may advance, or every input is idle.
+    pub(crate) fn set_idle(&mut self, from: u32) -> Result<Option<WatermarkChange>> {
+        let slot = self.slot(from)?;
+        if std::mem::replace(&mut self.idle[slot], true) {
+            return Ok(None);
         }
-        Ok(None)
+        if self.idle.iter().all(|i| *i) {
+            return Ok(Some(WatermarkChange::Idle));
+        }
+        Ok(self.advance().map(WatermarkChange::Advanced))
     }
 }
 
@@ -273,6 +314,14 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                                 self.operator.watermark(w, &mut self.outputs)?;
                             }
                         }
+                        Msg::Idle { from } => match self.tracker.set_idle(from)? {
+                            Some(WatermarkChange::Advanced(w)) => {
+                                self.metrics.watermark(w);
+                                self.operator.watermark(w, &mut self.outputs)?;
+                            }
+                            Some(WatermarkChange::Idle) => self.outputs.idle(),
+                            None => {}
+                        },
                     }
                 }
                 self.metrics.records_in.inc_by(records);
@@ -340,6 +389,8 @@ const SOURCE_SLICE_TIME: Duration = Duration::from_millis(1);
 const SOURCE_CALL_BUDGET: usize = 64;
 /// Records per shipped batch.
 const SOURCE_BATCH: usize = 1024;
+/// How soon a source that had nothing is asked again (it also checks its idleness then).
+const SOURCE_POLL_INTERVAL: Duration = Duration::from_millis(2);
 
 /// Runs a source function: emits a bounded slice of records per activation, closes an epoch
 /// (writing its position into the checkpoint) every checkpoint interval or when a savepoint
@@ -411,9 +462,11 @@ impl<O: Data> SourceDriver<O> {
     /// One activation: a slice of records, then an epoch boundary if one is due.
     pub(crate) fn step(&mut self, emit: &mut impl SourceEmit<O>) -> Result<Next> {
         let mut more = true;
+        let before = self.emitted;
         if !self.stopped() {
             more = self.emit_slice(emit)?;
         }
+        let waiting = more && self.emitted == before && !self.stopped();
         if self.checkpoints.is_some() {
             self.maybe_close_epoch(emit, more)?;
         }
@@ -427,6 +480,9 @@ impl<O: Data> SourceDriver<O> {
             (false, _) => Next::Finished,
             (true, true) => Next::Wait {
                 wake: Some(Duration::from_millis(10)),
+            },
+            (true, false) if waiting => Next::Wait {
+                wake: Some(SOURCE_POLL_INTERVAL),
             },
             (true, false) => Next::Now,
         })
@@ -452,7 +508,10 @@ impl<O: Data> SourceDriver<O> {
                 self.output.watermark(i64::MAX);
             }
             let stop_now = !more || self.stopped();
-            let out_of_time = made >= SOURCE_SLICE_RECORDS || began.elapsed() > SOURCE_SLICE_TIME;
+            // Nothing now from a source that is not finished: yield until it is asked again.
+            let nothing = n == 0 && more;
+            let out_of_time =
+                nothing || made >= SOURCE_SLICE_RECORDS || began.elapsed() > SOURCE_SLICE_TIME;
             if self.output.msgs.len() >= SOURCE_BATCH || stop_now || out_of_time {
                 emit.ship(&mut self.output.msgs);
             }

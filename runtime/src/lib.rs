@@ -94,7 +94,7 @@ mod plan;
 mod process;
 mod run;
 mod sink;
-mod source;
+pub mod source;
 mod stream;
 mod timer;
 mod transform;
@@ -114,6 +114,7 @@ pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::CollectedRecords;
+pub use source::{ReadStatus, Source, SourceOutput, SplitReader};
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
 pub use transform::{
     OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,

@@ -39,17 +39,16 @@ impl<T> Output<T> {
         self.msgs.push(Msg::Record { ts, value });
     }
 
-    /// Emits a record without a timestamp.
-    #[inline]
-    pub(crate) fn collect_untimed(&mut self, value: T) {
-        self.collect(NO_TIMESTAMP, value);
-    }
-
     pub(crate) fn watermark(&mut self, watermark: i64) {
         self.msgs.push(Msg::Watermark {
             from: self.from,
             watermark,
         });
+    }
+
+    /// Marks this subtask idle downstream (until its next watermark).
+    pub(crate) fn idle(&mut self) {
+        self.msgs.push(Msg::Idle { from: self.from });
     }
 }
 
@@ -64,6 +63,12 @@ impl<O, I> Outputs<O, I> {
     pub(crate) fn watermark(&mut self, watermark: i64) {
         self.main.watermark(watermark);
         self.side.watermark(watermark);
+    }
+
+    /// Marks the operator's subtask idle on every output.
+    pub(crate) fn idle(&mut self) {
+        self.main.idle();
+        self.side.idle();
     }
 }
 

@@ -20,11 +20,14 @@ use crate::channel::{Router, RouterFactory};
 use crate::compile::{OneInputBuilder, Partition, SourceBuilder};
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
-use crate::operator::{Operator, OperatorSetup, Outputs, SourceFunction};
+use crate::operator::{Operator, OperatorSetup, Outputs};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
 use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
-use crate::source::{sequence_range, FileSource, GeneratorSource, IteratorSource};
+use crate::source::{
+    split_source, CollectionSource, GeneratorSource, IterSource, SequenceSource, Source,
+    TextFileSource,
+};
 use crate::transform::{
     OneInputOperator, OperatorContext, ProcessFunction, ProcessFunctionOperator, StateContext,
     UserOperator,
@@ -100,16 +103,27 @@ impl<T> Clone for Producer<T> {
 }
 
 impl StreamExecutionEnvironment {
-    fn add_source<O: Data>(
+    fn add_source<O: Data, S: Source<O>>(
         &self,
         name: &str,
         parallelism: Option<u32>,
         description: String,
-        make: impl Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync + 'static,
+        source: S,
+        strategy: WatermarkStrategy<O>,
     ) -> DataStream<O> {
         let spec = NodeSpec {
             parallelism,
             ..NodeSpec::new(NodeKind::Source, name, description)
+        };
+        let source = Arc::new(source);
+        let make = move |setup: &OperatorSetup| {
+            split_source(
+                &source,
+                &strategy,
+                &setup.serializer_config,
+                setup.subtask,
+                setup.parallelism,
+            )
         };
         let id = self.add(
             spec.transformation(Vec::new(), Some(OutputType::of::<O>())),
@@ -118,19 +132,32 @@ impl StreamExecutionEnvironment {
         DataStream::of_node(self, id, 0)
     }
 
+    /// A stream read from a user's [`Source`] (see [`crate::source`]): its splits spread over
+    /// the source's subtasks, a position per split in every checkpoint, timestamps and
+    /// watermarks from `strategy` per split (with idleness, see
+    /// [`WatermarkStrategy::with_idleness`]).
+    pub fn from_source<T: Data, S: Source<T>>(
+        &self,
+        source: S,
+        strategy: WatermarkStrategy<T>,
+        name: &str,
+    ) -> DataStream<T> {
+        let description = format!(
+            "Source: {} ({})",
+            std::any::type_name::<S>(),
+            strategy.describe()
+        );
+        self.add_source(name, None, description, source, strategy)
+    }
+
     /// A stream of the vector's elements, read by one subtask in order.
     pub fn from_collection<T: Data + Send + Sync>(&self, elements: Vec<T>) -> DataStream<T> {
-        let elements = Arc::new(elements);
         self.add_source(
             "Collection Source",
             Some(1),
             "Source: collection".into(),
-            move |_| {
-                let elements = Arc::clone(&elements);
-                Ok(Box::new(IteratorSource::new(Box::new(
-                    (0..elements.len()).map(move |i| elements[i].clone()),
-                ))))
-            },
+            CollectionSource(Arc::new(elements)),
+            WatermarkStrategy::no_watermarks(),
         )
     }
 
@@ -138,18 +165,15 @@ impl StreamExecutionEnvironment {
     pub fn from_iter<I>(&self, iter: I) -> DataStream<I::Item>
     where
         I: IntoIterator + Clone + Send + Sync + 'static,
-        I::IntoIter: 'static,
+        I::IntoIter: Send + 'static,
         I::Item: Data,
     {
         self.add_source(
             "Iterator Source",
             Some(1),
             "Source: iterator".into(),
-            move |_| {
-                Ok(Box::new(IteratorSource::new(Box::new(
-                    iter.clone().into_iter(),
-                ))))
-            },
+            IterSource(iter),
+            WatermarkStrategy::no_watermarks(),
         )
     }
 
@@ -159,14 +183,8 @@ impl StreamExecutionEnvironment {
             "Sequence Source",
             None,
             format!("Source: sequence {from}..={to}"),
-            move |setup| {
-                Ok(Box::new(IteratorSource::new(Box::new(sequence_range(
-                    from,
-                    to,
-                    setup.subtask,
-                    setup.parallelism,
-                )))))
-            },
+            SequenceSource { from, to },
+            WatermarkStrategy::no_watermarks(),
         )
     }
 
@@ -175,10 +193,13 @@ impl StreamExecutionEnvironment {
     /// A missing or unreadable file fails the job with an error naming the path.
     pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
         let path = path.into();
-        let description = format!("Source: text file {}", path.display());
-        self.add_source("Text File Source", Some(1), description, move |_| {
-            Ok(Box::new(FileSource::open(path.clone())?))
-        })
+        self.add_source(
+            "Text File Source",
+            Some(1),
+            format!("Source: text file {}", path.display()),
+            TextFileSource(path),
+            WatermarkStrategy::no_watermarks(),
+        )
     }
 
     /// `generate(i)` for every `i` in `0..count`; subtask `s` of `p` generates
@@ -188,20 +209,15 @@ impl StreamExecutionEnvironment {
         count: u64,
         generate: impl Fn(u64) -> T + Send + Sync + 'static,
     ) -> DataStream<T> {
-        let generate = Arc::new(generate);
         self.add_source(
             "Generator Source",
             None,
             format!("Source: generator of {count}"),
-            move |setup| {
-                Ok(Box::new(GeneratorSource {
-                    next: setup.subtask as u64,
-                    step: setup.parallelism as u64,
-                    count,
-                    generate: Arc::clone(&generate),
-                    _t: PhantomData,
-                }))
+            GeneratorSource {
+                count,
+                generate: Arc::new(generate),
             },
+            WatermarkStrategy::no_watermarks(),
         )
     }
 }

@@ -30,6 +30,8 @@ pub enum Emission {
 /// How a stream's records get event timestamps and how watermarks are generated.
 pub struct WatermarkStrategy<T> {
     out_of_orderness: Option<i64>,
+    /// A split or input without records for this long is idle (ms).
+    idleness: Option<i64>,
     #[allow(clippy::type_complexity)] // the user's timestamp assigner
     assigner: Option<Arc<dyn Fn(&T, i64) -> i64 + Send + Sync>>,
     emission: Emission,
@@ -39,6 +41,7 @@ impl<T> Clone for WatermarkStrategy<T> {
     fn clone(&self) -> Self {
         WatermarkStrategy {
             out_of_orderness: self.out_of_orderness,
+            idleness: self.idleness,
             assigner: self.assigner.clone(),
             emission: self.emission,
         }
@@ -49,6 +52,7 @@ impl<T> std::fmt::Debug for WatermarkStrategy<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WatermarkStrategy")
             .field("out_of_orderness_ms", &self.out_of_orderness)
+            .field("idleness_ms", &self.idleness)
             .field("timestamp_assigner", &self.assigner.is_some())
             .field("emission", &self.emission)
             .finish()
@@ -67,6 +71,7 @@ impl<T> WatermarkStrategy<T> {
     pub fn for_bounded_out_of_orderness_millis(max_out_of_orderness_ms: i64) -> Self {
         WatermarkStrategy {
             out_of_orderness: Some(max_out_of_orderness_ms.max(0)),
+            idleness: None,
             assigner: None,
             emission: Emission::Periodic,
         }
@@ -81,6 +86,7 @@ impl<T> WatermarkStrategy<T> {
     pub fn no_watermarks() -> Self {
         WatermarkStrategy {
             out_of_orderness: None,
+            idleness: None,
             assigner: None,
             emission: Emission::Periodic,
         }
@@ -93,6 +99,29 @@ impl<T> WatermarkStrategy<T> {
     ) -> Self {
         self.assigner = Some(Arc::new(assigner));
         self
+    }
+
+    /// Marks a split of a [`Source`](crate::Source) idle when it produced no record for
+    /// `timeout`: it stops holding back the watermark, and a subtask whose splits are all
+    /// idle tells its consumers so (Flink's `withIdleness`). It rejoins with its next record.
+    /// Applies where watermarks are generated per split, in
+    /// [`from_source`](crate::StreamExecutionEnvironment::from_source).
+    pub fn with_idleness(mut self, timeout: Duration) -> Self {
+        self.idleness = Some(timeout.as_millis().min(i64::MAX as u128) as i64);
+        self
+    }
+
+    pub(crate) fn out_of_orderness(&self) -> Option<i64> {
+        self.out_of_orderness
+    }
+
+    pub(crate) fn idleness(&self) -> Option<i64> {
+        self.idleness
+    }
+
+    #[allow(clippy::type_complexity)] // the user's timestamp assigner
+    pub(crate) fn assigner(&self) -> Option<&Arc<dyn Fn(&T, i64) -> i64 + Send + Sync>> {
+        self.assigner.as_ref()
     }
 
     /// Emits a watermark after every event that advances it.
