@@ -539,6 +539,11 @@ impl CheckpointStore {
         part.write(&self.operator_dir(epoch, key), subtask)
     }
 
+    /// Reads the operator part of one subtask of checkpoint `epoch`.
+    pub(crate) fn read_part(&self, epoch: u64, key: &str, subtask: usize) -> Result<OperatorPart> {
+        OperatorPart::read(&ostate_path(&self.operator_dir(epoch, key), subtask))
+    }
+
     fn node_key(node: &StreamNode) -> String {
         operator_key(node.uid(), node.id())
     }

@@ -26,12 +26,14 @@ use crate::channel::{sender_id, Batch, EdgeDistributor, EdgePact, Msg, Route, Ro
 use crate::checkpoint::{operator_key, CheckpointStore, Restore};
 use crate::config::ExecutionConfig;
 use crate::drive::{
-    Coordinator, Emit, Next, OperatorDriver, OperatorDriverSetup, SourceDriver, SourceEmit,
+    Coordinator, Emit, Next, NodeCommitter, OperatorDriver, OperatorDriverSetup, SourceDriver,
+    SourceEmit,
 };
 use crate::error::{Error, Result};
 use crate::job::{guarded, Epoch, JobShared};
 use crate::operator::{Operator, OperatorSetup, Outputs, SourceFunction};
 use crate::plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
+use crate::sink::{Committer, Sink, SinkCommitter, SinkOperator};
 use crate::Data;
 
 /// Builds one node's timely operator on one worker, with the node's real types.
@@ -44,6 +46,50 @@ pub(crate) trait NodeBuilder: Send + Sync {
         node: &StreamNode,
         inputs: &[&StreamEdge],
     ) -> Result<()>;
+
+    /// The committer of a two-phase sink (see [`crate::sink`]).
+    fn committer(&self, _config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(None)
+    }
+}
+
+/// The builder of a node with a two-phase [`Sink`].
+pub(crate) struct SinkBuilder<T, S> {
+    partitions: Vec<Partition<T>>,
+    sink: Arc<S>,
+}
+
+impl<T, S> SinkBuilder<T, S> {
+    pub(crate) fn new(partitions: Vec<Partition<T>>, sink: S) -> Self {
+        SinkBuilder {
+            partitions,
+            sink: Arc::new(sink),
+        }
+    }
+}
+
+impl<T: Data, S: Sink<T>> NodeBuilder for SinkBuilder<T, S> {
+    fn build<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()> {
+        let committer = Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            &cx.config.serializer_config,
+        )?);
+        build_operator::<T, ()>(cx, node, inputs, &self.partitions, move |setup| {
+            Ok(Box::new(SinkOperator::new(setup, committer)?))
+        })
+    }
+
+    fn committer(&self, config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(Some(Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            config,
+        )?)))
+    }
 }
 
 /// How a typed input is partitioned: the typed half of [`crate::plan::Partitioning`].
@@ -189,16 +235,26 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
         start_epoch,
         restore,
     };
+    let mut committers = Vec::new();
     for node in graph.nodes() {
         let built = match builders.get(node.id()) {
-            Some(builder) => builder.build(&mut cx, node, &graph.inputs(node.id())),
+            Some(builder) => builder
+                .build(&mut cx, node, &graph.inputs(node.id()))
+                .and_then(|()| builder.committer(&cx.config.serializer_config)),
             None => Err(Error::Graph(format!("node {} has no builder", node.id()))),
         };
-        if let Err(e) = built {
-            job.fail(e);
+        match built {
+            Ok(Some(committer)) => committers.push(NodeCommitter {
+                key: operator_key(node.uid(), node.id()),
+                name: node.name().to_owned(),
+                parallelism: node.parallelism(),
+                committer,
+            }),
+            Ok(None) => {}
+            Err(e) => job.fail(e),
         }
     }
-    build_coordinator(&mut cx);
+    build_coordinator(&mut cx, committers);
 }
 
 impl<'s> CompileCx<'s> {
@@ -551,7 +607,7 @@ fn build_source<'s, O: Data>(
 
 /// Builds the checkpoint coordinator: an operator on every worker (timely builds the same
 /// dataflow everywhere) that reads every operator's progress output, active on worker 0.
-fn build_coordinator(cx: &mut CompileCx<'_>) {
+fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
     let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), cx.scope);
     let unit = match serializer::<()>(&cx.config.serializer_config, "Checkpoint coordinator") {
         Ok(s) => Arc::new(s),
@@ -576,6 +632,7 @@ fn build_coordinator(cx: &mut CompileCx<'_>) {
         cx.config.checkpointing.as_ref(),
         cx.config.stop_with_savepoint.clone(),
         cx.start_epoch,
+        committers,
     );
     builder.build(move |_caps| {
         move |frontiers: &[MutableAntichain<Epoch>]| {

@@ -21,6 +21,7 @@ use crate::job::{Epoch, JobShared};
 use crate::metrics::{Counter, Gauge, MetricGroup};
 use crate::operator::{now_ms, Operator, OperatorSetup, Output, Outputs, SourceFunction};
 use crate::plan::StreamGraph;
+use crate::sink::Committer;
 use crate::Data;
 
 /// The minimum of the last watermark of each active upstream subtask (Flink's
@@ -569,8 +570,17 @@ impl<O: Data> SourceDriver<O> {
 /// `_metadata` once every part is on disk), publishes file sinks' output up to each completed
 /// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
 /// of a stop-with-savepoint or of a client's request, and deletes old checkpoints.
+/// A two-phase sink's committer and where its committables are in checkpoints.
+pub(crate) struct NodeCommitter {
+    pub(crate) key: String,
+    pub(crate) name: String,
+    pub(crate) parallelism: u32,
+    pub(crate) committer: Arc<dyn Committer>,
+}
+
 pub(crate) struct Coordinator {
     graph: Arc<StreamGraph>,
+    committers: Vec<NodeCommitter>,
     job: Arc<JobShared>,
     checkpoints: Option<(CheckpointStore, usize)>,
     stop: Option<StopWithSavepoint>,
@@ -587,9 +597,11 @@ impl Coordinator {
         checkpoints: Option<&CheckpointConfig>,
         stop: Option<StopWithSavepoint>,
         start_epoch: Epoch,
+        committers: Vec<NodeCommitter>,
     ) -> Self {
         Coordinator {
             graph,
+            committers,
             job,
             checkpoints: checkpoints.map(|c| (CheckpointStore::new(&c.dir), c.retained)),
             stop,
@@ -613,9 +625,6 @@ impl Coordinator {
         }
         if frontier.is_none() {
             self.done = true;
-            if self.stop.is_none() {
-                self.publish_sinks(None)?;
-            }
         }
         Ok(())
     }
@@ -641,10 +650,14 @@ impl Coordinator {
                 .gauge(format!("{operator}.stateSizeBytes"))
                 .set((*bytes).min(i64::MAX as u64) as i64);
         }
-        // After the savepoint of a stop, nothing more is published: the job that restores
-        // the savepoint writes the rest.
-        if !self.saved {
-            self.publish_sinks(Some(epoch))?;
+        // The sinks' committables of the checkpoint become visible.
+        for c in &self.committers {
+            for subtask in 0..c.parallelism as usize {
+                let part = store.read_part(epoch, &c.key, subtask)?;
+                c.committer
+                    .commit_part(&part.data)
+                    .map_err(|e| e.in_operator(&c.name))?;
+            }
         }
         if let Some(stop) = &self.stop {
             if !self.saved && store.sources_stopped(&self.graph, epoch)? {
@@ -662,20 +675,6 @@ impl Coordinator {
                 request.dir = None;
                 request.after_epoch = None;
             }
-        }
-        Ok(())
-    }
-
-    /// Publishes the pending output files of every file sink up to `epoch` (all with `None`).
-    fn publish_sinks(&self, epoch: Option<Epoch>) -> Result<()> {
-        let dirs: Vec<PathBuf> = self
-            .job
-            .sink_dirs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        for dir in dirs {
-            crate::sink::publish(&dir, epoch)?;
         }
         Ok(())
     }

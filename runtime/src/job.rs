@@ -3,7 +3,7 @@
 //! client. Also the guard that turns an operator's error or panic into the job's failure.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,8 +19,6 @@ pub(crate) struct JobShared {
     pub(crate) error: Mutex<Option<Error>>,
     /// Every metric of this process's workers.
     pub(crate) metrics: Arc<MetricRegistry>,
-    /// The directories of file sinks (published by the checkpoint coordinator).
-    pub(crate) sink_dirs: Mutex<Vec<PathBuf>>,
     /// What restores migrated (state names with the part), per operator.
     pub(crate) migrations: Mutex<Vec<String>>,
     /// A savepoint asked for while the job runs.
@@ -47,17 +45,8 @@ impl JobShared {
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             metrics: Arc::new(MetricRegistry::default()),
-            sink_dirs: Mutex::new(Vec::new()),
             migrations: Mutex::new(Vec::new()),
             savepoint: Mutex::new(SavepointRequest::default()),
-        }
-    }
-
-    /// Records a file sink's directory (once).
-    pub(crate) fn add_sink_dir(&self, dir: &Path) {
-        let mut dirs = self.sink_dirs.lock().unwrap_or_else(|p| p.into_inner());
-        if !dirs.iter().any(|d| d == dir) {
-            dirs.push(dir.to_owned());
         }
     }
 

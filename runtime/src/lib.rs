@@ -93,7 +93,7 @@ mod operator;
 mod plan;
 mod process;
 mod run;
-mod sink;
+pub mod sink;
 pub mod source;
 mod stream;
 mod timer;
@@ -113,7 +113,7 @@ pub use handshake::JobSecret;
 pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
-pub use sink::CollectedRecords;
+pub use sink::{CollectedRecords, Sink, SinkContext, SinkWriter};
 pub use source::{ReadStatus, Source, SourceOutput, SplitReader};
 pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
 pub use transform::{

@@ -8,7 +8,7 @@ use typeinfo::SerializerConfig;
 use typeinfo_state::{BackendOptions, OperatorStateBackend};
 
 use crate::backend::KeyedBackend;
-use crate::channel::{Msg, NO_TIMESTAMP};
+use crate::channel::Msg;
 use crate::checkpoint::{OperatorPart, Restore};
 use crate::config::StateBackend;
 use crate::error::{Error, Result};

@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::path::PathBuf;
 
 use typeinfo::SerializerConfig;
 
@@ -91,8 +90,6 @@ pub(crate) struct Transformation {
     pub(crate) side_outputs: Vec<String>,
     /// A setting the operator refuses (checked when the graph is built).
     pub(crate) invalid: Option<String>,
-    /// The directory a file sink writes to.
-    pub(crate) output_dir: Option<PathBuf>,
 }
 
 impl Transformation {
@@ -140,7 +137,6 @@ pub struct StreamNode {
     pub(crate) description: String,
     pub(crate) output_type: Option<&'static str>,
     pub(crate) side_outputs: Vec<String>,
-    pub(crate) output_dir: Option<PathBuf>,
 }
 
 impl StreamNode {
@@ -167,10 +163,6 @@ impl StreamNode {
     /// The Rust type of the operator's records (none for sinks).
     pub fn output_type(&self) -> Option<&'static str> {
         self.output_type
-    }
-    /// The directory a file sink writes to.
-    pub(crate) fn output_dir(&self) -> Option<&std::path::Path> {
-        self.output_dir.as_deref()
     }
 }
 
@@ -390,7 +382,6 @@ pub(crate) fn translate(
             description: t.description.clone(),
             output_type: t.output.map(|o| o.name),
             side_outputs: t.side_outputs.clone(),
-            output_dir: t.output_dir.clone(),
         });
         for (position, input) in t.inputs.iter().enumerate() {
             let producer = nodes

@@ -17,13 +17,13 @@ use typeinfo_state::{
 };
 
 use crate::channel::{Router, RouterFactory};
-use crate::compile::{OneInputBuilder, Partition, SourceBuilder};
+use crate::compile::{OneInputBuilder, Partition, SinkBuilder, SourceBuilder};
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
 use crate::operator::{Operator, OperatorSetup, Outputs};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
 use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
-use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, TextFileSink};
+use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, Sink, TextFileSink};
 use crate::source::{
     split_source, CollectionSource, GeneratorSource, IterSource, SequenceSource, Source,
     TextFileSource,
@@ -49,7 +49,6 @@ struct NodeSpec {
     parallelism: Option<u32>,
     side_outputs: Vec<String>,
     invalid: Option<String>,
-    output_dir: Option<PathBuf>,
 }
 
 impl NodeSpec {
@@ -61,7 +60,6 @@ impl NodeSpec {
             parallelism: None,
             side_outputs: Vec::new(),
             invalid: None,
-            output_dir: None,
         }
     }
 
@@ -77,7 +75,6 @@ impl NodeSpec {
             output,
             side_outputs: self.side_outputs,
             invalid: self.invalid,
-            output_dir: self.output_dir,
         }
     }
 }
@@ -638,27 +635,39 @@ impl<T: Data> DataStream<T> {
 
     /// Writes every record as a line to files `dir/part-<subtask>-<epoch>`, published
     /// exactly once: per completed checkpoint with checkpointing, else at the end of the job
-    /// (written under a hidden name, synced, renamed; see the crate's `sink` docs).
+    /// (written under a hidden name, synced, renamed; a two-phase [`Sink`], see
+    /// [`crate::sink`]).
     pub fn write_as_text(&self, dir: impl Into<PathBuf>) -> DataStreamSink
     where
         T: Display,
     {
         let dir: PathBuf = dir.into();
-        let spec = NodeSpec {
-            output_dir: Some(dir.clone()),
-            ..NodeSpec::new(
-                NodeKind::Sink,
-                "Text File Sink",
-                format!("Sink: text files in {}", dir.display()),
-            )
-        };
-        self.sink(spec, move |setup| {
-            Ok(Box::new(TextFileSink::new(
-                dir.clone(),
-                setup.subtask,
-                &setup.job,
-            )?))
-        })
+        let description = format!("Sink: text files in {}", dir.display());
+        self.sink_to_named(TextFileSink { dir }, "Text File Sink", description)
+    }
+
+    /// Writes every record to a user's two-phase [`Sink`]: exactly once with checkpoints
+    /// (see [`crate::sink`]).
+    pub fn sink_to<S: Sink<T>>(&self, sink: S) -> DataStreamSink {
+        let description = format!("Sink: {}", std::any::type_name::<S>());
+        self.sink_to_named(sink, "Sink", description)
+    }
+
+    fn sink_to_named<S: Sink<T>>(
+        &self,
+        sink: S,
+        name: &str,
+        description: String,
+    ) -> DataStreamSink {
+        let (inputs, partitions) = self.inputs();
+        let id = self.env.add(
+            NodeSpec::new(NodeKind::Sink, name, description).transformation(inputs, None),
+            Arc::new(SinkBuilder::new(partitions, sink)),
+        );
+        DataStreamSink {
+            env: self.env.clone(),
+            id,
+        }
     }
 
     /// Calls `f` with every record.
