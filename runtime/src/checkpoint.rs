@@ -544,6 +544,29 @@ impl CheckpointStore {
         OperatorPart::read(&ostate_path(&self.operator_dir(epoch, key), subtask))
     }
 
+    /// The operator part of one subtask of checkpoint `epoch`, if it was written.
+    pub(crate) fn find_part(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+    ) -> Result<Option<OperatorPart>> {
+        let path = ostate_path(&self.operator_dir(epoch, key), subtask);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        OperatorPart::read(&path).map(Some)
+    }
+
+    /// The epochs of every checkpoint directory (complete or not) after `last`, in order.
+    pub(crate) fn epochs_after(&self, last: Option<u64>) -> Vec<u64> {
+        checkpoints(&self.root)
+            .into_iter()
+            .map(|(epoch, _, _)| epoch)
+            .filter(|e| last.is_none_or(|l| *e > l))
+            .collect()
+    }
+
     fn node_key(node: &StreamNode) -> String {
         operator_key(node.uid(), node.id())
     }

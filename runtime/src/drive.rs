@@ -34,13 +34,13 @@ pub(crate) struct WatermarkTracker {
     pub(crate) current: i64,
 }
 
-/// What an input's watermark or idleness changed.
+/// What an input going idle changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WatermarkChange {
+pub(crate) struct IdleChange {
     /// The operator's watermark advanced to this.
-    Advanced(i64),
-    /// Every input is idle now.
-    Idle,
+    pub(crate) advanced: Option<i64>,
+    /// Every input is idle now (so is the operator).
+    pub(crate) idle: bool,
 }
 
 impl WatermarkTracker {
@@ -93,16 +93,32 @@ impl WatermarkTracker {
         Ok(self.advance())
     }
 
-    /// Marks `from` idle: the others' minimum may advance, or every input is idle.
-    pub(crate) fn set_idle(&mut self, from: u32) -> Result<Option<WatermarkChange>> {
+    /// Marks `from` idle: the others' minimum may advance; when every input is idle, the
+    /// watermark advances to the highest of them (as Flink's valve flushes), and the
+    /// operator is idle.
+    pub(crate) fn set_idle(&mut self, from: u32) -> Result<IdleChange> {
         let slot = self.slot(from)?;
         if std::mem::replace(&mut self.idle[slot], true) {
-            return Ok(None);
+            return Ok(IdleChange {
+                advanced: None,
+                idle: false,
+            });
         }
         if self.idle.iter().all(|i| *i) {
-            return Ok(Some(WatermarkChange::Idle));
+            let max = self.marks.iter().copied().max().unwrap_or(i64::MIN);
+            let advanced = (max > self.current).then(|| {
+                self.current = max;
+                max
+            });
+            return Ok(IdleChange {
+                advanced,
+                idle: true,
+            });
         }
-        Ok(self.advance().map(WatermarkChange::Advanced))
+        Ok(IdleChange {
+            advanced: self.advance(),
+            idle: false,
+        })
     }
 }
 
@@ -315,14 +331,16 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                                 self.operator.watermark(w, &mut self.outputs)?;
                             }
                         }
-                        Msg::Idle { from } => match self.tracker.set_idle(from)? {
-                            Some(WatermarkChange::Advanced(w)) => {
+                        Msg::Idle { from } => {
+                            let change = self.tracker.set_idle(from)?;
+                            if let Some(w) = change.advanced {
                                 self.metrics.watermark(w);
                                 self.operator.watermark(w, &mut self.outputs)?;
                             }
-                            Some(WatermarkChange::Idle) => self.outputs.idle(),
-                            None => {}
-                        },
+                            if change.idle {
+                                self.outputs.idle();
+                            }
+                        }
                     }
                 }
                 self.metrics.records_in.inc_by(records);
@@ -625,6 +643,31 @@ impl Coordinator {
         }
         if frontier.is_none() {
             self.done = true;
+            if self.stop.is_none() {
+                self.commit_the_rest()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The job ran to its end: nothing will restore from a checkpoint after the last
+    /// completed one, so the committables of every later checkpoint (complete or not: one
+    /// whose last part was never written because an operator saw the end of its input
+    /// before the checkpoint's cut) are committed now. Committing is idempotent.
+    fn commit_the_rest(&mut self) -> Result<()> {
+        let Some((store, _)) = &self.checkpoints else {
+            return Ok(());
+        };
+        for epoch in store.epochs_after(self.last_completed) {
+            for c in &self.committers {
+                for subtask in 0..c.parallelism as usize {
+                    if let Some(part) = store.find_part(epoch, &c.key, subtask)? {
+                        c.committer
+                            .commit_part(&part.data)
+                            .map_err(|e| e.in_operator(&c.name))?;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -677,5 +720,35 @@ impl Coordinator {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IdleChange, WatermarkTracker};
+
+    fn change(advanced: Option<i64>, idle: bool) -> IdleChange {
+        IdleChange { advanced, idle }
+    }
+
+    #[test]
+    fn an_idle_input_holds_nothing_back_and_rejoins_with_its_next_watermark() {
+        let mut t = WatermarkTracker::new(&[1, 2]);
+        assert_eq!(t.update(1, 100).unwrap(), None, "2 has no watermark yet");
+        assert_eq!(t.set_idle(2).unwrap(), change(Some(100), false));
+        assert_eq!(t.update(1, 150).unwrap(), Some(150));
+        // 2 rejoins below the current watermark: it holds back what comes next, the
+        // operator's watermark never goes back.
+        assert_eq!(t.update(2, 120).unwrap(), None);
+        assert_eq!(t.update(1, 200).unwrap(), None);
+        assert_eq!(t.update(2, 180).unwrap(), Some(180));
+        assert_eq!(
+            t.set_idle(1).unwrap(),
+            change(None, false),
+            "2 alone is at 180"
+        );
+        // Every input idle: the highest watermark of them (1's 200) is flushed.
+        assert_eq!(t.set_idle(2).unwrap(), change(Some(200), true));
+        assert!(t.update(7, 1).is_err(), "an unknown sender is refused");
     }
 }

@@ -231,21 +231,29 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
         let now = now_ms();
         let idleness = self.strategy.idleness();
         let mut min: Option<i64> = None;
+        let mut max_idle: Option<i64> = None;
         let mut any_open = false;
         for s in self.splits.iter().filter(|s| !s.finished) {
             any_open = true;
-            if idleness.is_some_and(|t| now - s.last_active >= t) {
-                continue;
-            }
             let w = s
                 .max_timestamp
                 .saturating_sub(out_of_orderness)
                 .saturating_sub(1);
+            if idleness.is_some_and(|t| now - s.last_active >= t) {
+                max_idle = Some(max_idle.map_or(w, |m| m.max(w)));
+                continue;
+            }
             min = Some(min.map_or(w, |m| m.min(w)));
         }
         match min {
             None if any_open && idleness.is_some() => {
                 if !self.idle {
+                    // Every split idle: flush the highest of their watermarks first (as
+                    // Flink's valve does), then go idle.
+                    if let Some(w) = max_idle.filter(|w| *w > self.emitted_watermark) {
+                        self.emitted_watermark = w;
+                        out.watermark(w);
+                    }
                     self.idle = true;
                     out.idle();
                 }

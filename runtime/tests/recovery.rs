@@ -9,50 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{has_completed_checkpoint, incomplete_checkpoints, published, Rng};
+
 /// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
 /// from an earlier build can never stand in for it.
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_orders_per_minute"))
-}
-
-/// Every published line of an output directory, sorted; fails on unpublished leftovers.
-fn published(dir: &Path) -> Vec<String> {
-    let mut lines = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("output dir") {
-        let name = entry
-            .expect("entry")
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
-        assert!(
-            !name.starts_with('.'),
-            "left unpublished in {}: {name}",
-            dir.display()
-        );
-        lines.extend(
-            std::fs::read_to_string(dir.join(&name))
-                .expect("read")
-                .lines()
-                .map(str::to_owned),
-        );
-    }
-    lines.sort();
-    lines
-}
-
-/// A small seeded generator (SplitMix64), so a failing run can be repeated.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo)
-    }
 }
 
 const ORDERS: &str = "40000";
@@ -78,30 +41,6 @@ fn reference(state: &str) -> Vec<String> {
         .expect("run");
     assert!(status.success());
     published(out.path())
-}
-
-fn incomplete_checkpoints(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| {
-                    e.file_name().to_string_lossy().starts_with("chk-")
-                        && !e.path().join("_metadata").exists()
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
-
-fn has_completed_checkpoint(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.path().join("_metadata").exists())
-        })
-        .unwrap_or(false)
 }
 
 /// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.

@@ -399,3 +399,107 @@ impl KeyedExt<(u32, i64)> for typeinfo_runtime::KeyedStream<u32, (u32, i64)> {
         self.reduce(|a, b| (a.0, a.1 + b.1))
     }
 }
+
+/// Two splits: `a` emits timestamps 0..1000 and then waits, `b` emits one record at 0 and
+/// waits; both finish when a window result has reached the sink (or after 10 s).
+#[derive(Clone)]
+struct TwoSplits {
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct TwoSplitsReader {
+    split: u8,
+    next: i64,
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    opened: std::time::Instant,
+}
+
+impl typeinfo_runtime::SplitReader<i64> for TwoSplitsReader {
+    type Position = i64;
+    fn read(
+        &mut self,
+        out: &mut typeinfo_runtime::SourceOutput<'_, i64>,
+        budget: usize,
+    ) -> Result<typeinfo_runtime::ReadStatus> {
+        use typeinfo_runtime::ReadStatus;
+        let end = if self.split == 0 { 1000 } else { 1 };
+        let mut n = 0;
+        while self.next < end && n < budget {
+            out.collect_with_timestamp(self.next, self.next);
+            self.next += 1;
+            n += 1;
+        }
+        if self.next < end {
+            return Ok(ReadStatus::More);
+        }
+        let done = self.fired.load(std::sync::atomic::Ordering::SeqCst)
+            || self.opened.elapsed() > Duration::from_secs(10);
+        Ok(if done {
+            ReadStatus::Finished
+        } else {
+            ReadStatus::NothingAvailable
+        })
+    }
+    fn position(&self) -> i64 {
+        self.next
+    }
+    fn seek(&mut self, position: i64) -> Result<()> {
+        self.next = position;
+        Ok(())
+    }
+}
+
+impl typeinfo_runtime::Source<i64> for TwoSplits {
+    type Split = u8;
+    type Reader = TwoSplitsReader;
+    fn splits(&self, _: usize) -> Result<Vec<u8>> {
+        Ok(vec![0, 1])
+    }
+    fn reader(&self, split: &u8) -> Result<TwoSplitsReader> {
+        Ok(TwoSplitsReader {
+            split: *split,
+            next: 0,
+            fired: std::sync::Arc::clone(&self.fired),
+            opened: std::time::Instant::now(),
+        })
+    }
+}
+
+#[test]
+fn an_idle_split_stops_holding_back_the_watermark() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let fired = Arc::new(AtomicBool::new(false));
+    let env = StreamExecutionEnvironment::new();
+    let seen = Arc::clone(&fired);
+    let first = Arc::new(std::sync::Mutex::new(None::<(i64, u64)>));
+    let first_result = Arc::clone(&first);
+    env.from_source(
+        TwoSplits {
+            fired: Arc::clone(&fired),
+        },
+        WatermarkStrategy::for_monotonous_timestamps().with_idleness(Duration::from_millis(50)),
+        "two splits",
+    )
+    .map(|t| (0u8, t))
+    .key_by(|(k, _): &(u8, i64)| *k)
+    .window(typeinfo_runtime::TumblingEventTimeWindows::of(
+        Duration::from_millis(100),
+    ))
+    .aggregate_with(typeinfo_runtime::functions::Count, |_, w, n: u64| {
+        (w.start, n)
+    })
+    .add_sink(move |r: (i64, u64)| {
+        first_result.lock().unwrap().get_or_insert(r);
+        seen.store(true, Ordering::SeqCst);
+    });
+    let started = std::time::Instant::now();
+    env.execute("idleness").unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "the windows waited for the idle split ({:?})",
+        started.elapsed()
+    );
+    // Split b's record at 0 is in the first window with split a's 0..100.
+    assert_eq!(*first.lock().unwrap(), Some((0, 101)));
+}

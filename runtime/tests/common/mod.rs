@@ -1,0 +1,69 @@
+//! What the crash tests share: reading committed output, a seeded generator, and looking at
+//! a checkpoint directory.
+#![allow(dead_code)] // each test uses what it needs
+
+use std::path::Path;
+
+/// Every published line of an output directory, sorted; fails on unpublished leftovers.
+pub fn published(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("output dir") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            !name.starts_with('.'),
+            "left unpublished in {}: {name}",
+            dir.display()
+        );
+        lines.extend(
+            std::fs::read_to_string(dir.join(&name))
+                .expect("read")
+                .lines()
+                .map(str::to_owned),
+        );
+    }
+    lines.sort();
+    lines
+}
+
+/// A small seeded generator (SplitMix64), so a failing run can be repeated.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo)
+    }
+}
+
+pub fn incomplete_checkpoints(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| {
+                    e.file_name().to_string_lossy().starts_with("chk-")
+                        && !e.path().join("_metadata").exists()
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+pub fn has_completed_checkpoint(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().join("_metadata").exists())
+        })
+        .unwrap_or(false)
+}
