@@ -131,6 +131,62 @@ pub struct ExecutionConfig {
     pub restore: Option<RestoreSettings>,
     /// Stop with a savepoint once every source subtask has emitted this many records.
     pub stop_with_savepoint: Option<StopWithSavepoint>,
+    /// What happens when the job fails while it runs.
+    pub restart_strategy: RestartStrategy,
+}
+
+/// What a failing job does (Flink's restart strategies): a function's error or panic, a
+/// state or I/O error, corrupt data from a peer. The job restarts inside the same
+/// `execute` from its latest completed checkpoint (from its start, or the savepoint it
+/// started from, when none completed yet), so exactly-once output stays exactly once.
+/// Errors in building the job (configuration, graph, types) and a cancel never restart.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum RestartStrategy {
+    /// Fail at the first error (the default).
+    #[default]
+    None,
+    /// Restart up to `attempts` times, waiting `delay` before each.
+    FixedDelay {
+        /// Restarts at most.
+        attempts: u32,
+        /// Wait before a restart.
+        delay: Duration,
+    },
+    /// Restart up to `attempts` times, waiting `initial`, then `multiplier` times longer
+    /// each time, at most `max`.
+    ExponentialBackoff {
+        /// Restarts at most.
+        attempts: u32,
+        /// The first wait.
+        initial: Duration,
+        /// The longest wait.
+        max: Duration,
+        /// How much longer each wait is than the one before.
+        multiplier: f64,
+    },
+}
+
+impl RestartStrategy {
+    /// The wait before restart number `attempt` (from 1), or `None` when no restart is left.
+    pub fn delay(&self, attempt: u32) -> Option<Duration> {
+        match self {
+            RestartStrategy::None => None,
+            RestartStrategy::FixedDelay { attempts, delay } => {
+                (attempt <= *attempts).then_some(*delay)
+            }
+            RestartStrategy::ExponentialBackoff {
+                attempts,
+                initial,
+                max,
+                multiplier,
+            } => (attempt <= *attempts).then(|| {
+                let factor = multiplier
+                    .max(1.0)
+                    .powi(attempt.saturating_sub(1).min(64) as i32);
+                initial.mul_f64(factor.min(1e9)).min(*max)
+            }),
+        }
+    }
 }
 
 /// Stops a job with a savepoint: each source subtask stops after `after_records` records,
@@ -157,6 +213,7 @@ impl Default for ExecutionConfig {
             checkpointing: None,
             restore: None,
             stop_with_savepoint: None,
+            restart_strategy: RestartStrategy::None,
         }
     }
 }

@@ -11,9 +11,11 @@ use typeinfo::SerializerConfig;
 
 use crate::compile::NodeBuilder;
 use crate::config::{CheckpointConfig, RestoreSettings};
-pub use crate::config::{Cluster, ExecutionConfig, StateBackend, StopWithSavepoint};
+pub use crate::config::{
+    Cluster, ExecutionConfig, RestartStrategy, StateBackend, StopWithSavepoint,
+};
 use crate::error::{Error, Result};
-use crate::job::JobShared;
+use crate::job::{JobShared, JobStatus};
 use crate::metrics::{HistogramStatistics, Metrics};
 use crate::plan::{self, StreamGraph, Transformation};
 
@@ -150,6 +152,12 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Sets what happens when the job fails (see [`RestartStrategy`]).
+    pub fn set_restart_strategy(&self, strategy: RestartStrategy) -> &Self {
+        self.state.borrow_mut().config.restart_strategy = strategy;
+        self
+    }
+
     /// Runs the job as one process of a cluster (see [`Cluster`]).
     pub fn set_cluster(&self, cluster: Option<Cluster>) -> &Self {
         self.state.borrow_mut().config.cluster = cluster;
@@ -229,7 +237,7 @@ impl StreamExecutionEnvironment {
         let (graph, builders) = self.graph_and_builders()?;
         let config = self.config();
         let started = Instant::now();
-        let (metrics, migrations) = crate::run::run(
+        let (metrics, migrations) = crate::run::execute(
             job_name,
             graph,
             builders,
@@ -257,7 +265,7 @@ impl StreamExecutionEnvironment {
             .spawn(move || {
                 let started = Instant::now();
                 let (metrics, migrations) =
-                    crate::run::run(&name, graph, builders, config, shared)?;
+                    crate::run::execute(&name, graph, builders, config, shared)?;
                 Ok(JobResult::new(started.elapsed(), metrics, migrations))
             })
             .map_err(|e| Error::Config(format!("cannot start the job's thread: {e}")))?;
@@ -321,6 +329,17 @@ impl JobClient {
     /// The job's metrics now (this process's workers; see [`crate::metrics`]).
     pub fn metrics(&self) -> Metrics {
         self.job.metrics.snapshot()
+    }
+
+    /// Cancels the job: its operators stop at their next activation, nothing more is
+    /// committed, and [`wait`](Self::wait) returns [`Error::Cancelled`].
+    pub fn cancel(&self) {
+        self.job.cancel();
+    }
+
+    /// Where the job is: running, restarting, finished, failed or cancelled.
+    pub fn status(&self) -> JobStatus {
+        self.job.status()
     }
 
     /// Whether the job has ended.

@@ -58,6 +58,8 @@ pub enum Error {
     Corrupt(String),
     /// The cluster (timely's communication) could not be set up.
     Cluster(String),
+    /// The job was cancelled through its [`JobClient`](crate::JobClient).
+    Cancelled,
 }
 
 /// The runtime's result type.
@@ -70,6 +72,15 @@ impl Error {
             operator: String::new(),
             message: message.into(),
         }
+    }
+
+    /// Whether a restart strategy restarts a job that failed with this error: not for a
+    /// job that cannot be built (configuration, graph, types) or was cancelled.
+    pub fn is_restartable(&self) -> bool {
+        !matches!(
+            self,
+            Error::Config(_) | Error::Graph(_) | Error::Type { .. } | Error::Cancelled
+        )
     }
 
     /// Names the operator in errors that carry one and do not name one yet.
@@ -116,6 +127,7 @@ impl fmt::Display for Error {
             Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
             Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),
             Error::Cluster(msg) => write!(f, "cluster: {msg}"),
+            Error::Cancelled => f.write_str("the job was cancelled"),
         }
     }
 }

@@ -16,6 +16,8 @@ pub(crate) type Epoch = u64;
 /// What the workers of one process share while a job runs.
 pub(crate) struct JobShared {
     failed: AtomicBool,
+    cancelled: AtomicBool,
+    status: Mutex<JobStatus>,
     pub(crate) error: Mutex<Option<Error>>,
     /// Every metric of this process's workers.
     pub(crate) metrics: Arc<MetricRegistry>,
@@ -39,10 +41,51 @@ pub(crate) struct SavepointRequest {
     pub(crate) result: Option<std::result::Result<PathBuf, String>>,
 }
 
+/// Where a job is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Running.
+    Running,
+    /// Failed, waiting to restart (see [`RestartStrategy`](crate::RestartStrategy)).
+    Restarting,
+    /// Ran to its end (or stopped with a savepoint).
+    Finished,
+    /// Failed for good.
+    Failed,
+    /// Cancelled.
+    Cancelled,
+}
+
 impl JobShared {
+    /// Cancels the job: every operator stops at its next activation.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.fail(Error::Cancelled);
+    }
+
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Forgets a failure before the job restarts (a cancel stays).
+    pub(crate) fn reset_for_restart(&self) {
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.failed.store(self.cancelled(), Ordering::Release);
+    }
+
+    pub(crate) fn set_status(&self, status: JobStatus) {
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    pub(crate) fn status(&self) -> JobStatus {
+        *self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) fn new() -> Self {
         JobShared {
             failed: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
+            status: Mutex::new(JobStatus::Running),
             error: Mutex::new(None),
             metrics: Arc::new(MetricRegistry::default()),
             migrations: Mutex::new(Vec::new()),

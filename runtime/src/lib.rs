@@ -105,11 +105,12 @@ pub mod window;
 pub use backend::KeyedBackend;
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use env::{
-    Cluster, ExecutionConfig, JobClient, JobResult, StateBackend, StopWithSavepoint,
-    StreamExecutionEnvironment,
+    Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, StateBackend,
+    StopWithSavepoint, StreamExecutionEnvironment,
 };
 pub use error::{Error, Result};
 pub use handshake::JobSecret;
+pub use job::JobStatus;
 pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};

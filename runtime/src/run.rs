@@ -4,19 +4,88 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use timely::{CommunicationConfig, WorkerConfig};
 
 use crate::checkpoint::{operator_key, CheckpointStore, Restore};
 use crate::compile::{compile, CompileSettings, NodeBuilder};
-use crate::config::{ExecutionConfig, StateBackend};
+use crate::config::{ExecutionConfig, RestoreSettings, StateBackend};
 use crate::error::{Error, Result};
-use crate::job::{Epoch, JobShared};
+use crate::job::{Epoch, JobShared, JobStatus};
 use crate::metrics::Metrics;
 use crate::plan::StreamGraph;
 
+/// Runs the job, restarting it by its restart strategy when it fails (see
+/// [`RestartStrategy`](crate::RestartStrategy)): from the latest completed checkpoint, or
+/// from where it started when none completed yet. Restarts apply to a job in one process; a
+/// job on several processes fails, to be restarted by whatever launched its processes.
+pub(crate) fn execute(
+    job_name: &str,
+    graph: Arc<StreamGraph>,
+    builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
+    mut config: ExecutionConfig,
+    job: Arc<JobShared>,
+) -> Result<(Metrics, Vec<String>)> {
+    let mut attempt = 0;
+    loop {
+        job.set_status(JobStatus::Running);
+        let result = run(
+            job_name,
+            Arc::clone(&graph),
+            Arc::clone(&builders),
+            config.clone(),
+            Arc::clone(&job),
+        );
+        let error = match result {
+            Ok(done) => {
+                job.set_status(JobStatus::Finished);
+                return Ok(done);
+            }
+            Err(_) if job.cancelled() => {
+                job.set_status(JobStatus::Cancelled);
+                return Err(Error::Cancelled);
+            }
+            Err(e) => e,
+        };
+        attempt += 1;
+        let delay = config
+            .restart_strategy
+            .delay(attempt)
+            .filter(|_| error.is_restartable() && config.cluster.is_none());
+        let Some(delay) = delay else {
+            job.set_status(JobStatus::Failed);
+            return Err(error);
+        };
+        eprintln!("job `{job_name}` failed: {error}; restart {attempt} in {delay:?}");
+        job.set_status(JobStatus::Restarting);
+        job.metrics.counter("job.numRestarts".into()).inc();
+        let until = std::time::Instant::now() + delay;
+        while std::time::Instant::now() < until && !job.cancelled() {
+            std::thread::sleep(Duration::from_millis(5).min(delay));
+        }
+        if job.cancelled() {
+            job.set_status(JobStatus::Cancelled);
+            return Err(Error::Cancelled);
+        }
+        job.reset_for_restart();
+        if let Some(c) = &config.checkpointing {
+            if !crate::checkpoint::completed(&c.dir).is_empty() {
+                let allow = config
+                    .restore
+                    .as_ref()
+                    .is_some_and(|r| r.allow_non_restored_state);
+                config.restore = Some(RestoreSettings {
+                    path: c.dir.clone(),
+                    allow_non_restored_state: allow,
+                });
+            }
+        }
+    }
+}
+
 /// Runs `graph` on timely with `config`; returns this process's metrics and migrations.
-pub(crate) fn run(
+fn run(
     job_name: &str,
     graph: Arc<StreamGraph>,
     builders: Arc<Vec<Arc<dyn NodeBuilder>>>,

@@ -1,0 +1,257 @@
+//! Restart strategies and the job client: a job whose operator fails once, at its 3rd
+//! checkpoint, restarts from its latest checkpoint inside `execute` and finishes with exactly
+//! the output of a failure-free run; a job that keeps failing stops after its attempts; a
+//! running job is cancelled.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use typeinfo_runtime::{
+    CheckpointConfig, Error, JobStatus, OneInputOperator, OperatorContext, ReadStatus,
+    RestartStrategy, Result, Source, SourceOutput, SplitReader, StateContext,
+    StreamExecutionEnvironment, WatermarkStrategy,
+};
+
+/// `0..count`, paced at `per_second` (so that checkpoints happen while it runs); one split.
+#[derive(Clone)]
+struct Paced {
+    count: u64,
+    per_second: f64,
+}
+
+struct PacedReader {
+    next: u64,
+    count: u64,
+    per_second: f64,
+    opened: Instant,
+    from: u64,
+}
+
+impl SplitReader<u64> for PacedReader {
+    type Position = u64;
+    fn read(&mut self, out: &mut SourceOutput<'_, u64>, budget: usize) -> Result<ReadStatus> {
+        let due = self.from + (self.opened.elapsed().as_secs_f64() * self.per_second) as u64;
+        let mut n = 0;
+        while n < budget && self.next < due.min(self.count) {
+            out.collect(self.next);
+            self.next += 1;
+            n += 1;
+        }
+        Ok(if self.next >= self.count {
+            ReadStatus::Finished
+        } else if n == 0 {
+            ReadStatus::NothingAvailable
+        } else {
+            ReadStatus::More
+        })
+    }
+    fn position(&self) -> u64 {
+        self.next
+    }
+    fn seek(&mut self, position: u64) -> Result<()> {
+        self.next = position;
+        self.from = position;
+        Ok(())
+    }
+}
+
+impl Source<u64> for Paced {
+    type Split = ();
+    type Reader = PacedReader;
+    fn splits(&self, _: usize) -> Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _: &()) -> Result<PacedReader> {
+        Ok(PacedReader {
+            next: 0,
+            count: self.count,
+            per_second: self.per_second,
+            opened: Instant::now(),
+            from: 0,
+        })
+    }
+}
+
+/// Passes records on; fails in its part of checkpoint 3 the first time it gets there, or
+/// always with `always`.
+#[derive(Clone)]
+struct FailAtThirdCheckpoint {
+    failed_once: Arc<AtomicBool>,
+    always: bool,
+    opened: Arc<AtomicU32>,
+}
+
+impl OneInputOperator<(), u64, u64> for FailAtThirdCheckpoint {
+    fn open(&mut self, _: &mut StateContext<'_, ()>) -> Result<()> {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn process_element(&mut self, v: u64, ctx: &mut OperatorContext<'_, (), u64>) -> Result<()> {
+        ctx.collect(v);
+        Ok(())
+    }
+    fn snapshot_state(&mut self, checkpoint: u64, _: &mut StateContext<'_, ()>) -> Result<()> {
+        if checkpoint >= 3 && (self.always || !self.failed_once.swap(true, Ordering::SeqCst)) {
+            return Err(Error::function(format!(
+                "injected failure at checkpoint {checkpoint}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn job(
+    dir: &std::path::Path,
+    count: u64,
+    operator: FailAtThirdCheckpoint,
+    strategy: RestartStrategy,
+) -> StreamExecutionEnvironment {
+    let env = StreamExecutionEnvironment::new();
+    env.enable_checkpointing(CheckpointConfig::new(
+        dir.join("checkpoints"),
+        Duration::from_millis(20),
+    ));
+    env.set_restart_strategy(strategy);
+    env.from_source(
+        Paced {
+            count,
+            per_second: 40_000.0,
+        },
+        WatermarkStrategy::no_watermarks(),
+        "paced",
+    )
+    .transform("Fails once", operator)
+    .uid("fails")
+    .write_as_text(dir.join("out"));
+    env
+}
+
+fn published(dir: &std::path::Path) -> Vec<u64> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.'), "left unpublished: {name}");
+        out.extend(
+            std::fs::read_to_string(entry.path())
+                .unwrap()
+                .lines()
+                .map(|l| l.parse::<u64>().unwrap()),
+        );
+    }
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn a_job_that_fails_once_restarts_from_its_checkpoint_and_its_output_is_exactly_once() {
+    const N: u64 = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let opened = Arc::new(AtomicU32::new(0));
+    let env = job(
+        dir.path(),
+        N,
+        FailAtThirdCheckpoint {
+            failed_once: Arc::new(AtomicBool::new(false)),
+            always: false,
+            opened: Arc::clone(&opened),
+        },
+        RestartStrategy::FixedDelay {
+            attempts: 3,
+            delay: Duration::from_millis(10),
+        },
+    );
+    let result = env.execute("fails once").unwrap();
+    assert_eq!(result.metric("job.numRestarts"), 1);
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        2,
+        "the operator opened once per run"
+    );
+    // The failure-free output, computed here: every number once.
+    assert_eq!(
+        published(&dir.path().join("out")),
+        (0..N).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_job_that_keeps_failing_stops_after_its_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let opened = Arc::new(AtomicU32::new(0));
+    let env = job(
+        dir.path(),
+        1_000_000,
+        FailAtThirdCheckpoint {
+            failed_once: Arc::new(AtomicBool::new(false)),
+            always: true,
+            opened: Arc::clone(&opened),
+        },
+        RestartStrategy::ExponentialBackoff {
+            attempts: 2,
+            initial: Duration::from_millis(5),
+            max: Duration::from_millis(20),
+            multiplier: 2.0,
+        },
+    );
+    let err = env.execute("keeps failing").unwrap_err().to_string();
+    assert!(err.contains("injected failure"), "{err}");
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        3,
+        "the first run and two restarts"
+    );
+}
+
+#[test]
+fn backoff_delays_grow_to_their_maximum() {
+    let s = RestartStrategy::ExponentialBackoff {
+        attempts: 4,
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(25),
+        multiplier: 2.0,
+    };
+    let delays: Vec<_> = (1..=5).map(|a| s.delay(a)).collect();
+    assert_eq!(
+        delays,
+        [
+            Some(Duration::from_millis(10)),
+            Some(Duration::from_millis(20)),
+            Some(Duration::from_millis(25)),
+            Some(Duration::from_millis(25)),
+            None
+        ]
+    );
+    assert_eq!(RestartStrategy::None.delay(1), None);
+}
+
+#[test]
+fn a_running_job_is_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = job(
+        dir.path(),
+        u64::MAX,
+        FailAtThirdCheckpoint {
+            failed_once: Arc::new(AtomicBool::new(true)),
+            always: false,
+            opened: Arc::new(AtomicU32::new(0)),
+        },
+        RestartStrategy::FixedDelay {
+            attempts: 10,
+            delay: Duration::from_millis(1),
+        },
+    );
+    let client = env.execute_async("forever").unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(client.status(), JobStatus::Running);
+    assert!(client.metrics().counter("job.numCompletedCheckpoints") > 0);
+    client.cancel();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.is_finished() {
+        assert!(Instant::now() < deadline, "the job did not stop");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(client.status(), JobStatus::Cancelled);
+    assert!(matches!(client.wait(), Err(Error::Cancelled)));
+}
