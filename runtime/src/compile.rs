@@ -31,7 +31,8 @@ use crate::drive::{
 };
 use crate::error::{Error, Result};
 use crate::job::{guarded, Epoch, JobShared};
-use crate::operator::{Operator, OperatorSetup, Outputs, SourceFunction};
+use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord, SourceFunction};
+use crate::plan::TAGGED_PORT;
 use crate::plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 use crate::sink::{Committer, Sink, SinkCommitter, SinkOperator};
 use crate::Data;
@@ -389,6 +390,7 @@ type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::Progr
 struct TimelyEmit<'a, O: Data, I: Data> {
     main: OutputSession<'a, O>,
     side: OutputSession<'a, I>,
+    tagged: OutputSession<'a, SideRecord>,
     caps: &'a mut Vec<Capability<Epoch>>,
 }
 
@@ -406,6 +408,12 @@ impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
                 &mut Batch::of(std::mem::take(&mut outputs.side.msgs)),
             );
         }
+        if !outputs.tagged.msgs.is_empty() {
+            self.tagged.give(
+                &self.caps[2].delayed(&epoch),
+                &mut Batch::of(std::mem::take(&mut outputs.tagged.msgs)),
+            );
+        }
     }
 
     fn advance(&mut self, epoch: Epoch) {
@@ -414,7 +422,7 @@ impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
 }
 
 /// Builds a node with a one-input operator: main output of `O` (port 0), late-data side
-/// output of `I` (port 1), and a progress output (no data; its capability tells the
+/// output of `I` (port 1), tagged side outputs (port 2), and a progress output (no data; its capability tells the
 /// checkpoint coordinator which epochs the operator has finished).
 fn build_operator<'s, I: Data, O: Data>(
     cx: &mut CompileCx<'s>,
@@ -438,9 +446,11 @@ fn build_operator<'s, I: Data, O: Data>(
     }
     let (mut main_out, main_stream) = builder.new_output::<Batch<O>>();
     let (mut side_out, side_stream) = builder.new_output::<Batch<I>>();
+    let (mut tagged_out, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, main_stream);
     cx.streams.insert(node.id, 1, side_stream);
+    cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
     cx.progress.push(progress_stream);
 
     let job = Arc::clone(&cx.job);
@@ -492,6 +502,7 @@ fn build_operator<'s, I: Data, O: Data>(
             let mut emit = TimelyEmit {
                 main: main_out.activate(),
                 side: side_out.activate(),
+                tagged: tagged_out.activate(),
                 caps: cap,
             };
             let mut next = Next::Finished;

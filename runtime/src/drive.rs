@@ -240,6 +240,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             outputs: Outputs {
                 main: Output::new(from),
                 side: Output::new(from),
+                tagged: Output::new(from),
             },
             current: start,
             setup,

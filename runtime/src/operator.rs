@@ -52,10 +52,16 @@ impl<T> Output<T> {
     }
 }
 
-/// The outputs of a one-input operator: the main output and the late-data side output.
+/// A record of a side output of any type: the tag's name and the value's bytes (written with
+/// the type's serializer, read back by the node that reads the side output).
+pub(crate) type SideRecord = (String, Vec<u8>);
+
+/// The outputs of a one-input operator: the main output, the late-data side output (of the
+/// input type, for windows), and the tagged side outputs of functions.
 pub(crate) struct Outputs<O, I> {
     pub(crate) main: Output<O>,
     pub(crate) side: Output<I>,
+    pub(crate) tagged: Output<SideRecord>,
 }
 
 impl<O, I> Outputs<O, I> {
@@ -63,12 +69,14 @@ impl<O, I> Outputs<O, I> {
     pub(crate) fn watermark(&mut self, watermark: i64) {
         self.main.watermark(watermark);
         self.side.watermark(watermark);
+        self.tagged.watermark(watermark);
     }
 
     /// Marks the operator's subtask idle on every output.
     pub(crate) fn idle(&mut self) {
         self.main.idle();
         self.side.idle();
+        self.tagged.idle();
     }
 }
 

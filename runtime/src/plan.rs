@@ -18,6 +18,10 @@ use typeinfo::SerializerConfig;
 use crate::config::ExecutionConfig;
 use crate::error::{Error, Result};
 
+/// The output port of every operator that carries its functions' tagged side outputs (as
+/// bytes, read back by a node per tag that reads them).
+pub(crate) const TAGGED_PORT: usize = 2;
+
 /// The type of a node's output, and a check that its serializer can be created with the
 /// job's serializer config (a disabled generic type fails at graph build, named).
 #[derive(Clone, Copy)]
@@ -259,6 +263,7 @@ impl StreamGraph {
             }
             for e in self.inputs(n.id) {
                 let port = match e.source_port.checked_sub(1) {
+                    _ if e.source_port == TAGGED_PORT => " (tagged side outputs)".to_owned(),
                     Some(i) => format!(
                         " (side output \"{}\")",
                         self.nodes[e.source]

@@ -20,8 +20,8 @@ use crate::channel::{Router, RouterFactory};
 use crate::compile::{OneInputBuilder, Partition, SinkBuilder, SourceBuilder};
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
-use crate::operator::{Operator, OperatorSetup, Outputs};
-use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
+use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
+use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation, TAGGED_PORT};
 use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, Sink, TextFileSink};
 use crate::source::{
@@ -255,29 +255,55 @@ impl<T> std::fmt::Debug for DataStream<T> {
     }
 }
 
-/// A tag naming a side output of `T` records (the late data of a window).
-#[derive(Debug)]
-pub struct OutputTag<T> {
+/// A tag naming a side output of `T` records (the late data of a window, or what a function
+/// emits with [`OperatorContext`](crate::OperatorContext)'s `output`).
+///
+/// A function emits to it with [`OperatorContext::output`](crate::OperatorContext::output); read it with
+/// [`DataStream::side_output`] on the function's result. Values go from the function to
+/// the side output's readers as bytes written by `T`'s serializer (with the default
+/// serializer configuration), so a function may emit to any number of tags of any types.
+pub struct OutputTag<T: typeinfo::TypeInfo> {
     id: String,
-    _t: PhantomData<fn() -> T>,
+    serializer: Arc<std::sync::OnceLock<Option<T::Serializer>>>,
 }
 
-impl<T> Clone for OutputTag<T> {
+impl<T: typeinfo::TypeInfo> std::fmt::Debug for OutputTag<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputTag")
+            .field("id", &self.id)
+            .field("type", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T: typeinfo::TypeInfo> Clone for OutputTag<T> {
     fn clone(&self) -> Self {
         OutputTag {
             id: self.id.clone(),
-            _t: PhantomData,
+            serializer: Arc::clone(&self.serializer),
         }
     }
 }
 
-impl<T> OutputTag<T> {
+impl<T: typeinfo::TypeInfo> OutputTag<T> {
     /// A tag named `id`.
     pub fn new(id: impl Into<String>) -> Self {
         OutputTag {
             id: id.into(),
-            _t: PhantomData,
+            serializer: Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// The tag's name.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The serializer of the tag's values (default configuration), made once.
+    pub(crate) fn serializer(&self) -> Option<&T::Serializer> {
+        self.serializer
+            .get_or_init(|| T::create_serializer(&SerializerConfig::default()).ok())
+            .as_ref()
     }
 }
 
@@ -540,32 +566,33 @@ impl<T: Data> DataStream<T> {
     /// A tag the operator does not have, or a stream that no single operator makes (a
     /// union, a partitioning), is an error when the graph is built.
     pub fn side_output<S: Data>(&self, tag: &OutputTag<S>) -> DataStream<S> {
-        let port = self.node.and_then(|id| {
-            self.env
-                .transformation(id, |t| t.side_port(&tag.id).ok_or_else(|| t.name.clone()))
-                .map_err(|name| {
-                    self.env
-                        .problem(format!("no side output `{}` on `{name}`", tag.id));
-                })
-                .ok()
-                .map(|port| (id, port))
-        });
-        match port {
-            Some((id, port)) => DataStream::of_node(&self.env, id, port),
-            None => {
-                if self.node.is_none() {
-                    self.env.problem(format!(
-                        "side output `{}` of a stream that no single operator makes (a union or a partitioning)",
-                        tag.id
-                    ));
-                }
-                DataStream {
-                    env: self.env.clone(),
-                    node: None,
-                    producers: Vec::new(),
-                }
-            }
+        let Some(id) = self.node else {
+            self.env.problem(format!(
+                "side output `{}` of a stream that no single operator makes (a union or a partitioning)",
+                tag.id
+            ));
+            return DataStream {
+                env: self.env.clone(),
+                node: None,
+                producers: Vec::new(),
+            };
+        };
+        // A window's late data has its own typed output; every other tag travels on the
+        // operator's tagged output and is read back by a node per tag.
+        if let Some(port) = self.env.transformation(id, |t| t.side_port(&tag.id)) {
+            return DataStream::of_node(&self.env, id, port);
         }
+        if tag.serializer().is_none() {
+            self.env.problem(format!(
+                "side output `{}`: {} has no serializer with the default configuration",
+                tag.id,
+                std::any::type_name::<S>()
+            ));
+        }
+        let tagged = DataStream::<SideRecord>::of_node(&self.env, id, TAGGED_PORT);
+        let reader = SideOutputReader { tag: tag.clone() };
+        let name = format!("Side output {}", tag.id);
+        tagged.then(&name, name.clone(), move |_| Ok(Box::new(reader.clone())))
     }
 
     fn sink(
@@ -1069,6 +1096,45 @@ impl<K: Key, T: Data + StateValue, F: Fn(&T, T) -> T + Send + Sync + 'static>
         };
         state.update(backend, &(), next.clone())?;
         ctx.collect(next);
+        Ok(())
+    }
+}
+
+/// Reads one tag's values out of an operator's tagged side outputs.
+struct SideOutputReader<S: Data> {
+    tag: OutputTag<S>,
+}
+
+impl<S: Data> Clone for SideOutputReader<S> {
+    fn clone(&self) -> Self {
+        SideOutputReader {
+            tag: self.tag.clone(),
+        }
+    }
+}
+
+impl<S: Data> Operator<SideRecord, S> for SideOutputReader<S> {
+    fn process(
+        &mut self,
+        ts: i64,
+        (tag, bytes): SideRecord,
+        out: &mut Outputs<S, SideRecord>,
+    ) -> Result<()> {
+        if tag != self.tag.id {
+            return Ok(());
+        }
+        let serializer = self.tag.serializer().ok_or_else(|| {
+            crate::Error::Graph(format!("side output `{}` has no serializer", self.tag.id))
+        })?;
+        let mut input = typeinfo::DataInputView::new(&bytes);
+        let value = serializer.deserialize(&mut input)?;
+        if !input.is_empty() {
+            return Err(crate::Error::Corrupt(format!(
+                "side output `{}`: bytes after a value",
+                self.tag.id
+            )));
+        }
+        out.main.collect(ts, value);
         Ok(())
     }
 }

@@ -70,6 +70,7 @@
 
 use std::sync::Arc;
 
+use typeinfo::TypeSerializer;
 use typeinfo_state::{KeyedStateBackend, OperatorStateBackend};
 
 use crate::backend::KeyedBackend;
@@ -77,8 +78,9 @@ use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
 use crate::error::{Error, Result};
 use crate::metrics::MetricGroup;
-use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
+use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::process::TimeDomain;
+use crate::stream::OutputTag;
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 
@@ -263,6 +265,7 @@ fn keyed<'b, K: Key>(
 /// What an operator sees while it processes a record, a watermark or a timer.
 pub struct OperatorContext<'a, K: Key, O> {
     out: &'a mut Vec<(i64, O)>,
+    tagged: &'a mut Vec<(i64, SideRecord)>,
     timestamp: i64,
     watermark: i64,
     key: Option<&'a K>,
@@ -289,6 +292,26 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     /// Emits a record with `timestamp`.
     pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
         self.out.push((timestamp, value));
+    }
+    /// Emits `value` to the side output `tag` (with the current timestamp); read it with
+    /// [`DataStream::side_output`](crate::DataStream::side_output) on this operator's result.
+    ///
+    /// # Errors
+    ///
+    /// The tag's type has no serializer, or refuses the value.
+    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
+        let serializer = tag.serializer().ok_or_else(|| {
+            Error::Config(format!(
+                "side output `{}`: {} has no serializer",
+                tag.id(),
+                std::any::type_name::<S>()
+            ))
+        })?;
+        let mut bytes = typeinfo::DataOutputView::new();
+        serializer.serialize(&value, &mut bytes)?;
+        self.tagged
+            .push((self.timestamp, (tag.id().to_owned(), bytes.into_inner())));
+        Ok(())
     }
     /// The current record's timestamp, or the firing timer's (event time).
     pub fn timestamp(&self) -> Option<i64> {
@@ -452,6 +475,7 @@ pub(crate) struct UserOperator<K: Key, I, O, Op> {
     restored: bool,
     watermark: i64,
     out: Vec<(i64, O)>,
+    tagged: Vec<(i64, SideRecord)>,
     setup: OperatorSetup,
 }
 
@@ -488,6 +512,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
             restored,
             watermark: i64::MIN,
             out: Vec::new(),
+            tagged: Vec::new(),
             setup: setup.clone(),
         })
     }
@@ -495,6 +520,9 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
     fn ship(&mut self, out: &mut Outputs<O, I>) {
         for (ts, v) in self.out.drain(..) {
             out.main.collect(ts, v);
+        }
+        for (ts, v) in self.tagged.drain(..) {
+            out.tagged.collect(ts, v);
         }
     }
 
@@ -516,6 +544,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
         };
         let mut ctx = OperatorContext {
             out: &mut self.out,
+            tagged: &mut self.tagged,
             timestamp,
             watermark: self.watermark,
             key,

@@ -503,3 +503,60 @@ fn an_idle_split_stops_holding_back_the_watermark() {
     // Split b's record at 0 is in the first window with split a's 0..100.
     assert_eq!(*first.lock().unwrap(), Some((0, 101)));
 }
+
+#[derive(Clone)]
+struct Route {
+    odd: typeinfo_runtime::OutputTag<u64>,
+    big: typeinfo_runtime::OutputTag<String>,
+}
+
+impl ProcessFunction<u64, u64> for Route {
+    fn process_element(&mut self, v: u64, ctx: &mut OperatorContext<'_, (), u64>) -> Result<()> {
+        if v % 2 == 0 {
+            ctx.collect(v);
+        } else {
+            ctx.output(&self.odd, v)?;
+        }
+        if v > 90 {
+            ctx.output(&self.big, format!("big {v} at {:?}", ctx.timestamp()))?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn side_outputs_of_any_type_from_a_process_function() {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(2);
+    let route = Route {
+        odd: typeinfo_runtime::OutputTag::new("odd"),
+        big: typeinfo_runtime::OutputTag::new("big"),
+    };
+    let routed = env
+        .from_collection((0..100u64).collect())
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|v: &u64, _| *v as i64),
+        )
+        .rebalance()
+        .process(route.clone());
+    let evens = routed.collect();
+    let odds = routed.side_output(&route.odd).collect();
+    let big = routed.side_output(&route.big).collect();
+    let plan = env.explain().unwrap();
+    env.execute("side outputs").unwrap();
+    let sorted = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(
+        sorted(evens.take()),
+        (0..100).step_by(2).collect::<Vec<_>>()
+    );
+    assert_eq!(sorted(odds.take()), (1..100).step_by(2).collect::<Vec<_>>());
+    let mut big = big.take();
+    big.sort();
+    let want: Vec<String> = (91..100).map(|v| format!("big {v} at Some({v})")).collect();
+    assert_eq!(big, want);
+    assert!(plan.contains("(tagged side outputs)"), "{plan}");
+}
