@@ -342,6 +342,27 @@ impl JobClient {
         self.job.status()
     }
 
+    /// Waits for the job's end, printing [`Metrics::summary`] on stderr every `interval`
+    /// (the examples' `--metrics`).
+    ///
+    /// # Errors
+    ///
+    /// The job's error.
+    pub fn wait_reporting(self, interval: Duration) -> Result<JobResult> {
+        let mut previous = self.metrics();
+        let mut at = Instant::now();
+        while !self.is_finished() {
+            std::thread::sleep(Duration::from_millis(20).min(interval));
+            if at.elapsed() >= interval {
+                let now = self.metrics();
+                eprintln!("metrics: {}", now.summary(&previous, at.elapsed()));
+                previous = now;
+                at = Instant::now();
+            }
+        }
+        self.wait()
+    }
+
     /// Whether the job has ended.
     pub fn is_finished(&self) -> bool {
         self.thread.is_finished()

@@ -174,6 +174,52 @@ impl Metrics {
     }
 }
 
+impl Metrics {
+    /// One line for a console: the busiest operator's records per second since `previous`
+    /// (taken `elapsed` before), the lowest input watermark of any subtask, and the
+    /// checkpoints (as the examples print with `--metrics`).
+    pub fn summary(&self, previous: &Metrics, elapsed: std::time::Duration) -> String {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let busiest = self
+            .counters
+            .iter()
+            .filter(|(k, _)| k.ends_with(".numRecordsIn"))
+            .map(|(k, v)| {
+                let before = previous.counters.get(k).copied().unwrap_or(0);
+                (
+                    v.saturating_sub(before) as f64 / secs,
+                    k.trim_end_matches(".numRecordsIn"),
+                )
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let watermark = self
+            .gauges
+            .iter()
+            .filter(|(k, _)| k.ends_with(".currentInputWatermark"))
+            .map(|(_, v)| *v)
+            .filter(|v| *v > i64::MIN)
+            .min();
+        let mut line = match busiest {
+            Some((rate, op)) => format!("{rate:.0} records/s into {op}"),
+            None => "no records yet".to_owned(),
+        };
+        match watermark {
+            Some(i64::MAX) => line.push_str(", watermark: end of input"),
+            Some(w) => line.push_str(&format!(", watermark {w} ms")),
+            None => line.push_str(", no watermark yet"),
+        }
+        let completed = self.counter("job.numCompletedCheckpoints");
+        if completed > 0 {
+            line.push_str(&format!(
+                ", {completed} checkpoints, last {} bytes in {} ms",
+                self.gauge("job.lastCheckpointSizeBytes").unwrap_or(0),
+                self.gauge("job.lastCheckpointDurationMs").unwrap_or(0)
+            ));
+        }
+        line
+    }
+}
+
 /// The metrics of one process's workers.
 #[derive(Default)]
 pub(crate) struct MetricRegistry {
