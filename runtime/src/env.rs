@@ -52,6 +52,9 @@ impl JobResult {
     }
 }
 
+/// The typed builder of every node of a graph, by node id.
+type Builders = Arc<Vec<Arc<dyn NodeBuilder>>>;
+
 pub(crate) struct EnvState {
     pub(crate) config: ExecutionConfig,
     pub(crate) transformations: Vec<Transformation>,
@@ -197,7 +200,7 @@ impl StreamExecutionEnvironment {
         self.state.borrow_mut().problems.push(message);
     }
 
-    fn graph_and_builders(&self) -> Result<(Arc<StreamGraph>, Arc<Vec<Arc<dyn NodeBuilder>>>)> {
+    fn graph_and_builders(&self) -> Result<(Arc<StreamGraph>, Builders)> {
         let s = self.state.borrow();
         if let Some(problem) = s.problems.first() {
             return Err(Error::Graph(problem.clone()));

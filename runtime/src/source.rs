@@ -246,17 +246,15 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             min = Some(min.map_or(w, |m| m.min(w)));
         }
         match min {
-            None if any_open && idleness.is_some() => {
-                if !self.idle {
-                    // Every split idle: flush the highest of their watermarks first (as
-                    // Flink's valve does), then go idle.
-                    if let Some(w) = max_idle.filter(|w| *w > self.emitted_watermark) {
-                        self.emitted_watermark = w;
-                        out.watermark(w);
-                    }
-                    self.idle = true;
-                    out.idle();
+            None if any_open && idleness.is_some() && !self.idle => {
+                // Every split idle: flush the highest of their watermarks first (as Flink's
+                // valve does), then go idle.
+                if let Some(w) = max_idle.filter(|w| *w > self.emitted_watermark) {
+                    self.emitted_watermark = w;
+                    out.watermark(w);
                 }
+                self.idle = true;
+                out.idle();
             }
             None => {}
             Some(w) => {

@@ -465,10 +465,13 @@ impl<I, O, F: ProcessFunction<I, O>> OneInputOperator<(), I, O> for ProcessFunct
     }
 }
 
+/// Gives a record's key.
+type KeySelector<I, K> = Arc<dyn Fn(&I) -> K + Send + Sync>;
+
 /// Runs a user's operator: keys, state, timers and checkpoints around its calls.
 pub(crate) struct UserOperator<K: Key, I, O, Op> {
     op: Op,
-    selector: Option<Arc<dyn Fn(&I) -> K + Send + Sync>>,
+    selector: Option<KeySelector<I, K>>,
     keyed: Option<(KeyedBackend<K>, KeyedTimers<K, ()>)>,
     operator_state: OperatorStateBackend,
     runtime: RuntimeContext,
@@ -484,7 +487,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
     pub(crate) fn new(
         setup: &OperatorSetup,
         mut op: Op,
-        selector: Option<Arc<dyn Fn(&I) -> K + Send + Sync>>,
+        selector: Option<KeySelector<I, K>>,
     ) -> Result<Self> {
         let mut keyed = match selector {
             Some(_) => {

@@ -58,6 +58,8 @@ fn start(checkpoints: &Path, output: &Path, slow: bool, log: &Path) -> Child {
     if slow {
         cmd.env("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS", "15");
     }
+    // Anything the job leaves in a temporary directory when killed stays in the test's.
+    cmd.env("TMPDIR", log.parent().unwrap_or(checkpoints));
     if has_completed_checkpoint(checkpoints) {
         cmd.arg("--restore").arg(checkpoints);
     }

@@ -87,6 +87,9 @@ fn start(
             .stderr(
                 std::fs::File::create(logs.join(format!("process-{p}.log"))).expect("log file"),
             );
+            // The job's temporary RocksDB directories (left behind by every SIGKILL) go
+            // into this test's directory, removed with it.
+            cmd.env("TMPDIR", logs);
             if slow_checkpoints {
                 // Half the runs write checkpoints slowly, so that kills land inside them.
                 cmd.env("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS", "15");
