@@ -82,6 +82,7 @@ pub mod checkpoint;
 mod cluster;
 mod compile;
 mod config;
+mod context;
 mod drive;
 mod env;
 mod error;

@@ -74,9 +74,9 @@ use std::sync::{Arc, Mutex};
 use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
 
 use crate::channel::NO_TIMESTAMP;
+use crate::context::RuntimeContext;
 use crate::error::{Error, Result};
 use crate::operator::{Operator, OperatorSetup, Outputs};
-use crate::transform::RuntimeContext;
 use crate::Data;
 
 /// A sink that commits in two phases (see the [module docs](self)).

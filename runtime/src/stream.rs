@@ -18,6 +18,7 @@ use typeinfo_state::{
 
 use crate::channel::{Router, RouterFactory};
 use crate::compile::{OneInputBuilder, Partition, SinkBuilder, SourceBuilder};
+pub use crate::context::OutputTag;
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
 use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
@@ -252,58 +253,6 @@ impl<T> std::fmt::Debug for DataStream<T> {
             )
             .field("type", &std::any::type_name::<T>())
             .finish()
-    }
-}
-
-/// A tag naming a side output of `T` records (the late data of a window, or what a function
-/// emits with [`OperatorContext`](crate::OperatorContext)'s `output`).
-///
-/// A function emits to it with [`OperatorContext::output`](crate::OperatorContext::output); read it with
-/// [`DataStream::side_output`] on the function's result. Values go from the function to
-/// the side output's readers as bytes written by `T`'s serializer (with the default
-/// serializer configuration), so a function may emit to any number of tags of any types.
-pub struct OutputTag<T: typeinfo::TypeInfo> {
-    id: String,
-    serializer: Arc<std::sync::OnceLock<Option<T::Serializer>>>,
-}
-
-impl<T: typeinfo::TypeInfo> std::fmt::Debug for OutputTag<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OutputTag")
-            .field("id", &self.id)
-            .field("type", &std::any::type_name::<T>())
-            .finish()
-    }
-}
-
-impl<T: typeinfo::TypeInfo> Clone for OutputTag<T> {
-    fn clone(&self) -> Self {
-        OutputTag {
-            id: self.id.clone(),
-            serializer: Arc::clone(&self.serializer),
-        }
-    }
-}
-
-impl<T: typeinfo::TypeInfo> OutputTag<T> {
-    /// A tag named `id`.
-    pub fn new(id: impl Into<String>) -> Self {
-        OutputTag {
-            id: id.into(),
-            serializer: Arc::new(std::sync::OnceLock::new()),
-        }
-    }
-
-    /// The tag's name.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The serializer of the tag's values (default configuration), made once.
-    pub(crate) fn serializer(&self) -> Option<&T::Serializer> {
-        self.serializer
-            .get_or_init(|| T::create_serializer(&SerializerConfig::default()).ok())
-            .as_ref()
     }
 }
 
@@ -569,7 +518,7 @@ impl<T: Data> DataStream<T> {
         let Some(id) = self.node else {
             self.env.problem(format!(
                 "side output `{}` of a stream that no single operator makes (a union or a partitioning)",
-                tag.id
+                tag.id()
             ));
             return DataStream {
                 env: self.env.clone(),
@@ -579,19 +528,19 @@ impl<T: Data> DataStream<T> {
         };
         // A window's late data has its own typed output; every other tag travels on the
         // operator's tagged output and is read back by a node per tag.
-        if let Some(port) = self.env.transformation(id, |t| t.side_port(&tag.id)) {
+        if let Some(port) = self.env.transformation(id, |t| t.side_port(&tag.id())) {
             return DataStream::of_node(&self.env, id, port);
         }
         if tag.serializer().is_none() {
             self.env.problem(format!(
                 "side output `{}`: {} has no serializer with the default configuration",
-                tag.id,
+                tag.id(),
                 std::any::type_name::<S>()
             ));
         }
         let tagged = DataStream::<SideRecord>::of_node(&self.env, id, TAGGED_PORT);
         let reader = SideOutputReader { tag: tag.clone() };
-        let name = format!("Side output {}", tag.id);
+        let name = format!("Side output {}", tag.id());
         tagged.then(&name, name.clone(), move |_| Ok(Box::new(reader.clone())))
     }
 
@@ -953,7 +902,7 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
     /// Sends late records to the side output `tag` (read it with [`DataStream::side_output`]
     /// on the window's result stream) instead of dropping them.
     pub fn side_output_late_data(mut self, tag: &OutputTag<T>) -> Self {
-        self.late = Some(tag.id.clone());
+        self.late = Some(tag.id().to_owned());
         self
     }
 
@@ -1120,18 +1069,18 @@ impl<S: Data> Operator<SideRecord, S> for SideOutputReader<S> {
         (tag, bytes): SideRecord,
         out: &mut Outputs<S, SideRecord>,
     ) -> Result<()> {
-        if tag != self.tag.id {
+        if tag != self.tag.id() {
             return Ok(());
         }
         let serializer = self.tag.serializer().ok_or_else(|| {
-            crate::Error::Graph(format!("side output `{}` has no serializer", self.tag.id))
+            crate::Error::Graph(format!("side output `{}` has no serializer", self.tag.id()))
         })?;
         let mut input = typeinfo::DataInputView::new(&bytes);
         let value = serializer.deserialize(&mut input)?;
         if !input.is_empty() {
             return Err(crate::Error::Corrupt(format!(
                 "side output `{}`: bytes after a value",
-                self.tag.id
+                self.tag.id()
             )));
         }
         out.main.collect(ts, value);

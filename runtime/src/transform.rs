@@ -76,62 +76,13 @@ use typeinfo_state::{KeyedStateBackend, OperatorStateBackend};
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
+use crate::context::OutputTag;
+pub use crate::context::RuntimeContext;
 use crate::error::{Error, Result};
-use crate::metrics::MetricGroup;
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::process::TimeDomain;
-use crate::stream::OutputTag;
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
-
-/// What a function or operator knows about where it runs.
-#[derive(Debug, Clone)]
-pub struct RuntimeContext {
-    job_name: String,
-    operator_name: String,
-    subtask: usize,
-    parallelism: usize,
-    max_parallelism: u32,
-    metrics: MetricGroup,
-}
-
-impl RuntimeContext {
-    pub(crate) fn new(setup: &OperatorSetup) -> Self {
-        RuntimeContext {
-            job_name: setup.job_name.clone(),
-            operator_name: setup.name.clone(),
-            subtask: setup.subtask,
-            parallelism: setup.parallelism,
-            max_parallelism: setup.max_parallelism,
-            metrics: MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics)),
-        }
-    }
-
-    /// The job's name (as given to `execute`).
-    pub fn job_name(&self) -> &str {
-        &self.job_name
-    }
-    /// The operator's name.
-    pub fn operator_name(&self) -> &str {
-        &self.operator_name
-    }
-    /// This subtask's index, `0..parallelism`.
-    pub fn subtask_index(&self) -> usize {
-        self.subtask
-    }
-    /// How many subtasks run the operator.
-    pub fn parallelism(&self) -> usize {
-        self.parallelism
-    }
-    /// The job's number of key groups.
-    pub fn max_parallelism(&self) -> u32 {
-        self.max_parallelism
-    }
-    /// Where to register metrics.
-    pub fn metrics(&self) -> &MetricGroup {
-        &self.metrics
-    }
-}
 
 /// A user's operator with one input, as Flink's `OneInputStreamOperator` with its
 /// `AbstractStreamOperator` conveniences. `K` is the key type on a keyed stream and `()`
@@ -239,7 +190,7 @@ impl<K: Key> StateContext<'_, K> {
     ///
     /// The operator is not on a keyed stream.
     pub fn keyed_state(&mut self) -> Result<&mut KeyedBackend<K>> {
-        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name)
+        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name())
     }
     /// Whether the job started from a checkpoint or savepoint.
     pub fn is_restored(&self) -> bool {
@@ -335,7 +286,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// The operator is not on a keyed stream.
     pub fn keyed_state(&mut self) -> Result<&mut KeyedBackend<K>> {
-        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name)
+        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name())
     }
     /// The subtask's operator state.
     pub fn operator_state(&mut self) -> &mut OperatorStateBackend {
@@ -354,7 +305,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
             }
             _ => Err(Error::Config(format!(
                 "operator `{}` uses timers outside a keyed context (key_by first; timers are per key)",
-                self.runtime.operator_name
+                self.runtime.operator_name()
             ))),
         }
     }

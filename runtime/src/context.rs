@@ -1,0 +1,110 @@
+//! What functions and operators see of where they run ([`RuntimeContext`]) and the tags of
+//! their side outputs ([`OutputTag`]).
+
+use std::sync::Arc;
+
+use typeinfo::SerializerConfig;
+
+use crate::metrics::MetricGroup;
+use crate::operator::OperatorSetup;
+
+/// What a function or operator knows about where it runs.
+#[derive(Debug, Clone)]
+pub struct RuntimeContext {
+    job_name: String,
+    operator_name: String,
+    subtask: usize,
+    parallelism: usize,
+    max_parallelism: u32,
+    metrics: MetricGroup,
+}
+
+impl RuntimeContext {
+    pub(crate) fn new(setup: &OperatorSetup) -> Self {
+        RuntimeContext {
+            job_name: setup.job_name.clone(),
+            operator_name: setup.name.clone(),
+            subtask: setup.subtask,
+            parallelism: setup.parallelism,
+            max_parallelism: setup.max_parallelism,
+            metrics: MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics)),
+        }
+    }
+
+    /// The job's name (as given to `execute`).
+    pub fn job_name(&self) -> &str {
+        &self.job_name
+    }
+    /// The operator's name.
+    pub fn operator_name(&self) -> &str {
+        &self.operator_name
+    }
+    /// This subtask's index, `0..parallelism`.
+    pub fn subtask_index(&self) -> usize {
+        self.subtask
+    }
+    /// How many subtasks run the operator.
+    pub fn parallelism(&self) -> usize {
+        self.parallelism
+    }
+    /// The job's number of key groups.
+    pub fn max_parallelism(&self) -> u32 {
+        self.max_parallelism
+    }
+    /// Where to register metrics.
+    pub fn metrics(&self) -> &MetricGroup {
+        &self.metrics
+    }
+}
+
+/// A tag naming a side output of `T` records (the late data of a window, or what a function
+/// emits with [`OperatorContext`](crate::OperatorContext)'s `output`).
+///
+/// A function emits to it with [`OperatorContext::output`](crate::OperatorContext::output); read it with
+/// [`DataStream::side_output`] on the function's result. Values go from the function to
+/// the side output's readers as bytes written by `T`'s serializer (with the default
+/// serializer configuration), so a function may emit to any number of tags of any types.
+pub struct OutputTag<T: typeinfo::TypeInfo> {
+    id: String,
+    serializer: Arc<std::sync::OnceLock<Option<T::Serializer>>>,
+}
+
+impl<T: typeinfo::TypeInfo> std::fmt::Debug for OutputTag<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputTag")
+            .field("id", &self.id)
+            .field("type", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T: typeinfo::TypeInfo> Clone for OutputTag<T> {
+    fn clone(&self) -> Self {
+        OutputTag {
+            id: self.id.clone(),
+            serializer: Arc::clone(&self.serializer),
+        }
+    }
+}
+
+impl<T: typeinfo::TypeInfo> OutputTag<T> {
+    /// A tag named `id`.
+    pub fn new(id: impl Into<String>) -> Self {
+        OutputTag {
+            id: id.into(),
+            serializer: Arc::new(std::sync::OnceLock::new()),
+        }
+    }
+
+    /// The tag's name.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The serializer of the tag's values (default configuration), made once.
+    pub(crate) fn serializer(&self) -> Option<&T::Serializer> {
+        self.serializer
+            .get_or_init(|| T::create_serializer(&SerializerConfig::default()).ok())
+            .as_ref()
+    }
+}
