@@ -10,7 +10,8 @@
 //! is counted and summed in tumbling windows of `W` ms; the results are counted and dropped.
 //! The last line printed is `events_per_s=<number>`. With `--checkpoint-interval-ms MS`
 //! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
-//! checkpoint every `MS` milliseconds, to measure what checkpointing costs.
+//! checkpoint every `MS` milliseconds, to measure what checkpointing costs. With `--metrics`
+//! a line of metrics goes to stderr every 2 seconds.
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -64,9 +65,13 @@ fn run() -> Result<(), String> {
         window_ms: window_ms as i64,
     }
     .build(&env);
-    let result = env
-        .execute("window_throughput")
-        .map_err(|e| e.to_string())?;
+    let result = if args.iter().any(|a| a == "--metrics") {
+        env.execute_async("window_throughput")
+            .and_then(|client| client.wait_reporting(std::time::Duration::from_secs(2)))
+    } else {
+        env.execute("window_throughput")
+    }
+    .map_err(|e| e.to_string())?;
     let secs = result.elapsed.as_secs_f64();
     println!(
         "events={events} keys={keys} parallelism={parallelism} checkpoint_interval_ms={checkpoint_ms} window_results={} seconds={secs:.3}",

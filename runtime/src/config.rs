@@ -140,6 +140,24 @@ pub struct ExecutionConfig {
 /// `execute` from its latest completed checkpoint (from its start, or the savepoint it
 /// started from, when none completed yet), so exactly-once output stays exactly once.
 /// Errors in building the job (configuration, graph, types) and a cancel never restart.
+///
+/// ```
+/// use std::time::Duration;
+/// use typeinfo_runtime::{CheckpointConfig, RestartStrategy, StreamExecutionEnvironment};
+///
+/// let env = StreamExecutionEnvironment::new();
+/// env.enable_checkpointing(CheckpointConfig::new("/tmp/checkpoints", Duration::from_secs(10)))
+///     .set_restart_strategy(RestartStrategy::ExponentialBackoff {
+///         attempts: 10,
+///         initial: Duration::from_millis(100),
+///         max: Duration::from_secs(60),
+///         multiplier: 2.0,
+///     });
+/// assert_eq!(
+///     env.config().restart_strategy.delay(3),
+///     Some(Duration::from_millis(400))
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum RestartStrategy {
     /// Fail at the first error (the default).

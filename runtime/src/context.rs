@@ -60,6 +60,35 @@ impl RuntimeContext {
 /// A tag naming a side output of `T` records (the late data of a window, or what a function
 /// emits with [`OperatorContext`](crate::OperatorContext)'s `output`).
 ///
+/// ```
+/// use typeinfo_runtime::{OperatorContext, OutputTag, ProcessFunction, StreamExecutionEnvironment};
+///
+/// #[derive(Clone)]
+/// struct Parse { bad: OutputTag<String> }
+/// impl ProcessFunction<String, i64> for Parse {
+///     fn process_element(&mut self, line: String, ctx: &mut OperatorContext<'_, (), i64>) -> typeinfo_runtime::Result<()> {
+///         match line.parse() {
+///             Ok(n) => ctx.collect(n),
+///             Err(_) => ctx.output(&self.bad, line)?,
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let bad = OutputTag::<String>::new("unparsable");
+/// let numbers = env
+///     .from_collection(vec!["1".to_owned(), "x".to_owned(), "3".to_owned()])
+///     .process(Parse { bad: bad.clone() });
+/// let good = numbers.collect();
+/// let rejected = numbers.side_output(&bad).collect();
+/// env.execute("parse")?;
+/// assert_eq!((good.take(), rejected.take()), (vec![1, 3], vec!["x".to_owned()]));
+/// # Ok(())
+/// # }
+/// ```
+///
 /// A function emits to it with [`OperatorContext::output`](crate::OperatorContext::output); read it with
 /// [`DataStream::side_output`] on the function's result. Values go from the function to
 /// the side output's readers as bytes written by `T`'s serializer (with the default
@@ -99,6 +128,20 @@ impl<T: typeinfo::TypeInfo> OutputTag<T> {
     /// The tag's name.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// A value's bytes for the tag's side output.
+    pub(crate) fn encode(&self, value: &T) -> crate::Result<Vec<u8>> {
+        let serializer = self.serializer().ok_or_else(|| {
+            crate::Error::Config(format!(
+                "side output `{}`: {} has no serializer",
+                self.id,
+                std::any::type_name::<T>()
+            ))
+        })?;
+        let mut bytes = typeinfo::DataOutputView::new();
+        typeinfo::TypeSerializer::serialize(serializer, value, &mut bytes)?;
+        Ok(bytes.into_inner())
     }
 
     /// The serializer of the tag's values (default configuration), made once.

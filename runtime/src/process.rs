@@ -7,8 +7,9 @@ use typeinfo_state::KeyedStateBackend;
 use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
+use crate::context::{OutputTag, RuntimeContext};
 use crate::error::{Error, Result};
-use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
+use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 
@@ -65,6 +66,8 @@ pub struct KeyedContext<'a, K: Key, O> {
     backend: &'a mut KeyedBackend<K>,
     timers: &'a mut KeyedTimers<K, ()>,
     out: &'a mut Vec<(i64, O)>,
+    tagged: &'a mut Vec<(i64, SideRecord)>,
+    runtime: &'a RuntimeContext,
 }
 
 impl<K: Key, O> std::fmt::Debug for KeyedContext<'_, K, O> {
@@ -121,6 +124,22 @@ impl<K: Key, O> KeyedContext<'_, K, O> {
     pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
         self.out.push((timestamp, value));
     }
+    /// Emits `value` to the side output `tag` (read it with
+    /// [`DataStream::side_output`](crate::DataStream::side_output) on this function's result).
+    ///
+    /// # Errors
+    ///
+    /// The tag's type has no serializer, or refuses the value.
+    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
+        let bytes = tag.encode(&value)?;
+        self.tagged
+            .push((self.timestamp, (tag.id().to_owned(), bytes)));
+        Ok(())
+    }
+    /// Where the function runs: subtask index, parallelism, job name, metrics.
+    pub fn runtime(&self) -> &RuntimeContext {
+        self.runtime
+    }
 }
 
 pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
@@ -130,6 +149,8 @@ pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
     timers: KeyedTimers<K, ()>,
     watermark: i64,
     out: Vec<(i64, O)>,
+    tagged: Vec<(i64, SideRecord)>,
+    runtime: RuntimeContext,
     setup: OperatorSetup,
 }
 
@@ -149,6 +170,8 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
             timers,
             watermark: i64::MIN,
             out: Vec::new(),
+            tagged: Vec::new(),
+            runtime: RuntimeContext::new(setup),
             setup: setup.clone(),
         })
     }
@@ -156,6 +179,9 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
     fn ship(&mut self, out: &mut Outputs<O, I>) {
         for (ts, v) in self.out.drain(..) {
             out.main.collect(ts, v);
+        }
+        for (ts, v) in self.tagged.drain(..) {
+            out.tagged.collect(ts, v);
         }
     }
 
@@ -178,6 +204,8 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOpe
             backend: &mut self.backend,
             timers: &mut self.timers,
             out: &mut self.out,
+            tagged: &mut self.tagged,
+            runtime: &self.runtime,
         };
         self.function.on_timer(time, domain, &mut ctx)?;
         self.ship(out);
@@ -198,6 +226,8 @@ impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O>
             backend: &mut self.backend,
             timers: &mut self.timers,
             out: &mut self.out,
+            tagged: &mut self.tagged,
+            runtime: &self.runtime,
         };
         self.function.process_element(value, &mut ctx)?;
         self.ship(out);

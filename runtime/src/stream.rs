@@ -791,6 +791,21 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
     }
 
     /// Rolling sum per key: emits the running total with every record.
+    ///
+    /// ```
+    /// use typeinfo_runtime::StreamExecutionEnvironment;
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let totals = env
+    ///     .from_collection(vec![1i64, 2, 3, 4, 5])
+    ///     .key_by(|v: &i64| v % 2)
+    ///     .sum()
+    ///     .collect();
+    /// env.execute("running totals")?;
+    /// assert_eq!(totals.take(), [1, 2, 4, 6, 9]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn sum(&self) -> DataStream<T>
     where
         T: StateValue + std::ops::Add<Output = T>,

@@ -70,7 +70,6 @@
 
 use std::sync::Arc;
 
-use typeinfo::TypeSerializer;
 use typeinfo_state::{KeyedStateBackend, OperatorStateBackend};
 
 use crate::backend::KeyedBackend;
@@ -251,17 +250,9 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// The tag's type has no serializer, or refuses the value.
     pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
-        let serializer = tag.serializer().ok_or_else(|| {
-            Error::Config(format!(
-                "side output `{}`: {} has no serializer",
-                tag.id(),
-                std::any::type_name::<S>()
-            ))
-        })?;
-        let mut bytes = typeinfo::DataOutputView::new();
-        serializer.serialize(&value, &mut bytes)?;
+        let bytes = tag.encode(&value)?;
         self.tagged
-            .push((self.timestamp, (tag.id().to_owned(), bytes.into_inner())));
+            .push((self.timestamp, (tag.id().to_owned(), bytes)));
         Ok(())
     }
     /// The current record's timestamp, or the firing timer's (event time).

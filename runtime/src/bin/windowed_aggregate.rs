@@ -4,7 +4,7 @@
 //! cargo run --release -p typeinfo-runtime --bin windowed_aggregate -- --input FILE \
 //!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP \
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
-//!   [--hosts host:port,host:port --process I]
+//!   [--hosts host:port,host:port --process I] [--metrics]
 //! ```
 //!
 //! Input lines are `key,timestamp_ms,amount` (`#` lines and empty lines are skipped), read
@@ -39,6 +39,8 @@ struct Args {
     parallelism: u32,
     state: StateBackend,
     cluster: Option<Cluster>,
+    /// A metrics line on stderr every 2 s.
+    metrics: bool,
 }
 
 fn parse_window(spec: &str) -> Result<WindowAssigner, String> {
@@ -87,6 +89,7 @@ fn parse_args() -> Result<Args, String> {
         state: StateBackend::parse(&value("--state")?.unwrap_or_else(|| "heap".into()))
             .map_err(|e| e.to_string())?,
         cluster: Cluster::from_args(&args).map_err(|e| e.to_string())?,
+        metrics: args.iter().any(|a| a == "--metrics"),
     })
 }
 
@@ -160,8 +163,14 @@ fn run(args: Args) -> Result<(), String> {
         .map(|e: Event| format!("late,{},{},{}", e.key, e.ts, e.amount))
         .print_raw()
         .name("Late records");
-    env.execute("windowed_aggregate")
-        .map_err(|e| e.to_string())?;
+    if args.metrics {
+        env.execute_async("windowed_aggregate")
+            .and_then(|client| client.wait_reporting(std::time::Duration::from_secs(2)))
+            .map_err(|e| e.to_string())?;
+    } else {
+        env.execute("windowed_aggregate")
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
