@@ -558,6 +558,11 @@ impl CheckpointStore {
         OperatorPart::read(&path).map(Some)
     }
 
+    /// The latest completed checkpoint's epoch.
+    pub(crate) fn latest_completed(&self) -> Option<u64> {
+        completed(&self.root).last().map(|(epoch, _)| *epoch)
+    }
+
     /// The epochs of every checkpoint directory (complete or not) after `last`, in order.
     pub(crate) fn epochs_after(&self, last: Option<u64>) -> Vec<u64> {
         checkpoints(&self.root)

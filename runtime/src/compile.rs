@@ -278,6 +278,7 @@ impl<'s> CompileCx<'s> {
             job: Arc::clone(&self.job),
             restore: self.restore.clone(),
             key: operator_key(node.uid.as_deref(), node.id),
+            checkpoints: self.checkpoint_store(),
         }
     }
 

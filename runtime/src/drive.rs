@@ -694,13 +694,18 @@ impl Coordinator {
                 .gauge(format!("{operator}.stateSizeBytes"))
                 .set((*bytes).min(i64::MAX as u64) as i64);
         }
-        // The sinks' committables of the checkpoint become visible.
-        for c in &self.committers {
-            for subtask in 0..c.parallelism as usize {
-                let part = store.read_part(epoch, &c.key, subtask)?;
-                c.committer
-                    .commit_part(&part.data)
-                    .map_err(|e| e.in_operator(&c.name))?;
+        // The sinks' committables of the checkpoint become visible. After the savepoint of a
+        // stop-with-savepoint nothing more is committed: what operators emit after its cut
+        // (a watermark that crossed the cut fires windows later) is the restored job's to
+        // write, from the savepoint's state.
+        if !self.saved {
+            for c in &self.committers {
+                for subtask in 0..c.parallelism as usize {
+                    let part = store.read_part(epoch, &c.key, subtask)?;
+                    c.committer
+                        .commit_part(&part.data)
+                        .map_err(|e| e.in_operator(&c.name))?;
+                }
             }
         }
         if let Some(stop) = &self.stop {

@@ -9,7 +9,7 @@ use typeinfo_state::{BackendOptions, OperatorStateBackend};
 
 use crate::backend::KeyedBackend;
 use crate::channel::Msg;
-use crate::checkpoint::{OperatorPart, Restore};
+use crate::checkpoint::{CheckpointStore, OperatorPart, Restore};
 use crate::config::StateBackend;
 use crate::error::{Error, Result};
 use crate::job::JobShared;
@@ -172,6 +172,8 @@ pub(crate) struct OperatorSetup {
     pub(crate) restore: Option<Arc<Restore>>,
     /// The operator's directory name in checkpoints.
     pub(crate) key: String,
+    /// The job's checkpoints, when it takes them.
+    pub(crate) checkpoints: Option<CheckpointStore>,
 }
 
 impl OperatorSetup {

@@ -224,10 +224,20 @@ impl<T: 'static, S: Sink<T>> Committer for SinkCommitter<T, S> {
 
 /// Runs one subtask of a [`Sink`]: writes records, prepares committables into each
 /// checkpoint part, and commits its last ones at the end of input.
+///
+/// The committables in a part are cumulative, as the state of Flink's committer: every one
+/// prepared since the latest completed checkpoint, not only those of this checkpoint. A
+/// checkpoint may never complete (an operator whose input moved past several epochs at once
+/// writes only the last of them), and what the sink prepared for it must then be committed
+/// with the next one that does, and be re-committed by a restore from that one.
 pub(crate) struct SinkOperator<T, S: Sink<T>> {
     writer: S::Writer,
     committer: Arc<SinkCommitter<T, S>>,
     epoch: u64,
+    /// Committables not yet covered by a completed checkpoint, by the epoch they were
+    /// prepared in.
+    pending: std::collections::BTreeMap<u64, Vec<S::Committable>>,
+    checkpoints: Option<crate::checkpoint::CheckpointStore>,
 }
 
 impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
@@ -236,6 +246,8 @@ impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
             writer: committer.sink.writer(&RuntimeContext::new(setup))?,
             committer,
             epoch: 0,
+            pending: std::collections::BTreeMap::new(),
+            checkpoints: setup.checkpoints.clone(),
         })
     }
 }
@@ -258,11 +270,22 @@ impl<T: Data, S: Sink<T>> Operator<T, ()> for SinkOperator<T, S> {
         Ok(())
     }
     fn snapshot(&mut self, epoch: u64, _kstate: &std::path::Path) -> Result<Vec<u8>> {
-        let committables = self.writer.prepare_commit(epoch)?;
-        self.committer.encode(&committables)
+        let prepared = self.writer.prepare_commit(epoch)?;
+        self.pending.insert(epoch, prepared);
+        // What a completed checkpoint covered was committed with it.
+        if let Some(done) = self.checkpoints.as_ref().and_then(|s| s.latest_completed()) {
+            self.pending.retain(|e, _| *e > done);
+        }
+        let all: Vec<S::Committable> = self.pending.values().flatten().cloned().collect();
+        self.committer.encode(&all)
     }
     fn finish(&mut self, _out: &mut Outputs<(), T>) -> Result<()> {
-        for c in self.writer.prepare_commit(u64::MAX)? {
+        let last = self.writer.prepare_commit(u64::MAX)?;
+        for c in std::mem::take(&mut self.pending)
+            .into_values()
+            .flatten()
+            .chain(last)
+        {
             self.committer.sink.commit(c)?;
         }
         Ok(())
