@@ -332,20 +332,33 @@ impl<'a> DataInputView<'a> {
         read_f32: f32, read_f64: f64,
     }
 
-    /// Reads an unsigned LEB128 varint of at most 10 bytes.
+    /// Reads an unsigned LEB128 varint of at most 10 bytes, in its shortest form.
+    ///
+    /// A varint of more than one byte whose last byte is `0x00` (`80 00` for 0) is
+    /// refused: every value has exactly one encoding, the one
+    /// [`DataOutputView::write_varint`](crate::DataOutputView::write_varint) writes, so
+    /// that equal values have equal bytes (the type-free map and set readers find repeated
+    /// keys by their bytes; `copy_serialized` copies bytes that read as they were written).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonCanonicalVarint`], [`Error::VarintOverflow`] past 64 bits, or
+    /// [`Error::UnexpectedEof`].
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        // Fast paths: one byte (below 128), two bytes (below 16384), three bytes (below 2^21).
+        // Fast paths: one byte (below 128), two bytes (below 16384), three bytes (below
+        // 2^21). The last byte of a longer form is 1..=0x7f (`wrapping_sub` sends 0, an
+        // overlong form, to the slow path, which refuses it).
         match self.rest {
             [b0, rest @ ..] if *b0 < 0x80 => {
                 self.rest = rest;
                 Ok(u64::from(*b0))
             }
-            [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            [b0, b1, rest @ ..] if b1.wrapping_sub(1) < 0x7f => {
                 self.rest = rest;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
             }
-            [b0, b1, b2, rest @ ..] if *b2 < 0x80 => {
+            [b0, b1, b2, rest @ ..] if *b1 >= 0x80 && b2.wrapping_sub(1) < 0x7f => {
                 self.rest = rest;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(b1 & 0x7f) << 7) | (u64::from(*b2) << 14))
             }
@@ -447,6 +460,9 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         let ends = !w & 0x8080_8080_8080_8080;
         if ends != 0 {
             let n = (ends.trailing_zeros() / 8 + 1) as usize;
+            if n > 1 && (w >> (8 * (n - 1))) & 0xff == 0 {
+                return Err(Error::NonCanonicalVarint);
+            }
             let w = if n == 8 {
                 w
             } else {
@@ -468,6 +484,9 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         }
         result |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
+            if b == 0 && i > 0 {
+                return Err(Error::NonCanonicalVarint);
+            }
             return Ok((result, i + 1));
         }
     }

@@ -150,12 +150,15 @@ fn varints() {
         DataInputView::new(&unhex("80")).read_varint(),
         Err(Error::UnexpectedEof { .. })
     ));
-    // Non-minimal encodings are accepted on read (writers never produce them).
-    assert_eq!(
-        DataInputView::new(&unhex("80 00")).read_varint().unwrap(),
-        0
-    );
-    assert!(FORMAT_MD.contains("`80 00`"));
+    // Non-minimal encodings are refused on read (writers never produce them): one value,
+    // one encoding.
+    for overlong in ["80 00", "ac 82 00"] {
+        assert_eq!(
+            DataInputView::new(&unhex(overlong)).read_varint(),
+            Err(Error::NonCanonicalVarint)
+        );
+        assert!(FORMAT_MD.contains(&format!("`{overlong}`")));
+    }
 }
 
 #[test]
