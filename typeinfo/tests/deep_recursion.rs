@@ -317,3 +317,62 @@ fn a_recursive_snapshot_without_a_way_out_is_refused_as_corrupt() {
     let real = typeinfo::serializer::<N>().expect("serializer").snapshot();
     assert!(SnapshotRegistry::default().restore(&real).is_ok());
 }
+
+#[test]
+fn migration_reads_exactly_what_today_s_serializer_writes() {
+    // Around the limit, the v1 reader, the v1 -> v2 migration and v2's writer of the
+    // migrated value agree on every depth. Before, the migration read one link more than
+    // the writer could write back (it spent a level per link followed, not per `next`).
+    let results = on_small_stack(2 * MB, || {
+        let deep = SerializerConfig::new().with_max_depth(DEFAULT_MAX_DEPTH + 2);
+        let writer = <Chain as TypeInfo>::create_serializer(&deep).expect("serializer");
+        let v1 = typeinfo::serializer::<Chain>().expect("serializer");
+        let v2 = typeinfo::serializer::<v2::Chain>().expect("serializer");
+        let Compatibility::AfterMigration(migration) =
+            v2.resolve(&v1.snapshot(), &SnapshotRegistry::default())
+        else {
+            panic!("expected a migration");
+        };
+        let mut results = Vec::new();
+        for depth in DEFAULT_MAX_DEPTH - 2..=DEFAULT_MAX_DEPTH + 1 {
+            let value = chain(depth);
+            let mut out = DataOutputView::new().with_max_depth(DEFAULT_MAX_DEPTH + 2);
+            writer
+                .serialize(&value, &mut out)
+                .expect("written with a larger limit");
+            let bytes = out.into_inner();
+            dismantle_chain(value);
+            let read = from_bytes(&v1, &bytes).map(dismantle_chain);
+            let migrated = migration.read(&mut DataInputView::new(&bytes));
+            let written = match migrated {
+                Ok(m) => {
+                    let written = to_bytes(&v2, &m).map(|_| ());
+                    let mut next = m.next;
+                    while let Some(c) = next {
+                        next = c.next;
+                    }
+                    Some(written)
+                }
+                Err(e) => {
+                    assert!(matches!(e, Error::DepthLimitExceeded { .. }), "{e}");
+                    None
+                }
+            };
+            results.push((depth, read.is_ok(), written));
+        }
+        results
+    });
+    for (depth, read, written) in results {
+        // chain(d) spends d + 1 levels: d = 511 is the deepest at the default limit.
+        let fits = depth < DEFAULT_MAX_DEPTH;
+        assert_eq!(read, fits, "v1 reads chain({depth})");
+        assert_eq!(
+            written.is_some(),
+            fits,
+            "the migration reads chain({depth})"
+        );
+        if let Some(w) = written {
+            assert_eq!(w, Ok(()), "v2 writes the migrated chain({depth})");
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result,
+    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, MigrationReader, Result,
     SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
@@ -162,12 +162,72 @@ impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
         }
     }
     fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        // A migration (or a reconfigured serializer) reads one nesting level down, here, as
+        // this serializer reads: a migrated value spends exactly the levels today's
+        // serializer spends to write it, so a migration never reads what cannot be written.
+        let max_depth = self.config.max_depth();
         match self.get() {
-            Ok(s) => s.resolve(old, registry),
+            Ok(s) => match s.resolve(old, registry) {
+                Compatibility::AfterMigration(reader) => {
+                    Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                        input.enter_within(max_depth)?;
+                        let value = reader.read(input);
+                        input.leave();
+                        value
+                    }))
+                }
+                Compatibility::Reconfigured(inner) => {
+                    Compatibility::Reconfigured(Arc::new(Nested { inner, max_depth }))
+                }
+                verdict => verdict,
+            },
             Err(e) => Compatibility::Incompatible(
                 Incompatibility::new(old.type_name(), std::any::type_name::<T>())
                     .with_detail(e.to_string()),
             ),
         }
+    }
+}
+
+/// A reconfigured serializer of a recursive field: reads and writes one nesting level
+/// down, as [`Lazy`] does.
+struct Nested<T> {
+    inner: Arc<dyn TypeSerializer<T>>,
+    max_depth: usize,
+}
+
+impl<T> fmt::Debug for Nested<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Nested").field(&self.inner).finish()
+    }
+}
+
+impl<T: 'static> TypeSerializer<T> for Nested<T> {
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+        out.enter_within(self.max_depth)?;
+        let result = self.inner.serialize(value, out);
+        out.leave();
+        result
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        input.enter_within(self.max_depth)?;
+        let result = self.inner.deserialize(input);
+        input.leave();
+        result
+    }
+    fn copy(&self, value: &T) -> T {
+        self.inner.copy(value)
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        input.enter_within(self.max_depth)?;
+        let result = self.inner.skip(input);
+        input.leave();
+        result
+    }
+    fn min_length(&self) -> usize {
+        1
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.inner.snapshot()
     }
 }
