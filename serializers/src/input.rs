@@ -11,10 +11,14 @@
 //!   ([`capacity_for`]: at most [`PREALLOC_BUDGET`] bytes unless the elements take no more
 //!   memory than the bytes that must follow); collections grow as elements are actually
 //!   read. Elements that take no bytes at all (`()`, a struct whose fields are all skipped)
-//!   cannot be bounded by the bytes left: they spend a budget of the view
-//!   ([`DataInputView::zero_sized_budget`], [`MAX_ZERO_SIZED_LEN`] units by default, one
-//!   unit per byte of memory an element takes, at least one per element), which nested
-//!   collections share, so that they cannot multiply it.
+//!   cannot be bounded by the bytes left: every list, set, map or array of them spends a
+//!   budget of the view ([`DataInputView::zero_sized_budget`], [`MAX_ZERO_SIZED_ITEMS`]
+//!   units by default), one unit per element (per [`ZERO_SIZED_UNIT_BYTES`] bytes of
+//!   memory for larger elements). The budget is the whole read's: nested collections and
+//!   arrays draw on the same one, so that they cannot multiply it (`Vec<Vec<()>>`,
+//!   `[[(); 83]; 83]` ...), and a read does at most that much work and holds at most that
+//!   many such elements. The typed and the type-free (`Value`) readers spend the same units
+//!   for the same bytes, so each reads what the other reads.
 //! - **By a depth budget.** Reads that can recurse (the serializer of a recursive field,
 //!   the type-free reader's recursive layout) enter a nesting level
 //!   ([`DataInputView::enter`]) and leave it when done; entering more than
@@ -25,9 +29,20 @@
 
 use crate::error::{Error, Result};
 
-/// The default budget of a view for elements that take no bytes: `2^24` units (one per
-/// element of a zero-sized type such as `()`, one per byte of memory otherwise).
-pub const MAX_ZERO_SIZED_LEN: usize = 1 << 24;
+/// The default budget of one read for elements that take no bytes (`()`, a struct whose
+/// fields are all skipped): `2^18` = 262 144 units, one per element of at most
+/// [`ZERO_SIZED_UNIT_BYTES`] bytes of memory (every `Value` of the type-free reader), one
+/// per `ZERO_SIZED_UNIT_BYTES` otherwise. Shared by every collection and array of the read.
+///
+/// Why this number: such elements cost no input, so the budget alone bounds the work and
+/// memory a few bytes can ask for. `2^18` type-free `Value`s take 12 MiB; the typed reader
+/// holds at most `2^18 × 128` bytes = 32 MiB of them.
+pub const MAX_ZERO_SIZED_ITEMS: usize = 1 << 18;
+
+/// The memory one unit of the zero-sized budget stands for: an element of up to 128 bytes
+/// (`()`, a type-free `Value` or a pair of them) spends one unit, a larger one one unit per
+/// 128 bytes, so that the budget bounds memory as well as work.
+pub const ZERO_SIZED_UNIT_BYTES: usize = 128;
 
 /// The default depth budget of a view: how many reads at recursion points may be nested.
 pub const DEFAULT_MAX_DEPTH: usize = 512;
@@ -129,7 +144,7 @@ impl<'a> DataInputView<'a> {
             rest: data,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH as u32,
-            zero_sized_left: MAX_ZERO_SIZED_LEN,
+            zero_sized_left: MAX_ZERO_SIZED_ITEMS,
         }
     }
 
@@ -202,7 +217,7 @@ impl<'a> DataInputView<'a> {
     }
 
     /// This view with a budget of `units` for elements that take no bytes (default
-    /// [`MAX_ZERO_SIZED_LEN`]); see [`read_len_sized`](Self::read_len_sized).
+    /// [`MAX_ZERO_SIZED_ITEMS`]); see [`spend_zero_sized`](Self::spend_zero_sized).
     #[must_use]
     pub fn with_zero_sized_budget(mut self, units: usize) -> Self {
         self.zero_sized_left = units;
@@ -215,20 +230,27 @@ impl<'a> DataInputView<'a> {
         self.zero_sized_left
     }
 
-    /// Spends `len` elements of `element_size` bytes of memory (at least one unit each)
-    /// from the budget for elements that take no bytes.
+    /// Spends the budget for `count` elements that take no bytes and `element_size` bytes
+    /// of memory each: one unit per element, or one per [`ZERO_SIZED_UNIT_BYTES`] of a
+    /// larger element. Collections do it in [`read_len_sized`](Self::read_len_sized); an
+    /// array of such elements (whose length its type or snapshot gives) calls it directly.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthTooLarge`] when the budget has fewer units left.
     #[inline]
-    fn spend_zero_sized(&mut self, len: u64, element_size: usize) -> Result<()> {
-        let units = usize::try_from(len)
+    pub fn spend_zero_sized(&mut self, count: u64, element_size: usize) -> Result<()> {
+        let per_element = element_size.div_ceil(ZERO_SIZED_UNIT_BYTES).max(1);
+        let units = usize::try_from(count)
             .ok()
-            .and_then(|l| l.checked_mul(element_size.max(1)));
+            .and_then(|c| c.checked_mul(per_element));
         match units {
             Some(u) if u <= self.zero_sized_left => {
                 self.zero_sized_left -= u;
                 Ok(())
             }
             _ => Err(Error::LengthTooLarge {
-                len,
+                len: count,
                 remaining: self.remaining(),
             }),
         }
@@ -393,8 +415,8 @@ impl<'a> DataInputView<'a> {
     /// `element_size` bytes of memory each (`size_of` of the element type).
     ///
     /// As [`read_len`](Self::read_len); when `min_element_size` is 0 the elements spend
-    /// `max(1, element_size)` units each of the view's
-    /// [`zero_sized_budget`](Self::zero_sized_budget), shared by every collection the view
+    /// the view's [`zero_sized_budget`](Self::zero_sized_budget)
+    /// ([`spend_zero_sized`](Self::spend_zero_sized)), shared by every collection the view
     /// reads (nested ones cannot multiply it).
     ///
     /// # Errors

@@ -80,7 +80,8 @@ pub use compatibility::{
 };
 pub use error::{Error, Result};
 pub use input::{
-    capacity_for, DataInputView, DEFAULT_MAX_DEPTH, MAX_ZERO_SIZED_LEN, PREALLOC_BUDGET,
+    capacity_for, DataInputView, DEFAULT_MAX_DEPTH, MAX_ZERO_SIZED_ITEMS, PREALLOC_BUDGET,
+    ZERO_SIZED_UNIT_BYTES,
 };
 pub use output::{DataOutputView, ReservedWriter};
 pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};

@@ -195,16 +195,17 @@ fn length_guard() {
             remaining: 8
         })
     );
-    // Zero-sized elements: at most 2^24.
-    assert_eq!(MAX_ZERO_SIZED_LEN, 1 << 24);
-    let ok = varint(1 << 24);
+    // Zero-sized elements: at most 2^18 per read.
+    assert_eq!(MAX_ZERO_SIZED_ITEMS, 1 << 18);
+    assert!(FORMAT_MD.contains("`MAX_ZERO_SIZED_ITEMS` = 2^18 = 262 144 units"));
+    let ok = varint(1 << 18);
     assert_eq!(
         from_bytes(&VecSerializer::new(UnitSerializer), &ok)
             .unwrap()
             .len(),
-        1 << 24
+        1 << 18
     );
-    let too_many = varint((1 << 24) + 1);
+    let too_many = varint((1 << 18) + 1);
     assert!(matches!(
         from_bytes(&VecSerializer::new(UnitSerializer), &too_many),
         Err(Error::LengthTooLarge { .. })

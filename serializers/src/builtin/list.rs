@@ -50,10 +50,17 @@ pub(crate) fn read_len<T>(input: &mut DataInputView<'_>, min_element_size: usize
 }
 
 /// A vector for `len` elements of `T` (checked by [`read_len`]), reserving at most
-/// [`capacity_for`](crate::capacity_for) of them up front.
+/// [`capacity_for`](crate::capacity_for) of them up front; all of them for elements that
+/// may take no bytes, whose count the zero-sized budget bounds (at most
+/// `MAX_ZERO_SIZED_ITEMS` × `ZERO_SIZED_UNIT_BYTES` bytes), so that such a vector is
+/// allocated once rather than grown past its length.
 #[inline(always)]
 pub(crate) fn with_capacity<T>(len: usize, min_element_size: usize) -> Vec<T> {
-    Vec::with_capacity(crate::capacity_for::<T>(len, min_element_size))
+    if min_element_size == 0 {
+        Vec::with_capacity(len)
+    } else {
+        Vec::with_capacity(crate::capacity_for::<T>(len, min_element_size))
+    }
 }
 
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSerializer<S> {
