@@ -47,6 +47,37 @@ pub const ZERO_SIZED_UNIT_BYTES: usize = 128;
 /// The default depth budget of a view: how many reads at recursion points may be nested.
 pub const DEFAULT_MAX_DEPTH: usize = 512;
 
+/// How many layouts (structs, enums, options, collections, arrays, tuples) one level of
+/// the depth budget covers in the type-free reader: a recursion whose level passes through
+/// more (a snapshot from outside may nest 60 lists between a type and its recursive
+/// reference) spends one level per `LAYOUTS_PER_LEVEL` of them, so that the `Value` it
+/// builds is at most `LAYOUTS_PER_LEVEL × max_depth` layouts deep (what a consumer's
+/// `drop`, `clone` and `==` recurse through). Derived types pass through 2 to 4 per level
+/// (`Chain`: struct, option; `Doc`: enum, list) and spend one, as their typed serializers do.
+pub const LAYOUTS_PER_LEVEL: usize = 4;
+
+/// The stack a recursion point keeps free before it goes one level deeper: less than this
+/// left, and the level runs on a new stack segment ([`ensure_stack`]).
+const STACK_RED_ZONE: usize = 256 << 10;
+
+/// The size of a stack segment [`ensure_stack`] adds.
+const STACK_SEGMENT: usize = 2 << 20;
+
+/// Runs `f`, the read or write of one level of a recursive value, on a stack with at least
+/// 256 KiB free: on the current one when it has that much left, else on a new 2 MiB
+/// segment on the heap (`stacker`, as rustc uses it).
+///
+/// The depth budget bounds how many levels a read may nest; what one level costs on the
+/// stack depends on the build (a debug build takes four to five times the stack of an
+/// optimized one) and, for the type-free reader, on a snapshot from outside (how many
+/// layouts it nests between a type and its recursive reference). With this at every
+/// recursion point, the full budget of [`DEFAULT_MAX_DEPTH`] levels is safe on any thread,
+/// including a timely worker's 2 MiB, in every build.
+#[inline(always)]
+pub fn ensure_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
 /// The most memory a collection reserves up front for elements that take more memory
 /// than the bytes that must follow for them: 64 KiB. Beyond it, collections grow as
 /// elements are actually read.
@@ -214,6 +245,32 @@ impl<'a> DataInputView<'a> {
     #[inline]
     pub fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Enters `levels` nesting levels at once: a recursion point of the type-free reader
+    /// whose level passes through more than [`LAYOUTS_PER_LEVEL`] layouts spends one level
+    /// per that many. Pair it with [`leave_levels`](Self::leave_levels).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`] naming [`max_depth`](Self::max_depth) when the levels
+    /// do not fit.
+    #[inline]
+    pub fn enter_levels(&mut self, levels: usize) -> Result<()> {
+        let levels = depth_u32(levels);
+        match self.depth.checked_add(levels) {
+            Some(d) if d <= self.max_depth => {
+                self.depth = d;
+                Ok(())
+            }
+            _ => Err(too_deep(self.max_depth)),
+        }
+    }
+
+    /// Leaves `levels` nesting levels entered with [`enter_levels`](Self::enter_levels).
+    #[inline]
+    pub fn leave_levels(&mut self, levels: usize) {
+        self.depth = self.depth.saturating_sub(depth_u32(levels));
     }
 
     /// This view with a budget of `units` for elements that take no bytes (default

@@ -376,3 +376,55 @@ fn migration_reads_exactly_what_today_s_serializer_writes() {
         }
     }
 }
+
+/// Recursion through collections, as the fuzz suite's `Doc`.
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+enum Doc {
+    Null,
+    Num(i64),
+    List(Vec<Doc>),
+    Map(std::collections::BTreeMap<String, Doc>),
+}
+
+/// A `Doc` `levels` deep, alternating lists and maps.
+fn doc(levels: usize) -> Doc {
+    let mut d = Doc::Num(7);
+    for level in 0..levels {
+        d = if level % 2 == 0 {
+            Doc::List(vec![d])
+        } else {
+            Doc::Map([("k".to_owned(), d)].into())
+        };
+    }
+    d
+}
+
+#[test]
+fn recursion_through_collections_reads_the_full_budget_on_a_2_mib_stack() {
+    // A level of `Doc` (the derived serializer, `Vec` or `BTreeMap`, the recursive field)
+    // took about 4 KB of stack in a debug build: 512 levels overflowed the 2 MiB thread of
+    // a timely worker before the budget ended them. Each level now runs on a stack with
+    // room for it, typed and type-free.
+    let results = on_small_stack(2 * MB, || {
+        let s = typeinfo::serializer::<Doc>().expect("serializer");
+        // `doc(n)` spends n levels (one per `Vec<Doc>` or `BTreeMap<String, Doc>` field).
+        let value = doc(DEFAULT_MAX_DEPTH);
+        let bytes = to_bytes(&s, &value).expect("at the limit");
+        let read = from_bytes(&s, &bytes).map(|back| back == value);
+        let skipped = s.skip(&mut DataInputView::new(&bytes));
+        let restored = SnapshotRegistry::default()
+            .restore(&s.snapshot())
+            .and_then(|r| from_bytes(&r, &bytes).and_then(|v| to_bytes(&r, &v)))
+            .map(|b| b == bytes);
+        let deeper = to_bytes(&s, &doc(DEFAULT_MAX_DEPTH + 1)).map(|_| ());
+        // Hostile bytes: a megabyte of `List` tags with lengths of one.
+        let hostile = from_bytes(&s, &[2u8, 1].repeat(MB / 2)).map(|_| ());
+        (read, skipped, restored, deeper, hostile)
+    });
+    let (read, skipped, restored, deeper, hostile) = results;
+    assert_eq!(read, Ok(true));
+    assert_eq!(skipped, Ok(()));
+    assert_eq!(restored, Ok(true));
+    assert!(depth_error(&deeper), "{deeper:?}");
+    assert!(depth_error(&hostile), "{hostile:?}");
+}

@@ -6,13 +6,19 @@
 //! [`Error::DepthLimitExceeded`] rather than a stack overflow, and a value too deep to read
 //! back is refused when written. Types without recursion never pass through it and spend
 //! nothing.
+//!
+//! Each level also runs on a stack with room for it ([`ensure_stack`]): a level of a
+//! derived type through collections (`Doc` in `Vec<Doc>`) takes kilobytes of stack in a
+//! debug build, so that 512 of them overflowed the 2 MiB of a timely worker's thread. The
+//! depth budget bounds how far a read goes; the stack grows on the heap where the thread's
+//! own runs short, in every build.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, MigrationReader, Result,
-    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
+    ensure_stack, Compatibility, DataInputView, DataOutputView, Error, Incompatibility,
+    MigrationReader, Result, SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use crate::config::SerializerConfig;
@@ -64,7 +70,7 @@ impl<T: TypeInfo> Lazy<T> {
     ) -> Result<R> {
         let inner = self.get()?;
         input.enter_within(self.config.max_depth())?;
-        let result = read(inner, input);
+        let result = ensure_stack(|| read(inner, input));
         input.leave();
         result
     }
@@ -78,7 +84,7 @@ impl<T: TypeInfo> Lazy<T> {
     ) -> Result<()> {
         let inner = self.get()?;
         out.enter_within(self.config.max_depth())?;
-        let result = write(inner, out);
+        let result = ensure_stack(|| write(inner, out));
         out.leave();
         result
     }
@@ -171,7 +177,7 @@ impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
                 Compatibility::AfterMigration(reader) => {
                     Compatibility::AfterMigration(MigrationReader::new(move |input| {
                         input.enter_within(max_depth)?;
-                        let value = reader.read(input);
+                        let value = ensure_stack(|| reader.read(input));
                         input.leave();
                         value
                     }))
@@ -205,13 +211,13 @@ impl<T> fmt::Debug for Nested<T> {
 impl<T: 'static> TypeSerializer<T> for Nested<T> {
     fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
         out.enter_within(self.max_depth)?;
-        let result = self.inner.serialize(value, out);
+        let result = ensure_stack(|| self.inner.serialize(value, out));
         out.leave();
         result
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
         input.enter_within(self.max_depth)?;
-        let result = self.inner.deserialize(input);
+        let result = ensure_stack(|| self.inner.deserialize(input));
         input.leave();
         result
     }
@@ -220,7 +226,7 @@ impl<T: 'static> TypeSerializer<T> for Nested<T> {
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
         input.enter_within(self.max_depth)?;
-        let result = self.inner.skip(input);
+        let result = ensure_stack(|| self.inner.skip(input));
         input.leave();
         result
     }
