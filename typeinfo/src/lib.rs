@@ -52,6 +52,8 @@ mod description;
 #[cfg(feature = "serde")]
 mod generic;
 mod impls;
+#[cfg(feature = "serde")]
+mod serde_depth;
 mod type_info;
 
 pub use config::SerializerConfig;
