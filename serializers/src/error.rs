@@ -33,9 +33,11 @@ pub enum Error {
         remaining: usize,
     },
     /// Values were nested deeper than the depth budget allows: reads (or writes) at
-    /// recursion points, or snapshot envelopes, nested past the limit. Raise the limit
-    /// (`DataInputView::with_max_depth`, `SerializerConfig::with_max_depth`) only for a
-    /// thread with the stack to match.
+    /// recursion points, or snapshot envelopes, nested past the limit. The limit
+    /// (`DataInputView::with_max_depth`, `SerializerConfig::with_max_depth`) bounds how
+    /// deep a value from outside can be; reads grow the stack as they need
+    /// ([`ensure_stack`](crate::ensure_stack)), but code that walks a value recursively
+    /// (its `drop`, `clone`, `==`) needs stack per level too.
     DepthLimitExceeded {
         /// The limit that was reached.
         limit: usize,
