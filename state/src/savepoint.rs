@@ -527,6 +527,9 @@ pub(crate) fn restore_into(
                     for _ in 0..count {
                         key_bytes.clear();
                         entry.clear();
+                        // One entry is one read: the budget for elements that take no bytes
+                        // is the entry's, not shared by the whole block.
+                        block = block.with_zero_sized_budget(typeinfo::MAX_ZERO_SIZED_ITEMS);
                         let key_start = block.position();
                         key(&mut block, &mut key_bytes).map_err(|e| {
                             corrupt(&file.path, format!("state `{}`: {e}", meta.name))

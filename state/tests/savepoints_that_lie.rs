@@ -118,3 +118,64 @@ fn a_key_filed_under_another_key_group_is_refused_by_both_backends() {
         );
     }
 }
+
+#[test]
+fn each_entry_has_its_own_budget_for_elements_that_take_no_bytes() {
+    // Three values of 2^17 `()` in one key group: 3 × 2^17 elements in one block, more
+    // than one read's budget (2^18), but each entry within it. Both backends restore them.
+    let dir = tempfile::tempdir().unwrap();
+    let key_bytes = |k: &str| {
+        let mut b = vec![k.len() as u8];
+        b.extend_from_slice(k.as_bytes());
+        b
+    };
+    let group = key_group_for_bytes(&key_bytes("k0"), MAX);
+    let keys: Vec<String> = (0..10_000)
+        .map(|i| format!("k{i}"))
+        .filter(|k| key_group_for_bytes(&key_bytes(k), MAX) == group)
+        .take(3)
+        .collect();
+    assert_eq!(keys.len(), 3);
+    let units = vec![(); typeinfo::MAX_ZERO_SIZED_ITEMS / 2];
+    let options = || BackendOptions::new(MAX, KeyGroupRange::all(MAX)).unwrap();
+    let mut b = HeapKeyedStateBackend::<String>::new(options()).unwrap();
+    let state = b
+        .value_state::<(), Vec<()>>(&ValueStateDescriptor::new("units"))
+        .unwrap();
+    for k in &keys {
+        b.set_current_key(k).unwrap();
+        state.update(&mut b, &(), units.clone()).unwrap();
+    }
+    let path = dir.path().join("units.kstate");
+    b.snapshot(&path).unwrap();
+
+    let mut heap = HeapKeyedStateBackend::<String>::new(options()).unwrap();
+    let state = heap
+        .value_state::<(), Vec<()>>(&ValueStateDescriptor::new("units"))
+        .unwrap();
+    heap.restore(&[path.as_path()]).unwrap();
+    for k in &keys {
+        heap.set_current_key(k).unwrap();
+        assert_eq!(
+            state.value(&mut heap, &()).unwrap().map(|v| v.len()),
+            Some(units.len())
+        );
+    }
+    let mut rocks = RocksDbKeyedStateBackend::<String>::open(
+        &dir.path().join("db"),
+        options(),
+        RocksDbOptions::default(),
+    )
+    .unwrap();
+    let state = rocks
+        .value_state::<(), Vec<()>>(&ValueStateDescriptor::new("units"))
+        .unwrap();
+    rocks.restore(&[path.as_path()]).unwrap();
+    for k in &keys {
+        rocks.set_current_key(k).unwrap();
+        assert_eq!(
+            state.value(&mut rocks, &()).unwrap().map(|v| v.len()),
+            Some(units.len())
+        );
+    }
+}
