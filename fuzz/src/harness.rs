@@ -30,6 +30,9 @@ pub enum Outcome {
 /// A case's verdict: an outcome, or the invariant it broke.
 pub type Check = Result<Outcome, String>;
 
+/// The decoder and checks of a sub-target: one input in, its verdict out.
+pub type CheckFn = Box<dyn FnMut(&[u8]) -> Check>;
+
 /// One decoder under test: a type's serializer, a snapshot envelope, a backend's restore.
 pub struct Sub {
     /// Its name, unique within the target (the first line of its corpus files).
@@ -39,7 +42,7 @@ pub struct Sub {
     /// Recursive layouts for the deep-nesting mutator.
     pub nests: Vec<Nest>,
     /// Decodes one input and checks what came out.
-    pub check: Box<dyn FnMut(&[u8]) -> Check>,
+    pub check: CheckFn,
     /// Restores the outer structure a random mutation breaks before the decoder under test
     /// ever sees the bytes (a checksum); applied to most mutated inputs.
     pub seal: Option<fn(&mut Vec<u8>)>,

@@ -11,6 +11,7 @@
 //! the hidden `child` command), so that a stack overflow or an abort is reported as that
 //! target's failure, with the input that caused it saved into the corpus.
 
+#[allow(unsafe_code)] // the counting global allocator (each block has a SAFETY comment)
 mod alloc;
 mod harness;
 mod mutate;

@@ -5,6 +5,7 @@
 //! (default 48 s, which with each target's setup keeps the suite near a minute). Each target
 //! runs in its own child process (`typeinfo-fuzz run`), so a stack overflow or an abort is
 //! a failure of that target, with its input saved into `fuzz/corpus/<target>/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::process::{Command, Output};
 

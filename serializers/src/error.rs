@@ -21,6 +21,10 @@ pub enum Error {
     TrailingBytes(usize),
     /// A variable-length integer was longer than its type allows.
     VarintOverflow,
+    /// A variable-length integer was written in more bytes than its value needs (a last
+    /// byte of `0x00` after a continuation byte, such as `80 00` for 0). Every value has one
+    /// encoding, so that equal values have equal bytes (maps and sets compare keys by them).
+    NonCanonicalVarint,
     /// A length prefix announced more elements than the remaining bytes can hold.
     LengthTooLarge {
         /// The announced length.
@@ -29,9 +33,11 @@ pub enum Error {
         remaining: usize,
     },
     /// Values were nested deeper than the depth budget allows: reads (or writes) at
-    /// recursion points, or snapshot envelopes, nested past the limit. Raise the limit
-    /// (`DataInputView::with_max_depth`, `SerializerConfig::with_max_depth`) only for a
-    /// thread with the stack to match.
+    /// recursion points, or snapshot envelopes, nested past the limit. The limit
+    /// (`DataInputView::with_max_depth`, `SerializerConfig::with_max_depth`) bounds how
+    /// deep a value from outside can be; reads grow the stack as they need
+    /// ([`ensure_stack`](crate::ensure_stack)), but code that walks a value recursively
+    /// (its `drop`, `clone`, `==`) needs stack per level too.
     DepthLimitExceeded {
         /// The limit that was reached.
         limit: usize,
@@ -103,6 +109,9 @@ impl fmt::Display for Error {
             ),
             Error::TrailingBytes(n) => write!(f, "{n} trailing bytes after the value"),
             Error::VarintOverflow => f.write_str("variable-length integer overflows 64 bits"),
+            Error::NonCanonicalVarint => {
+                f.write_str("variable-length integer is not in its shortest form")
+            }
             Error::LengthTooLarge { len, remaining } => write!(
                 f,
                 "length prefix {len} exceeds the {remaining} bytes left"

@@ -11,10 +11,14 @@
 //!   ([`capacity_for`]: at most [`PREALLOC_BUDGET`] bytes unless the elements take no more
 //!   memory than the bytes that must follow); collections grow as elements are actually
 //!   read. Elements that take no bytes at all (`()`, a struct whose fields are all skipped)
-//!   cannot be bounded by the bytes left: they spend a budget of the view
-//!   ([`DataInputView::zero_sized_budget`], [`MAX_ZERO_SIZED_LEN`] units by default, one
-//!   unit per byte of memory an element takes, at least one per element), which nested
-//!   collections share, so that they cannot multiply it.
+//!   cannot be bounded by the bytes left: every list, set, map or array of them spends a
+//!   budget of the view ([`DataInputView::zero_sized_budget`], [`MAX_ZERO_SIZED_ITEMS`]
+//!   units by default), one unit per element (per [`ZERO_SIZED_UNIT_BYTES`] bytes of
+//!   memory for larger elements). The budget is the whole read's: nested collections and
+//!   arrays draw on the same one, so that they cannot multiply it (`Vec<Vec<()>>`,
+//!   `[[(); 83]; 83]` ...), and a read does at most that much work and holds at most that
+//!   many such elements. The typed and the type-free (`Value`) readers spend the same units
+//!   for the same bytes, so each reads what the other reads.
 //! - **By a depth budget.** Reads that can recurse (the serializer of a recursive field,
 //!   the type-free reader's recursive layout) enter a nesting level
 //!   ([`DataInputView::enter`]) and leave it when done; entering more than
@@ -25,12 +29,54 @@
 
 use crate::error::{Error, Result};
 
-/// The default budget of a view for elements that take no bytes: `2^24` units (one per
-/// element of a zero-sized type such as `()`, one per byte of memory otherwise).
-pub const MAX_ZERO_SIZED_LEN: usize = 1 << 24;
+/// The default budget of one read for elements that take no bytes (`()`, a struct whose
+/// fields are all skipped): `2^18` = 262 144 units, one per element of at most
+/// [`ZERO_SIZED_UNIT_BYTES`] bytes of memory (every `Value` of the type-free reader), one
+/// per `ZERO_SIZED_UNIT_BYTES` otherwise. Shared by every collection and array of the read.
+///
+/// Why this number: such elements cost no input, so the budget alone bounds the work and
+/// memory a few bytes can ask for. `2^18` type-free `Value`s take 12 MiB; the typed reader
+/// holds at most `2^18 × 128` bytes = 32 MiB of them.
+pub const MAX_ZERO_SIZED_ITEMS: usize = 1 << 18;
+
+/// The memory one unit of the zero-sized budget stands for: an element of up to 128 bytes
+/// (`()`, a type-free `Value` or a pair of them) spends one unit, a larger one one unit per
+/// 128 bytes, so that the budget bounds memory as well as work.
+pub const ZERO_SIZED_UNIT_BYTES: usize = 128;
 
 /// The default depth budget of a view: how many reads at recursion points may be nested.
 pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+/// How many layouts (structs, enums, options, collections, arrays, tuples) one level of
+/// the depth budget covers in the type-free reader: a recursion whose level passes through
+/// more (a snapshot from outside may nest 60 lists between a type and its recursive
+/// reference) spends one level per `LAYOUTS_PER_LEVEL` of them, so that the `Value` it
+/// builds is at most `LAYOUTS_PER_LEVEL × max_depth` layouts deep (what a consumer's
+/// `drop`, `clone` and `==` recurse through). Derived types pass through 2 to 4 per level
+/// (`Chain`: struct, option; `Doc`: enum, list) and spend one, as their typed serializers do.
+pub const LAYOUTS_PER_LEVEL: usize = 4;
+
+/// The stack a recursion point keeps free before it goes one level deeper: less than this
+/// left, and the level runs on a new stack segment ([`ensure_stack`]).
+const STACK_RED_ZONE: usize = 256 << 10;
+
+/// The size of a stack segment [`ensure_stack`] adds.
+const STACK_SEGMENT: usize = 2 << 20;
+
+/// Runs `f`, the read or write of one level of a recursive value, on a stack with at least
+/// 256 KiB free: on the current one when it has that much left, else on a new 2 MiB
+/// segment on the heap (`stacker`, as rustc uses it).
+///
+/// The depth budget bounds how many levels a read may nest; what one level costs on the
+/// stack depends on the build (a debug build takes four to five times the stack of an
+/// optimized one) and, for the type-free reader, on a snapshot from outside (how many
+/// layouts it nests between a type and its recursive reference). With this at every
+/// recursion point, the full budget of [`DEFAULT_MAX_DEPTH`] levels is safe on any thread,
+/// including a timely worker's 2 MiB, in every build.
+#[inline(always)]
+pub fn ensure_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
 
 /// The most memory a collection reserves up front for elements that take more memory
 /// than the bytes that must follow for them: 64 KiB. Beyond it, collections grow as
@@ -129,7 +175,7 @@ impl<'a> DataInputView<'a> {
             rest: data,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH as u32,
-            zero_sized_left: MAX_ZERO_SIZED_LEN,
+            zero_sized_left: MAX_ZERO_SIZED_ITEMS,
         }
     }
 
@@ -201,8 +247,34 @@ impl<'a> DataInputView<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// Enters `levels` nesting levels at once: a recursion point of the type-free reader
+    /// whose level passes through more than [`LAYOUTS_PER_LEVEL`] layouts spends one level
+    /// per that many. Pair it with [`leave_levels`](Self::leave_levels).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`] naming [`max_depth`](Self::max_depth) when the levels
+    /// do not fit.
+    #[inline]
+    pub fn enter_levels(&mut self, levels: usize) -> Result<()> {
+        let levels = depth_u32(levels);
+        match self.depth.checked_add(levels) {
+            Some(d) if d <= self.max_depth => {
+                self.depth = d;
+                Ok(())
+            }
+            _ => Err(too_deep(self.max_depth)),
+        }
+    }
+
+    /// Leaves `levels` nesting levels entered with [`enter_levels`](Self::enter_levels).
+    #[inline]
+    pub fn leave_levels(&mut self, levels: usize) {
+        self.depth = self.depth.saturating_sub(depth_u32(levels));
+    }
+
     /// This view with a budget of `units` for elements that take no bytes (default
-    /// [`MAX_ZERO_SIZED_LEN`]); see [`read_len_sized`](Self::read_len_sized).
+    /// [`MAX_ZERO_SIZED_ITEMS`]); see [`spend_zero_sized`](Self::spend_zero_sized).
     #[must_use]
     pub fn with_zero_sized_budget(mut self, units: usize) -> Self {
         self.zero_sized_left = units;
@@ -215,20 +287,27 @@ impl<'a> DataInputView<'a> {
         self.zero_sized_left
     }
 
-    /// Spends `len` elements of `element_size` bytes of memory (at least one unit each)
-    /// from the budget for elements that take no bytes.
+    /// Spends the budget for `count` elements that take no bytes and `element_size` bytes
+    /// of memory each: one unit per element, or one per [`ZERO_SIZED_UNIT_BYTES`] of a
+    /// larger element. Collections do it in [`read_len_sized`](Self::read_len_sized); an
+    /// array of such elements (whose length its type or snapshot gives) calls it directly.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthTooLarge`] when the budget has fewer units left.
     #[inline]
-    fn spend_zero_sized(&mut self, len: u64, element_size: usize) -> Result<()> {
-        let units = usize::try_from(len)
+    pub fn spend_zero_sized(&mut self, count: u64, element_size: usize) -> Result<()> {
+        let per_element = element_size.div_ceil(ZERO_SIZED_UNIT_BYTES).max(1);
+        let units = usize::try_from(count)
             .ok()
-            .and_then(|l| l.checked_mul(element_size.max(1)));
+            .and_then(|c| c.checked_mul(per_element));
         match units {
             Some(u) if u <= self.zero_sized_left => {
                 self.zero_sized_left -= u;
                 Ok(())
             }
             _ => Err(Error::LengthTooLarge {
-                len,
+                len: count,
                 remaining: self.remaining(),
             }),
         }
@@ -332,20 +411,33 @@ impl<'a> DataInputView<'a> {
         read_f32: f32, read_f64: f64,
     }
 
-    /// Reads an unsigned LEB128 varint of at most 10 bytes.
+    /// Reads an unsigned LEB128 varint of at most 10 bytes, in its shortest form.
+    ///
+    /// A varint of more than one byte whose last byte is `0x00` (`80 00` for 0) is
+    /// refused: every value has exactly one encoding, the one
+    /// [`DataOutputView::write_varint`](crate::DataOutputView::write_varint) writes, so
+    /// that equal values have equal bytes (the type-free map and set readers find repeated
+    /// keys by their bytes; `copy_serialized` copies bytes that read as they were written).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonCanonicalVarint`], [`Error::VarintOverflow`] past 64 bits, or
+    /// [`Error::UnexpectedEof`].
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        // Fast paths: one byte (below 128), two bytes (below 16384), three bytes (below 2^21).
+        // Fast paths: one byte (below 128), two bytes (below 16384), three bytes (below
+        // 2^21). The last byte of a longer form is 1..=0x7f (`wrapping_sub` sends 0, an
+        // overlong form, to the slow path, which refuses it).
         match self.rest {
             [b0, rest @ ..] if *b0 < 0x80 => {
                 self.rest = rest;
                 Ok(u64::from(*b0))
             }
-            [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            [b0, b1, rest @ ..] if b1.wrapping_sub(1) < 0x7f => {
                 self.rest = rest;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
             }
-            [b0, b1, b2, rest @ ..] if *b2 < 0x80 => {
+            [b0, b1, b2, rest @ ..] if *b1 >= 0x80 && b2.wrapping_sub(1) < 0x7f => {
                 self.rest = rest;
                 Ok(u64::from(b0 & 0x7f) | (u64::from(b1 & 0x7f) << 7) | (u64::from(*b2) << 14))
             }
@@ -380,8 +472,8 @@ impl<'a> DataInputView<'a> {
     /// `element_size` bytes of memory each (`size_of` of the element type).
     ///
     /// As [`read_len`](Self::read_len); when `min_element_size` is 0 the elements spend
-    /// `max(1, element_size)` units each of the view's
-    /// [`zero_sized_budget`](Self::zero_sized_budget), shared by every collection the view
+    /// the view's [`zero_sized_budget`](Self::zero_sized_budget)
+    /// ([`spend_zero_sized`](Self::spend_zero_sized)), shared by every collection the view
     /// reads (nested ones cannot multiply it).
     ///
     /// # Errors
@@ -447,6 +539,9 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         let ends = !w & 0x8080_8080_8080_8080;
         if ends != 0 {
             let n = (ends.trailing_zeros() / 8 + 1) as usize;
+            if n > 1 && (w >> (8 * (n - 1))) & 0xff == 0 {
+                return Err(Error::NonCanonicalVarint);
+            }
             let w = if n == 8 {
                 w
             } else {
@@ -468,6 +563,9 @@ fn read_varint_slow(bytes: &[u8]) -> Result<(u64, usize)> {
         }
         result |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
+            if b == 0 && i > 0 {
+                return Err(Error::NonCanonicalVarint);
+            }
             return Ok((result, i + 1));
         }
     }

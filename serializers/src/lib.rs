@@ -27,10 +27,16 @@
 //! - A composite whose part was reconfigured migrates through the reconfigured part
 //!   (static types cannot swap a part's serializer in place).
 //! - Bytes are untrusted. Reads are bounded by the bytes left, by an allocation budget
-//!   ([`capacity_for`], the zero-sized budget of a view) and by a depth budget spent only at
-//!   recursion points ([`DEFAULT_MAX_DEPTH`], [`Error::DepthLimitExceeded`]); writing what
-//!   could not be read back (too deep a value or snapshot) is an error at write time. See
-//!   [`DataInputView`] and `FORMAT.md` ("Limits of a read").
+//!   ([`capacity_for`], [`MAX_ZERO_SIZED_ITEMS`] elements that take no bytes per read,
+//!   the same for typed and type-free readers) and by a depth budget spent only at
+//!   recursion points ([`DEFAULT_MAX_DEPTH`], [`Error::DepthLimitExceeded`]; the type-free
+//!   reader spends one level per [`LAYOUTS_PER_LEVEL`] layouts a level passes through).
+//!   Every recursion point runs its level on a stack with room for it ([`ensure_stack`]),
+//!   so the full budget is safe on a 2 MiB thread in debug and optimized builds alike.
+//!   Writing what could not be read back (too deep a value or snapshot) is an error at
+//!   write time. Varints are read in their shortest form only
+//!   ([`Error::NonCanonicalVarint`]): every value has one encoding. See [`DataInputView`]
+//!   and `FORMAT.md` ("Limits of a read").
 //! - Each built-in layout has one owner, its module under [`builtin`]: the typed serializer
 //!   and the type-free reader restored from a snapshot call the same functions, so a check
 //!   on a layout holds on both paths.
@@ -80,7 +86,8 @@ pub use compatibility::{
 };
 pub use error::{Error, Result};
 pub use input::{
-    capacity_for, DataInputView, DEFAULT_MAX_DEPTH, MAX_ZERO_SIZED_LEN, PREALLOC_BUDGET,
+    capacity_for, ensure_stack, DataInputView, DEFAULT_MAX_DEPTH, LAYOUTS_PER_LEVEL,
+    MAX_ZERO_SIZED_ITEMS, PREALLOC_BUDGET, ZERO_SIZED_UNIT_BYTES,
 };
 pub use output::{DataOutputView, ReservedWriter};
 pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};

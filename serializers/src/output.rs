@@ -129,6 +129,32 @@ impl DataOutputView {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// Enters `levels` nesting levels at once (a recursion point of the type-free writer
+    /// whose level passes through many layouts); pair it with
+    /// [`leave_levels`](Self::leave_levels).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DepthLimitExceeded`](crate::Error::DepthLimitExceeded) naming
+    /// [`max_depth`](Self::max_depth) when the levels do not fit.
+    #[inline]
+    pub fn enter_levels(&mut self, levels: usize) -> crate::Result<()> {
+        let levels = crate::input::depth_u32(levels);
+        match self.depth.checked_add(levels) {
+            Some(d) if d <= self.max_depth => {
+                self.depth = d;
+                Ok(())
+            }
+            _ => Err(crate::input::too_deep(self.max_depth)),
+        }
+    }
+
+    /// Leaves `levels` nesting levels entered with [`enter_levels`](Self::enter_levels).
+    #[inline]
+    pub fn leave_levels(&mut self, levels: usize) {
+        self.depth = self.depth.saturating_sub(crate::input::depth_u32(levels));
+    }
+
     /// The bytes written so far.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {

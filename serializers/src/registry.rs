@@ -77,6 +77,9 @@ impl SnapshotRegistry {
     /// [`Error::UnsupportedSnapshotVersion`] for a newer version than this code reads,
     /// [`Error::CorruptSnapshot`] for a malformed payload.
     pub fn restore(&self, snapshot: &SerializerSnapshot) -> Result<RestoredSerializer> {
+        // How deep in the snapshot this layout is: a recursive reference spends the depth
+        // budget by the layouts between it and the type it refers to.
+        let _level = crate::restored::RestoreLevel::enter();
         if let Some(restorer) = self.custom.get(snapshot.kind()) {
             return restorer(snapshot, self);
         }

@@ -5,11 +5,10 @@
 //! This module knows no byte of any layout. Each built-in layout is owned by its module
 //! under [`builtin`](crate::builtin) (its length prefixes, tags, capacity rules and
 //! checks), and the type-free reader of a layout is either the typed serializer itself
-//! over `Value`'s parts ([`AsValue`]: a `list` is a [`VecSerializer`] of restored elements,
-//! an `option` an [`OptionSerializer`], a `string` the [`StringSerializer`]), or a small
+//! over `Value`'s parts ([`AsValue`]: a `string` is the [`StringSerializer`]), or a small
 //! restored serializer the owning module writes with the same functions its typed
-//! serializer calls (sets and maps, whose `Value`s are lists; arrays and tuples of runtime
-//! length; `SystemTime` and decimals, whose `Value`s are their parts; structs, enums and
+//! serializer calls (lists and options, on the path of every level of a recursive value;
+//! sets and maps, whose `Value`s are lists; arrays and tuples of runtime length; `SystemTime` and decimals, whose `Value`s are their parts; structs, enums and
 //! recursive references in [`record`](crate::builtin::record)). A check added to a layout
 //! holds on both paths.
 //!
@@ -17,13 +16,20 @@
 //!
 //! The restored reader is bounded as the typed one is (see the
 //! [`DataInputView`](crate::DataInputView) docs): lengths by the bytes left and the
-//! zero-sized budget (counting the memory of each `Value`), capacity reserved up front by
-//! [`capacity_for`](crate::capacity_for), and recursion by the depth budget, spent by the
-//! `recursive` layout, once per level, as the typed serializer of a recursive field spends
-//! it. Each layout's reader is its own small function, so a level of a recursive value
-//! takes little stack: 512 levels (the default budget) fit a 2 MiB thread in a debug
-//! build. A snapshot whose recursion has no way out (`struct N { next: N }`) is refused as
-//! corrupt ([`SerializerSnapshot::check_recursion`]).
+//! zero-sized budget (one unit per element, as the typed reader spends), capacity reserved
+//! up front by [`capacity_for`](crate::capacity_for), and recursion by the depth budget,
+//! spent by the `recursive` layout. A snapshot comes from outside, so it also chooses how
+//! many layouts a level of recursion passes through (a derived type: two to four; a crafted
+//! snapshot: up to the 64 levels of an envelope). A `recursive` reference therefore spends
+//! one level per [`LAYOUTS_PER_LEVEL`](crate::LAYOUTS_PER_LEVEL) layouts between it and the
+//! type it names (at least one: derived types spend one, as their typed serializers do), so
+//! that the `Value` it builds is never more than `LAYOUTS_PER_LEVEL × max_depth` layouts
+//! deep, and each level runs on a stack with room for it
+//! ([`ensure_stack`](crate::ensure_stack)), so that no build and no thread overflows before
+//! the budget ends a read. Lists and options, which a level of a recursive value passes
+//! through, have readers of their own (one frame each). A snapshot whose recursion has no
+//! way out (`struct N { next: N }`) is refused as corrupt
+//! ([`SerializerSnapshot::check_recursion`]).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -31,7 +37,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock, Weak};
 
 use crate::builtin::primitive::*;
-use crate::builtin::{array, decimal, map, record, set, time, tuple, varint};
+use crate::builtin::{array, decimal, list, map, option, record, set, time, tuple, varint};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
@@ -40,9 +46,8 @@ use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 use crate::{
-    BoxSerializer, DurationSerializer, OptionSerializer, StringSerializer, VarI16Serializer,
-    VarI32Serializer, VarI64Serializer, VarU16Serializer, VarU32Serializer, VarU64Serializer,
-    VecSerializer,
+    DurationSerializer, StringSerializer, VarI16Serializer, VarI32Serializer, VarI64Serializer,
+    VarU16Serializer, VarU32Serializer, VarU64Serializer, VecSerializer,
 };
 
 /// A typed serializer of `T` as a serializer of the [`Value`] that holds a `T`: `wrap`
@@ -165,27 +170,11 @@ const BUILTIN: &[(&str, Restore)] = &[
         ))
     }),
     (kinds::STRING, typed!(StringSerializer, String)),
-    (kinds::LIST, |s, r| {
-        Ok(as_value(
-            VecSerializer::new(r.restore(s.nested_at(0)?)?),
-            s,
-            Value::List,
-            |v| match v {
-                Value::List(items) => Some(items),
-                _ => None,
-            },
-        ))
-    }),
+    (kinds::LIST, list::restore),
     (kinds::SET, set::restore),
     (kinds::MAP, map::restore),
     (kinds::ARRAY, array::restore),
-    (kinds::OPTION, |s, r| {
-        let inner = OptionSerializer::new(BoxSerializer::new(r.restore(s.nested_at(0)?)?));
-        Ok(as_value(inner, s, Value::Option, |v| match v {
-            Value::Option(o) => Some(o),
-            _ => None,
-        }))
-    }),
+    (kinds::OPTION, option::restore),
     (kinds::TUPLE, tuple::restore),
     (kinds::DURATION, typed!(DurationSerializer, Duration)),
     (kinds::SYSTEM_TIME, time::restore_system_time),
@@ -212,8 +201,28 @@ pub(crate) type RecursiveTarget = Arc<OnceLock<Weak<dyn TypeSerializer<Value>>>>
 
 thread_local! {
     /// Structs and enums being restored on this thread, innermost last, with the cell
-    /// that will point at their restored serializer (for recursive references).
-    static RESTORING: RefCell<Vec<(String, RecursiveTarget)>> = const { RefCell::new(Vec::new()) };
+    /// that will point at their restored serializer (for recursive references) and the
+    /// snapshot level they are at.
+    static RESTORING: RefCell<Vec<(String, RecursiveTarget, usize)>> = const { RefCell::new(Vec::new()) };
+    /// How many `SnapshotRegistry::restore` calls are in progress on this thread: the
+    /// level of the layout being restored.
+    static RESTORE_LEVEL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of `SnapshotRegistry::restore` in progress (left when dropped).
+pub(crate) struct RestoreLevel;
+
+impl RestoreLevel {
+    pub(crate) fn enter() -> Self {
+        RESTORE_LEVEL.with(|l| l.set(l.get() + 1));
+        RestoreLevel
+    }
+}
+
+impl Drop for RestoreLevel {
+    fn drop(&mut self) {
+        RESTORE_LEVEL.with(|l| l.set(l.get().saturating_sub(1)));
+    }
 }
 
 /// Restores a struct or enum named `name`: recursive references inside it (restored by
@@ -230,7 +239,11 @@ pub(crate) fn restore_named<R: TypeSerializer<Value>>(
         snapshot.check_recursion()?;
     }
     let cell: RecursiveTarget = Arc::new(OnceLock::new());
-    RESTORING.with(|r| r.borrow_mut().push((name.to_owned(), Arc::clone(&cell))));
+    let level = RESTORE_LEVEL.with(std::cell::Cell::get);
+    RESTORING.with(|r| {
+        r.borrow_mut()
+            .push((name.to_owned(), Arc::clone(&cell), level))
+    });
     struct Pop;
     impl Drop for Pop {
         fn drop(&mut self) {
@@ -245,14 +258,17 @@ pub(crate) fn restore_named<R: TypeSerializer<Value>>(
     Ok(restored)
 }
 
-/// The cell of the struct or enum named `name` being restored on this thread.
-pub(crate) fn restoring(name: &str) -> Option<RecursiveTarget> {
+/// The cell of the struct or enum named `name` being restored on this thread, and how
+/// many layouts lie between it and the reference being restored now (the struct or enum
+/// itself included, the reference not).
+pub(crate) fn restoring(name: &str) -> Option<(RecursiveTarget, usize)> {
+    let now = RESTORE_LEVEL.with(std::cell::Cell::get);
     RESTORING.with(|r| {
         r.borrow()
             .iter()
             .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, c)| Arc::clone(c))
+            .find(|(n, _, _)| n == name)
+            .map(|(_, c, level)| (Arc::clone(c), now.saturating_sub(*level)))
     })
 }
 

@@ -160,41 +160,115 @@ fn migrating_a_list_reserves_a_bounded_amount_up_front() {
 #[test]
 fn zero_sized_elements_share_one_budget_per_read() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // 2^24 units per read: `Vec<()>` of 2^24 reads (a format example pins it), three of
+    // 2^18 units per read: `Vec<()>` of 2^18 reads (a format example pins it), three of
     // them in one read do not.
     let nested = VecSerializer::new(VecSerializer::new(UnitSerializer));
     let mut bytes = varint(3);
     for _ in 0..3 {
-        bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64));
+        bytes.extend(varint(MAX_ZERO_SIZED_ITEMS as u64));
     }
     let r = from_bytes(&nested, &bytes).map(|v: Vec<Vec<()>>| v.len());
     assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
     let mut bytes = varint(2);
-    bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64 / 2));
-    bytes.extend(varint(MAX_ZERO_SIZED_LEN as u64 / 2));
+    bytes.extend(varint(MAX_ZERO_SIZED_ITEMS as u64 / 2));
+    bytes.extend(varint(MAX_ZERO_SIZED_ITEMS as u64 / 2));
     assert_eq!(
         from_bytes(&nested, &bytes).map(|v: Vec<Vec<()>>| v.len()),
         Ok(2)
     );
 
-    // The type-free reader builds a `Value` per element: the budget counts their memory.
+    // The type-free reader builds a `Value` per element (48 bytes: one unit, as `()`): it
+    // reads exactly what the typed reader reads, in bounded memory.
     let restored = SnapshotRegistry::default()
         .restore(&TypeSerializer::<Vec<()>>::snapshot(&VecSerializer::new(
             UnitSerializer,
         )))
         .expect("restore");
-    let bytes = varint(MAX_ZERO_SIZED_LEN as u64);
-    let (r, peak) = peak_during(|| from_bytes(&restored, &bytes).map(|_| ()));
-    assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
-    assert!(peak <= SLACK, "4 bytes allocated {peak}");
+    let typed = VecSerializer::new(UnitSerializer);
+    for (len, reads) in [
+        (1000, true),
+        (MAX_ZERO_SIZED_ITEMS, true),
+        (MAX_ZERO_SIZED_ITEMS + 1, false),
+        (1 << 24, false),
+    ] {
+        let bytes = varint(len as u64);
+        let (r, peak) = peak_during(|| from_bytes(&restored, &bytes).map(|_| ()));
+        assert_eq!(r.is_ok(), reads, "type-free, {len}: {r:?}");
+        assert!(
+            peak <= MAX_ZERO_SIZED_ITEMS * std::mem::size_of::<Value>() + SLACK,
+            "4 bytes allocated {peak}"
+        );
+        let r: Result<Vec<()>> = from_bytes(&typed, &bytes);
+        assert_eq!(r.is_ok(), reads, "typed, {len}");
+    }
+    // A view can be given a smaller budget.
     let bytes = varint(1000);
-    assert!(from_bytes(&restored, &bytes).is_ok());
-    // A view can be given a larger budget.
     let mut input = DataInputView::new(&bytes).with_zero_sized_budget(10);
     assert!(matches!(
         VecSerializer::new(UnitSerializer).deserialize(&mut input),
         Err(Error::LengthTooLarge { .. })
     ));
+}
+
+#[test]
+fn nested_arrays_of_zero_sized_elements_spend_one_budget() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Typed: `[[(); 600]; 600]` is 600 + 360 000 units from zero bytes: refused (it spent
+    // nothing before, and the type-free reader checked each array alone).
+    let big = ArraySerializer::<_, 600>::new(ArraySerializer::<_, 600>::new(UnitSerializer));
+    let r: Result<[[(); 600]; 600]> = from_bytes(&big, &[]);
+    assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
+    assert!(matches!(
+        TypeSerializer::<[[(); 600]; 600]>::skip(&big, &mut DataInputView::new(&[])),
+        Err(Error::LengthTooLarge { .. })
+    ));
+    let small = ArraySerializer::<_, 8>::new(ArraySerializer::<_, 8>::new(UnitSerializer));
+    let r: Result<[[(); 8]; 8]> = from_bytes(&small, &[]);
+    assert!(r.is_ok());
+
+    // Type-free: ten `[(); 83]` nested in each other (83^10 elements, a snapshot of 131
+    // bytes) restores, and reading any value is an error, quickly and in little memory.
+    let mut snapshot = SerializerSnapshot::new(kinds::UNIT, 1);
+    for _ in 0..10 {
+        let mut payload = DataOutputView::new();
+        payload.write_varint(83);
+        snapshot = SerializerSnapshot::new(kinds::ARRAY, 1)
+            .with_payload(payload.into_inner())
+            .with_nested(vec![snapshot]);
+    }
+    let restored = SnapshotRegistry::default()
+        .restore(&snapshot)
+        .expect("restore");
+    let start = std::time::Instant::now();
+    let (r, peak) = peak_during(|| from_bytes(&restored, &[]).map(|_| ()));
+    assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
+    assert!(
+        restored.skip(&mut DataInputView::new(&[])).is_err(),
+        "skip spends the budget too"
+    );
+    // At most the budget's worth of `Value`s is built before the error.
+    assert!(
+        peak <= 2 * MAX_ZERO_SIZED_ITEMS * std::mem::size_of::<Value>() + SLACK,
+        "allocated {peak}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "the budget bounds the work"
+    );
+    // Two levels of 83 read as the typed `[[(); 83]; 83]` reads.
+    let mut two = SerializerSnapshot::new(kinds::UNIT, 1);
+    for _ in 0..2 {
+        let mut payload = DataOutputView::new();
+        payload.write_varint(83);
+        two = SerializerSnapshot::new(kinds::ARRAY, 1)
+            .with_payload(payload.into_inner())
+            .with_nested(vec![two]);
+    }
+    let restored = SnapshotRegistry::default().restore(&two).expect("restore");
+    assert!(from_bytes(&restored, &[]).is_ok());
+    let typed = ArraySerializer::<_, 83>::new(ArraySerializer::<_, 83>::new(UnitSerializer));
+    let r: Result<[[(); 83]; 83]> = from_bytes(&typed, &[]);
+    assert!(r.is_ok());
 }
 
 #[test]

@@ -404,7 +404,7 @@ fn corrupt_lengths_do_not_allocate_or_panic() {
 
 #[test]
 fn collections_longer_than_the_zero_size_cap_compare_and_migrate() -> Result<()> {
-    let long = vec![7u8; MAX_ZERO_SIZED_LEN + 1];
+    let long = vec![7u8; MAX_ZERO_SIZED_ITEMS + 1];
     let bytes = to_bytes(&VecSerializer::new(U8Serializer), &long)?;
     let order = TypeComparator::<Vec<u8>>::compare_serialized(
         &SeqComparator::new(U8Comparator),

@@ -150,12 +150,15 @@ fn varints() {
         DataInputView::new(&unhex("80")).read_varint(),
         Err(Error::UnexpectedEof { .. })
     ));
-    // Non-minimal encodings are accepted on read (writers never produce them).
-    assert_eq!(
-        DataInputView::new(&unhex("80 00")).read_varint().unwrap(),
-        0
-    );
-    assert!(FORMAT_MD.contains("`80 00`"));
+    // Non-minimal encodings are refused on read (writers never produce them): one value,
+    // one encoding.
+    for overlong in ["80 00", "ac 82 00"] {
+        assert_eq!(
+            DataInputView::new(&unhex(overlong)).read_varint(),
+            Err(Error::NonCanonicalVarint)
+        );
+        assert!(FORMAT_MD.contains(&format!("`{overlong}`")));
+    }
 }
 
 #[test]
@@ -192,16 +195,17 @@ fn length_guard() {
             remaining: 8
         })
     );
-    // Zero-sized elements: at most 2^24.
-    assert_eq!(MAX_ZERO_SIZED_LEN, 1 << 24);
-    let ok = varint(1 << 24);
+    // Zero-sized elements: at most 2^18 per read.
+    assert_eq!(MAX_ZERO_SIZED_ITEMS, 1 << 18);
+    assert!(FORMAT_MD.contains("`MAX_ZERO_SIZED_ITEMS` = 2^18 = 262 144 units"));
+    let ok = varint(1 << 18);
     assert_eq!(
         from_bytes(&VecSerializer::new(UnitSerializer), &ok)
             .unwrap()
             .len(),
-        1 << 24
+        1 << 18
     );
-    let too_many = varint((1 << 24) + 1);
+    let too_many = varint((1 << 18) + 1);
     assert!(matches!(
         from_bytes(&VecSerializer::new(UnitSerializer), &too_many),
         Err(Error::LengthTooLarge { .. })

@@ -308,3 +308,151 @@ fn the_depth_error_names_its_limit() {
     let e = Error::DepthLimitExceeded { limit: 512 };
     assert_eq!(e.to_string(), "nesting deeper than the depth limit of 512");
 }
+
+/// `enum Doc { Null, List(<lists> × list(Doc)) }`: `lists` list layouts between the enum
+/// and its recursive reference.
+fn doc_through_lists(lists: usize) -> SerializerSnapshot {
+    let mut inner = recursive("Doc");
+    for _ in 0..lists {
+        inner = SerializerSnapshot::new(kinds::LIST, 1).with_nested(vec![inner]);
+    }
+    named(
+        kinds::ENUM,
+        "Doc",
+        &["Null", "List"],
+        vec![
+            named(kinds::STRUCT, "Null", &[], vec![]),
+            named(kinds::STRUCT, "List", &["0"], vec![inner]),
+        ],
+    )
+}
+
+/// A `doc_through_lists(lists)` value `levels` deep: each level the tag of `List` and a
+/// length of one per list, then `Null`.
+fn doc_bytes(lists: usize, levels: usize) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for _ in 0..levels {
+        bytes.push(1);
+        bytes.extend(std::iter::repeat_n(1u8, lists));
+    }
+    bytes.push(0);
+    bytes
+}
+
+/// Drops a deep `Value` without recursing.
+fn dismantle_lists(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Enum { fields, .. } | Value::Struct { fields, .. } => {
+                stack.extend(fields.into_iter().map(|(_, v)| v))
+            }
+            Value::List(items) => stack.extend(items),
+            Value::Option(Some(b)) => stack.push(*b),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn layouts_between_recursion_points_spend_the_budget_and_the_stack_grows() {
+    // A snapshot from outside with ten lists between `Doc` and itself: a level is eleven
+    // layouts deep. Before, each level spent one unit of the budget, so 512 levels were
+    // 5,632 layouts of stack and overflowed a 2 MiB thread (optimized build too).
+    let results = on_stack(2 * MIB, || {
+        let registry = SnapshotRegistry::default();
+        let doc = registry.restore(&doc_through_lists(10)).expect("restore");
+        // Eleven layouts per level spend three levels (one per `LAYOUTS_PER_LEVEL`).
+        assert_eq!(LAYOUTS_PER_LEVEL, 4);
+        let fits = DEFAULT_MAX_DEPTH / 3;
+        let read = from_bytes(&doc, &doc_bytes(10, fits)).map(|v| {
+            let back = to_bytes(&doc, &v).map(|b| b == doc_bytes(10, fits));
+            dismantle_lists(v);
+            back
+        });
+        let deeper = from_bytes(&doc, &doc_bytes(10, fits + 1)).map(dismantle_lists);
+        let skipped = doc.skip(&mut DataInputView::new(&doc_bytes(10, 2000)));
+        let megabyte = from_bytes(&doc, &vec![1u8; MIB]).map(dismantle_lists);
+        (read, deeper, skipped, megabyte)
+    });
+    let (read, deeper, skipped, megabyte) = results;
+    assert_eq!(read, Ok(Ok(true)));
+    assert!(is_depth_error(&deeper), "{deeper:?}");
+    assert!(is_depth_error(&skipped), "{skipped:?}");
+    assert!(is_depth_error(&megabyte), "{megabyte:?}");
+}
+
+#[test]
+fn a_level_of_up_to_four_layouts_spends_one_level_and_512_fit_a_2_mib_stack() {
+    // A `Doc` through a list and through a map (as the derive writes
+    // `enum Doc { Null, List(Vec<Doc>), Map(BTreeMap<String, Doc>) }`), 512 levels deep,
+    // read, skipped and written back on a 2 MiB thread in every build (a debug build took
+    // 4 KB of stack per level before: the stack now grows where the thread's runs short).
+    let snapshot = named(
+        kinds::ENUM,
+        "Doc",
+        &["Null", "List", "Map"],
+        vec![
+            named(kinds::STRUCT, "Null", &[], vec![]),
+            named(
+                kinds::STRUCT,
+                "List",
+                &["0"],
+                vec![SerializerSnapshot::new(kinds::LIST, 1).with_nested(vec![recursive("Doc")])],
+            ),
+            named(
+                kinds::STRUCT,
+                "Map",
+                &["0"],
+                vec![SerializerSnapshot::new(kinds::MAP, 1).with_nested(vec![
+                    SerializerSnapshot::new(kinds::STRING, 1),
+                    recursive("Doc"),
+                ])],
+            ),
+        ],
+    );
+    let bytes = |levels: usize| {
+        let mut bytes = Vec::new();
+        for level in 0..levels {
+            if level % 2 == 0 {
+                bytes.extend_from_slice(&[1, 1]);
+            } else {
+                bytes.extend_from_slice(&[2, 1, 1, b'k']);
+            }
+        }
+        bytes.push(0);
+        bytes
+    };
+    let (ok, deeper) = on_stack(2 * MIB, move || {
+        let doc = SnapshotRegistry::default()
+            .restore(&snapshot)
+            .expect("restore");
+        let at_limit = bytes(DEFAULT_MAX_DEPTH);
+        let ok = from_bytes(&doc, &at_limit).map(|v| {
+            let back = to_bytes(&doc, &v).map(|b| b == at_limit);
+            let mut input = DataInputView::new(&at_limit);
+            let skipped = doc.skip(&mut input).map(|()| input.is_empty());
+            dismantle_maps(v);
+            (back, skipped)
+        });
+        let deeper = from_bytes(&doc, &bytes(DEFAULT_MAX_DEPTH + 1)).map(dismantle_maps);
+        (ok, deeper)
+    });
+    assert_eq!(ok, Ok((Ok(true), Ok(true))));
+    assert!(is_depth_error(&deeper), "{deeper:?}");
+}
+
+/// Drops a deep `Value` of lists and maps without recursing.
+fn dismantle_maps(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Enum { fields, .. } | Value::Struct { fields, .. } => {
+                stack.extend(fields.into_iter().map(|(_, v)| v))
+            }
+            Value::List(items) => stack.extend(items),
+            Value::Map(entries) => stack.extend(entries.into_iter().flat_map(|(k, v)| [k, v])),
+            _ => {}
+        }
+    }
+}

@@ -8,6 +8,13 @@
 //! Restore first reads and checks every file (checksum, magic, version), resolves every
 //! stored state against today's serializers, and only then writes anything: a corrupt,
 //! foreign or incompatible savepoint leaves the target empty and the files untouched.
+//!
+//! A file's checksum proves only that it was not damaged after it was written, so the
+//! entries are checked as they are read, the same way for both backends: every part is read
+//! in full (parts that need no migration too, so that a string's bytes are valid UTF-8 in
+//! RocksDB as on the heap), and every key must hash to the key group of the block that
+//! holds it ([`key_group_for_bytes`] of its stored bytes). A file that fails either check
+//! is [`Error::CorruptSavepoint`].
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -337,7 +344,18 @@ pub(crate) fn part_transcoder<T: 'static, S: TypeSerializer<T> + Clone>(
 ) -> Result<(PartFn, bool)> {
     let s = serializer.clone();
     Ok(match serializer.resolve(stored, registry) {
-        Compatibility::AsIs => (Arc::new(move |i, o| s.copy_serialized(i, o)), false),
+        // `copy_serialized` checks only the structure of the bytes (not a string's UTF-8, a
+        // set's distinct elements ...): a part that needs no migration is read in full, so
+        // that what one backend refuses the other refuses too, then copied as it was.
+        Compatibility::AsIs => (
+            Arc::new(move |i, o| {
+                let start = i.position();
+                s.deserialize(i)?;
+                o.write_bytes(i.consumed_since(start));
+                Ok(())
+            }),
+            false,
+        ),
         Compatibility::AfterMigration(reader) => {
             (Arc::new(move |i, o| s.serialize(&reader.read(i)?, o)), true)
         }
@@ -509,9 +527,27 @@ pub(crate) fn restore_into(
                     for _ in 0..count {
                         key_bytes.clear();
                         entry.clear();
+                        // One entry is one read: the budget for elements that take no bytes
+                        // is the entry's, not shared by the whole block.
+                        block = block.with_zero_sized_budget(typeinfo::MAX_ZERO_SIZED_ITEMS);
+                        let key_start = block.position();
                         key(&mut block, &mut key_bytes).map_err(|e| {
                             corrupt(&file.path, format!("state `{}`: {e}", meta.name))
                         })?;
+                        // A key is filed under the key group of its stored bytes: one that
+                        // hashes elsewhere would be unreachable (or land outside this
+                        // backend's range), so it is corrupt, not a key to file as labelled.
+                        let stored_kg =
+                            key_group_for_bytes(block.consumed_since(key_start), max_parallelism);
+                        if stored_kg != kg {
+                            return Err(corrupt(
+                                &file.path,
+                                format!(
+                                    "state `{}`: a key in the block of key group {kg} belongs to key group {stored_kg}",
+                                    meta.name
+                                ),
+                            ));
+                        }
                         transcoder.transcode(&mut block, &mut entry).map_err(|e| {
                             corrupt(&file.path, format!("state `{}`: {e}", meta.name))
                         })?;

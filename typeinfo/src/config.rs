@@ -39,8 +39,11 @@ impl SerializerConfig {
     /// [`Error::DepthLimitExceeded`](crate::Error::DepthLimitExceeded) naming the limit
     /// (default [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH)). A view
     /// ([`DataInputView::with_max_depth`](crate::DataInputView::with_max_depth)) has a
-    /// limit of its own; the smaller one holds. Each level takes stack: raise the limit
-    /// only where threads have the stack to match.
+    /// limit of its own; the smaller one holds. Reads and writes run each level on a stack
+    /// with room for it ([`ensure_stack`](crate::ensure_stack)), so a higher limit costs
+    /// memory rather than a stack overflow; but code that walks a value recursively (its
+    /// `drop`, `clone`, `==`) takes stack per level too: raise the limit only where the
+    /// values may be that deep.
     ///
     /// # Examples
     ///

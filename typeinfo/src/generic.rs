@@ -24,6 +24,16 @@
 //!   moved, or the compiler spells it differently), add the old spelling as an alias.
 //!
 //! Any other name is another type, and incompatible.
+//!
+//! # Depth
+//!
+//! Postcard has no depth limit, and a serde type that recurses nests as deep as its bytes
+//! say. Reads spend the depth budget of the rest of the library (the smaller of the view's
+//! and the config's, [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH) by default), one level
+//! per nested serde value (an element, a map key or value, an option's or a variant's
+//! content), from the levels the view has left; past it the error is
+//! [`Error::DepthLimitExceeded`]. Writing checks the same budget, so that a value too deep
+//! to read back is refused when written.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -36,6 +46,7 @@ use typeinfo_serializers::{
 };
 
 use crate::config::SerializerConfig;
+use crate::serde_depth::{Bounded, Budget};
 
 /// Serializes any serde type through postcard, length-prefixed so it can be skipped.
 ///
@@ -44,6 +55,8 @@ use crate::config::SerializerConfig;
 pub struct GenericSerializer<T> {
     name: &'static str,
     aliases: &'static [&'static str],
+    /// The config's depth budget (the view's, if smaller, holds).
+    max_depth: usize,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -76,6 +89,7 @@ impl<T> GenericSerializer<T> {
         Ok(Self {
             name,
             aliases: &[],
+            max_depth: config.max_depth(),
             _type: PhantomData,
         })
     }
@@ -108,6 +122,7 @@ impl<T> Clone for GenericSerializer<T> {
         Self {
             name: self.name,
             aliases: self.aliases,
+            max_depth: self.max_depth,
             _type: PhantomData,
         }
     }
@@ -122,6 +137,43 @@ impl<T> fmt::Debug for GenericSerializer<T> {
             self.name
         )
     }
+}
+
+/// The levels of nesting a serde type may fix without a byte per level (structs in
+/// structs, newtypes): values encoded in fewer bytes than the levels left minus this are
+/// written without a check of their depth.
+const STATIC_NESTING_MARGIN: usize = 64;
+
+/// Reads one `T` that fills `bytes` (postcard's layout), nesting at most `levels` deep
+/// ([`Bounded`]: postcard has no depth limit of its own).
+///
+/// # Errors
+///
+/// [`Error::DepthLimitExceeded`] naming `limit` past `levels`; postcard's errors and
+/// trailing bytes as [`Error::Custom`] naming the type.
+fn read_bounded<T: DeserializeOwned>(bytes: &[u8], limit: usize, levels: usize) -> Result<T> {
+    let budget = Budget::new(levels);
+    let mut de = postcard::Deserializer::from_bytes(bytes);
+    let value = T::deserialize(Bounded::new(&mut de, &budget));
+    let value = match value {
+        Ok(v) => v,
+        Err(_) if budget.exceeded() => return Err(Error::DepthLimitExceeded { limit }),
+        Err(e) => {
+            return Err(Error::custom(format!(
+                "serde cannot read `{}`: {e}",
+                std::any::type_name::<T>()
+            )))
+        }
+    };
+    let rest = de.finalize().map_err(|e| Error::custom(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(Error::custom(format!(
+            "serde left {} bytes unread in a `{}`",
+            rest.len(),
+            std::any::type_name::<T>()
+        )));
+    }
+    Ok(value)
 }
 
 /// The name a serde snapshot holds, if `snapshot` is one (as every version writes it).
@@ -147,26 +199,24 @@ impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> TypeSerializer<T>
                 std::any::type_name::<T>()
             ))
         })?;
+        // Nothing is written that cannot be read back. A level of serde data that can
+        // repeat takes at least one byte (a tag or a length), so only bytes nearly as many
+        // as the levels left can nest too deep (the margin covers the levels a type fixes:
+        // structs in structs, newtypes); those are read back under the same budget.
+        let limit = self.max_depth.min(out.max_depth());
+        let levels = limit.saturating_sub(out.depth());
+        if bytes.len().saturating_add(STATIC_NESTING_MARGIN) >= levels {
+            read_bounded::<T>(&bytes, limit, levels)?;
+        }
         out.write_len_prefixed(&bytes);
         Ok(())
     }
 
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        let limit = self.max_depth.min(input.max_depth());
+        let levels = limit.saturating_sub(input.depth());
         let bytes = input.read_len_prefixed()?;
-        let (value, rest) = postcard::take_from_bytes(bytes).map_err(|e| {
-            Error::custom(format!(
-                "serde cannot read `{}`: {e}",
-                std::any::type_name::<T>()
-            ))
-        })?;
-        if !rest.is_empty() {
-            return Err(Error::custom(format!(
-                "serde left {} bytes unread in a `{}`",
-                rest.len(),
-                std::any::type_name::<T>()
-            )));
-        }
-        Ok(value)
+        read_bounded(bytes, limit, levels)
     }
 
     fn copy(&self, value: &T) -> T {

@@ -43,6 +43,14 @@
 //! - Generic types are allowed by default, as in Flink; a job that wants every type to
 //!   evolve safely disables them.
 //! - `Box<T>` and `Arc<T>` are invisible: same bytes, same schema as `T`.
+//! - Bytes from outside are bounded the same way on every path (see the byte layer's
+//!   [`DataInputView`] and `FORMAT.md`, "Limits of a read"): a depth budget of
+//!   [`DEFAULT_MAX_DEPTH`] levels spent at each recursive field of a derived type, by its
+//!   reader, its writer and its migration alike, and by the serde bridge for each nested
+//!   serde value; each level runs on a stack with room for it ([`ensure_stack`]), so 512
+//!   levels are safe on a 2 MiB worker thread in debug and release builds; at most
+//!   [`MAX_ZERO_SIZED_ITEMS`] elements that take no bytes per read; varints in their
+//!   shortest form only.
 
 #![warn(missing_docs)]
 
@@ -52,6 +60,8 @@ mod description;
 #[cfg(feature = "serde")]
 mod generic;
 mod impls;
+#[cfg(feature = "serde")]
+mod serde_depth;
 mod type_info;
 
 pub use config::SerializerConfig;

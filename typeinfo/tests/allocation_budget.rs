@@ -12,7 +12,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use typeinfo::{from_bytes, DataOutputView, Error, TypeInfo, MAX_ZERO_SIZED_LEN};
+use typeinfo::{
+    from_bytes, DataOutputView, Error, TypeInfo, MAX_ZERO_SIZED_ITEMS, ZERO_SIZED_UNIT_BYTES,
+};
 
 struct Counting;
 
@@ -65,11 +67,18 @@ fn varint(v: u64) -> Vec<u8> {
 const MIB: usize = 1 << 20;
 const SLACK: usize = 256 << 10;
 
-/// Takes no bytes, but 32 bytes of memory.
+/// Takes no bytes, but 32 bytes of memory: one unit of the zero-sized budget, as `()`.
 #[derive(TypeInfo, Debug, Default, PartialEq)]
 struct Hollow {
     #[typeinfo(skip)]
     pad: [u64; 4],
+}
+
+/// Takes no bytes, but 256 bytes of memory: two units (one per 128 bytes).
+#[derive(TypeInfo, Debug, Default, PartialEq)]
+struct Wide {
+    #[typeinfo(skip)]
+    pad: [u64; 32],
 }
 
 /// Takes at least 2 bytes, and 272 bytes of memory.
@@ -83,17 +92,24 @@ struct Big {
 fn elements_that_take_no_bytes_spend_the_budget_by_their_size() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = typeinfo::serializer::<Vec<Hollow>>().expect("serializer");
-    let bytes = varint(MAX_ZERO_SIZED_LEN as u64);
+    let bytes = varint(1 << 24);
     let (r, peak) = peak_during(|| from_bytes(&s, &bytes).map(|v| v.len()));
     assert!(matches!(r, Err(Error::LengthTooLarge { .. })), "{r:?}");
     assert!(peak <= SLACK, "4 bytes allocated {peak}");
-    // As many as 2^24 units allow: 2^24 / 32.
-    let fits = (MAX_ZERO_SIZED_LEN / std::mem::size_of::<Hollow>()) as u64;
+    // One unit each (32 bytes of memory, at most `ZERO_SIZED_UNIT_BYTES`).
+    let fits = MAX_ZERO_SIZED_ITEMS as u64;
     assert_eq!(
         from_bytes(&s, &varint(fits)).map(|v| v.len()),
         Ok(fits as usize)
     );
     assert!(from_bytes(&s, &varint(fits + 1)).is_err());
+    // A larger element spends one unit per 128 bytes: `Wide` (256 bytes) two.
+    assert_eq!(ZERO_SIZED_UNIT_BYTES, 128);
+    assert_eq!(std::mem::size_of::<Wide>(), 2 * ZERO_SIZED_UNIT_BYTES);
+    let inline = typeinfo::serializer::<Vec<Wide>>().expect("serializer");
+    let fits = (MAX_ZERO_SIZED_ITEMS / 2) as u64;
+    assert!(from_bytes(&inline, &varint(fits)).is_ok_and(|v| v.len() == fits as usize));
+    assert!(from_bytes(&inline, &varint(fits + 1)).is_err());
 }
 
 #[test]

@@ -317,3 +317,114 @@ fn a_recursive_snapshot_without_a_way_out_is_refused_as_corrupt() {
     let real = typeinfo::serializer::<N>().expect("serializer").snapshot();
     assert!(SnapshotRegistry::default().restore(&real).is_ok());
 }
+
+#[test]
+fn migration_reads_exactly_what_today_s_serializer_writes() {
+    // Around the limit, the v1 reader, the v1 -> v2 migration and v2's writer of the
+    // migrated value agree on every depth. Before, the migration read one link more than
+    // the writer could write back (it spent a level per link followed, not per `next`).
+    let results = on_small_stack(2 * MB, || {
+        let deep = SerializerConfig::new().with_max_depth(DEFAULT_MAX_DEPTH + 2);
+        let writer = <Chain as TypeInfo>::create_serializer(&deep).expect("serializer");
+        let v1 = typeinfo::serializer::<Chain>().expect("serializer");
+        let v2 = typeinfo::serializer::<v2::Chain>().expect("serializer");
+        let Compatibility::AfterMigration(migration) =
+            v2.resolve(&v1.snapshot(), &SnapshotRegistry::default())
+        else {
+            panic!("expected a migration");
+        };
+        let mut results = Vec::new();
+        for depth in DEFAULT_MAX_DEPTH - 2..=DEFAULT_MAX_DEPTH + 1 {
+            let value = chain(depth);
+            let mut out = DataOutputView::new().with_max_depth(DEFAULT_MAX_DEPTH + 2);
+            writer
+                .serialize(&value, &mut out)
+                .expect("written with a larger limit");
+            let bytes = out.into_inner();
+            dismantle_chain(value);
+            let read = from_bytes(&v1, &bytes).map(dismantle_chain);
+            let migrated = migration.read(&mut DataInputView::new(&bytes));
+            let written = match migrated {
+                Ok(m) => {
+                    let written = to_bytes(&v2, &m).map(|_| ());
+                    let mut next = m.next;
+                    while let Some(c) = next {
+                        next = c.next;
+                    }
+                    Some(written)
+                }
+                Err(e) => {
+                    assert!(matches!(e, Error::DepthLimitExceeded { .. }), "{e}");
+                    None
+                }
+            };
+            results.push((depth, read.is_ok(), written));
+        }
+        results
+    });
+    for (depth, read, written) in results {
+        // chain(d) spends d + 1 levels: d = 511 is the deepest at the default limit.
+        let fits = depth < DEFAULT_MAX_DEPTH;
+        assert_eq!(read, fits, "v1 reads chain({depth})");
+        assert_eq!(
+            written.is_some(),
+            fits,
+            "the migration reads chain({depth})"
+        );
+        if let Some(w) = written {
+            assert_eq!(w, Ok(()), "v2 writes the migrated chain({depth})");
+        }
+    }
+}
+
+/// Recursion through collections, as the fuzz suite's `Doc`.
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+enum Doc {
+    Null,
+    Num(i64),
+    List(Vec<Doc>),
+    Map(std::collections::BTreeMap<String, Doc>),
+}
+
+/// A `Doc` `levels` deep, alternating lists and maps.
+fn doc(levels: usize) -> Doc {
+    let mut d = Doc::Num(7);
+    for level in 0..levels {
+        d = if level % 2 == 0 {
+            Doc::List(vec![d])
+        } else {
+            Doc::Map([("k".to_owned(), d)].into())
+        };
+    }
+    d
+}
+
+#[test]
+fn recursion_through_collections_reads_the_full_budget_on_a_2_mib_stack() {
+    // A level of `Doc` (the derived serializer, `Vec` or `BTreeMap`, the recursive field)
+    // took about 4 KB of stack in a debug build: 512 levels overflowed the 2 MiB thread of
+    // a timely worker before the budget ended them. Each level now runs on a stack with
+    // room for it, typed and type-free.
+    let results = on_small_stack(2 * MB, || {
+        let s = typeinfo::serializer::<Doc>().expect("serializer");
+        // `doc(n)` spends n levels (one per `Vec<Doc>` or `BTreeMap<String, Doc>` field).
+        let value = doc(DEFAULT_MAX_DEPTH);
+        let bytes = to_bytes(&s, &value).expect("at the limit");
+        let read = from_bytes(&s, &bytes).map(|back| back == value);
+        let skipped = s.skip(&mut DataInputView::new(&bytes));
+        let restored = SnapshotRegistry::default()
+            .restore(&s.snapshot())
+            .and_then(|r| from_bytes(&r, &bytes).and_then(|v| to_bytes(&r, &v)))
+            .map(|b| b == bytes);
+        let deeper = to_bytes(&s, &doc(DEFAULT_MAX_DEPTH + 1)).map(|_| ());
+        // Hostile bytes: a megabyte of `List` tags with lengths of one.
+        let hostile = from_bytes(&s, &[2u8, 1].repeat(MB / 2)).map(|_| ());
+        (read, skipped, restored, deeper, hostile)
+    });
+    let (read, skipped, restored, deeper, hostile) = results;
+    assert_eq!(read, Ok(true));
+    assert_eq!(skipped, Ok(()));
+    assert_eq!(restored, Ok(true));
+    assert!(depth_error(&deeper), "{deeper:?}");
+    assert!(depth_error(&hostile), "{hostile:?}");
+}

@@ -47,6 +47,41 @@ impl<S, const N: usize> ArraySerializer<S, N> {
     }
 }
 
+/// Spends the view's zero-sized budget for an array of `len` elements of `T` that may take
+/// no bytes (`min_element_size` 0), as a list of them does: nested arrays of `()` cannot
+/// multiply the work of one read (`[[(); 83]; 83]` spends 83 + 83 × 83 units).
+#[inline(always)]
+fn spend_zero_sized<T>(
+    input: &mut DataInputView<'_>,
+    len: usize,
+    min_element_size: usize,
+) -> Result<()> {
+    if min_element_size == 0 && len > 0 {
+        input.spend_zero_sized(len as u64, std::mem::size_of::<T>())
+    } else {
+        Ok(())
+    }
+}
+
+/// Skips the `len` elements of an array. Elements that may take no bytes spend the
+/// zero-sized budget as a read does, one by one (nested arrays of them too): a skip
+/// refuses what a read refuses.
+fn skip_elements<T, E: ?Sized + TypeSerializer<T>>(
+    element: &E,
+    len: usize,
+    input: &mut DataInputView<'_>,
+) -> Result<()> {
+    if element.min_length() == 0 {
+        spend_zero_sized::<T>(input, len, 0)?;
+        for _ in 0..len {
+            element.skip(input)?;
+        }
+        Ok(())
+    } else {
+        element.skip_many(len, input)
+    }
+}
+
 /// Builds an array from `N` fallible reads, stopping at the first error.
 pub(crate) fn read_array<T, const N: usize>(mut read: impl FnMut() -> Result<T>) -> Result<[T; N]> {
     let mut error = None;
@@ -77,9 +112,11 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
     }
     #[inline]
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<[T; N]> {
+        spend_zero_sized::<T>(input, N, self.element.min_length())?;
         read_array(|| self.element.deserialize(input))
     }
     fn deserialize_into(&self, reuse: &mut [T; N], input: &mut DataInputView<'_>) -> Result<()> {
+        spend_zero_sized::<T>(input, N, self.element.min_length())?;
         for slot in reuse.iter_mut() {
             self.element.deserialize_into(slot, input)?;
         }
@@ -89,7 +126,7 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
         std::array::from_fn(|i| self.element.copy(&value[i]))
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        self.element.skip_many(N, input)
+        skip_elements::<T, S>(&self.element, N, input)
     }
     fn fixed_length(&self) -> Option<usize> {
         self.element.fixed_length()?.checked_mul(N)
@@ -146,7 +183,7 @@ pub(crate) fn restore(
 ) -> Result<RestoredSerializer> {
     let len = read_array_payload(snapshot)?;
     let element = registry.restore(snapshot.nested_at(0)?)?;
-    if element.min_length() == 0 && len > crate::MAX_ZERO_SIZED_LEN {
+    if element.min_length() == 0 && len > crate::MAX_ZERO_SIZED_ITEMS {
         return Err(Error::CorruptSnapshot(format!(
             "array of {len} zero-sized elements"
         )));
@@ -168,6 +205,7 @@ impl TypeSerializer<Value> for RestoredArray {
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
+        spend_zero_sized::<Value>(input, self.len, self.element.min_length())?;
         let mut items = Vec::new();
         self.element
             .deserialize_append(self.len, input, &mut items)?;
@@ -177,7 +215,7 @@ impl TypeSerializer<Value> for RestoredArray {
         value.clone()
     }
     fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
-        self.element.skip_many(self.len, input)
+        skip_elements::<Value, _>(&self.element, self.len, input)
     }
     fn fixed_length(&self) -> Option<usize> {
         self.element.fixed_length()?.checked_mul(self.len)

@@ -50,10 +50,17 @@ pub(crate) fn read_len<T>(input: &mut DataInputView<'_>, min_element_size: usize
 }
 
 /// A vector for `len` elements of `T` (checked by [`read_len`]), reserving at most
-/// [`capacity_for`](crate::capacity_for) of them up front.
+/// [`capacity_for`](crate::capacity_for) of them up front; all of them for elements that
+/// may take no bytes, whose count the zero-sized budget bounds (at most
+/// `MAX_ZERO_SIZED_ITEMS` × `ZERO_SIZED_UNIT_BYTES` bytes), so that such a vector is
+/// allocated once rather than grown past its length.
 #[inline(always)]
 pub(crate) fn with_capacity<T>(len: usize, min_element_size: usize) -> Vec<T> {
-    Vec::with_capacity(crate::capacity_for::<T>(len, min_element_size))
+    if min_element_size == 0 {
+        Vec::with_capacity(len)
+    } else {
+        Vec::with_capacity(crate::capacity_for::<T>(len, min_element_size))
+    }
 }
 
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSerializer<S> {
@@ -234,3 +241,74 @@ macro_rules! seq_comparator {
     )*};
 }
 seq_comparator!(Vec, VecDeque, BTreeSet);
+
+/// The type-free serializer of the list layout: the same count and elements as
+/// [`VecSerializer`] (with [`read_len`] and [`with_capacity`], the functions it calls), in
+/// one small function per operation, because a level of a recursive value
+/// (`children: Vec<Doc>`) passes through it: the typed path over `Value` parts took four
+/// frames per list, a quarter of a level's stack.
+#[derive(Debug)]
+pub(crate) struct RestoredList {
+    element: crate::registry::RestoredSerializer,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<crate::registry::RestoredSerializer> {
+    let element = registry.restore(snapshot.nested_at(0)?)?;
+    Ok(std::sync::Arc::new(RestoredList {
+        element,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+// Matches instead of `?` on the path of a recursive value: a debug build keeps the
+// temporaries of `?` apart.
+#[allow(clippy::question_mark)]
+impl TypeSerializer<crate::Value> for RestoredList {
+    fn serialize(&self, value: &crate::Value, out: &mut DataOutputView) -> Result<()> {
+        let crate::Value::List(items) = value else {
+            return Err(crate::restored::mismatch(self, value));
+        };
+        out.write_len(items.len());
+        let element: &dyn TypeSerializer<crate::Value> = &*self.element;
+        for item in items {
+            if let Err(e) = element.serialize(item, out) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<crate::Value> {
+        let element: &dyn TypeSerializer<crate::Value> = &*self.element;
+        let min = element.min_length();
+        let n = match read_len::<crate::Value>(input, min) {
+            Ok(n) => n,
+            Err(e) => return Err(e),
+        };
+        let mut items = with_capacity(n, min);
+        for _ in 0..n {
+            match element.deserialize(input) {
+                Ok(item) => items.push(item),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(crate::Value::List(items))
+    }
+    fn copy(&self, value: &crate::Value) -> crate::Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        let element: &dyn TypeSerializer<crate::Value> = &*self.element;
+        let n = match read_len::<crate::Value>(input, element.min_length()) {
+            Ok(n) => n,
+            Err(e) => return Err(e),
+        };
+        element.skip_many(n, input)
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
+    }
+}

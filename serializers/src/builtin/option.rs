@@ -185,3 +185,64 @@ impl<T: 'static, C: TypeComparator<T>> TypeComparator<Option<T>> for OptionCompa
         None
     }
 }
+
+/// The type-free serializer of the option layout: the tag of [`OptionSerializer`] (its
+/// `read_tag`), then the value, in one small function per operation, because a level of
+/// a recursive value (`next: Option<Box<Chain>>`) passes through it.
+#[derive(Debug)]
+pub(crate) struct RestoredOption {
+    inner: crate::registry::RestoredSerializer,
+    snapshot: SerializerSnapshot,
+}
+
+pub(crate) fn restore(
+    snapshot: &SerializerSnapshot,
+    registry: &SnapshotRegistry,
+) -> Result<crate::registry::RestoredSerializer> {
+    let inner = registry.restore(snapshot.nested_at(0)?)?;
+    Ok(std::sync::Arc::new(RestoredOption {
+        inner,
+        snapshot: snapshot.clone(),
+    }))
+}
+
+// Matches instead of `?` on the path of a recursive value (see `RestoredList`).
+#[allow(clippy::question_mark)]
+impl TypeSerializer<crate::Value> for RestoredOption {
+    fn serialize(&self, value: &crate::Value, out: &mut DataOutputView) -> Result<()> {
+        match value {
+            crate::Value::Option(None) => {
+                out.write_u8(0);
+                Ok(())
+            }
+            crate::Value::Option(Some(v)) => {
+                out.write_u8(1);
+                (*self.inner).serialize(v, out)
+            }
+            _ => Err(crate::restored::mismatch(self, value)),
+        }
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<crate::Value> {
+        match read_tag(input) {
+            Ok(true) => match (*self.inner).deserialize(input) {
+                Ok(v) => Ok(crate::Value::Option(Some(Box::new(v)))),
+                Err(e) => Err(e),
+            },
+            Ok(false) => Ok(crate::Value::Option(None)),
+            Err(e) => Err(e),
+        }
+    }
+    fn copy(&self, value: &crate::Value) -> crate::Value {
+        value.clone()
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        match read_tag(input) {
+            Ok(true) => (*self.inner).skip(input),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.snapshot.clone()
+    }
+}

@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use crate::error::{Error, Result};
-use crate::input::DataInputView;
+use crate::input::{ensure_stack, DataInputView, LAYOUTS_PER_LEVEL};
 use crate::output::DataOutputView;
 use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::restored::{mismatch, restore_named, restoring, RecursiveTarget};
@@ -311,6 +311,9 @@ impl TypeSerializer<Value> for RestoredEnum {
 struct RestoredRecursive {
     name: String,
     target: RecursiveTarget,
+    /// The depth budget one level spends: one per [`LAYOUTS_PER_LEVEL`] layouts between
+    /// the referenced type and this reference, at least one.
+    levels: usize,
     snapshot: SerializerSnapshot,
 }
 
@@ -325,7 +328,7 @@ pub(crate) fn restore_recursive(
     _: &SnapshotRegistry,
 ) -> Result<RestoredSerializer> {
     let name = payload::read_name(&mut DataInputView::new(snapshot.payload()))?;
-    let target = restoring(&name).ok_or_else(|| {
+    let (target, layouts) = restoring(&name).ok_or_else(|| {
         Error::CorruptSnapshot(format!(
             "recursive reference to `{name}` outside of `{name}`"
         ))
@@ -333,6 +336,7 @@ pub(crate) fn restore_recursive(
     Ok(Arc::new(RestoredRecursive {
         name,
         target,
+        levels: layouts.div_ceil(LAYOUTS_PER_LEVEL).max(1),
         snapshot: snapshot.clone(),
     }))
 }
@@ -353,29 +357,31 @@ impl RestoredRecursive {
     }
 }
 
-// Matches instead of `?` on the path of a recursive value: see `read_fields`.
+// Matches instead of `?` on the path of a recursive value: see `read_fields`. Each level
+// spends `levels` of the depth budget and runs on a stack with room for it
+// (`ensure_stack`): what a level costs on the stack depends on the snapshot.
 #[allow(clippy::question_mark)]
 impl TypeSerializer<Value> for RestoredRecursive {
     fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
         let Some(target) = self.target() else {
             return Err(self.gone());
         };
-        if let Err(e) = out.enter() {
+        if let Err(e) = out.enter_levels(self.levels) {
             return Err(e);
         }
-        let written = (*target).serialize(value, out);
-        out.leave();
+        let written = ensure_stack(|| (*target).serialize(value, out));
+        out.leave_levels(self.levels);
         written
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
         let Some(target) = self.target() else {
             return Err(self.gone());
         };
-        if let Err(e) = input.enter() {
+        if let Err(e) = input.enter_levels(self.levels) {
             return Err(e);
         }
-        let value = (*target).deserialize(input);
-        input.leave();
+        let value = ensure_stack(|| (*target).deserialize(input));
+        input.leave_levels(self.levels);
         value
     }
     fn copy(&self, value: &Value) -> Value {
@@ -385,11 +391,11 @@ impl TypeSerializer<Value> for RestoredRecursive {
         let Some(target) = self.target() else {
             return Err(self.gone());
         };
-        if let Err(e) = input.enter() {
+        if let Err(e) = input.enter_levels(self.levels) {
             return Err(e);
         }
-        let skipped = (*target).skip(input);
-        input.leave();
+        let skipped = ensure_stack(|| (*target).skip(input));
+        input.leave_levels(self.levels);
         skipped
     }
     fn snapshot(&self) -> SerializerSnapshot {

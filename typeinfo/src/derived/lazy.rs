@@ -6,13 +6,19 @@
 //! [`Error::DepthLimitExceeded`] rather than a stack overflow, and a value too deep to read
 //! back is refused when written. Types without recursion never pass through it and spend
 //! nothing.
+//!
+//! Each level also runs on a stack with room for it ([`ensure_stack`]): a level of a
+//! derived type through collections (`Doc` in `Vec<Doc>`) takes kilobytes of stack in a
+//! debug build, so that 512 of them overflowed the 2 MiB of a timely worker's thread. The
+//! depth budget bounds how far a read goes; the stack grows on the heap where the thread's
+//! own runs short, in every build.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use typeinfo_serializers::{
-    Compatibility, DataInputView, DataOutputView, Error, Incompatibility, Result,
-    SerializerSnapshot, SnapshotRegistry, TypeSerializer,
+    ensure_stack, Compatibility, DataInputView, DataOutputView, Error, Incompatibility,
+    MigrationReader, Result, SerializerSnapshot, SnapshotRegistry, TypeSerializer,
 };
 
 use crate::config::SerializerConfig;
@@ -64,7 +70,7 @@ impl<T: TypeInfo> Lazy<T> {
     ) -> Result<R> {
         let inner = self.get()?;
         input.enter_within(self.config.max_depth())?;
-        let result = read(inner, input);
+        let result = ensure_stack(|| read(inner, input));
         input.leave();
         result
     }
@@ -78,7 +84,7 @@ impl<T: TypeInfo> Lazy<T> {
     ) -> Result<()> {
         let inner = self.get()?;
         out.enter_within(self.config.max_depth())?;
-        let result = write(inner, out);
+        let result = ensure_stack(|| write(inner, out));
         out.leave();
         result
     }
@@ -162,12 +168,72 @@ impl<T: TypeInfo> TypeSerializer<T> for Lazy<T> {
         }
     }
     fn resolve(&self, old: &SerializerSnapshot, registry: &SnapshotRegistry) -> Compatibility<T> {
+        // A migration (or a reconfigured serializer) reads one nesting level down, here, as
+        // this serializer reads: a migrated value spends exactly the levels today's
+        // serializer spends to write it, so a migration never reads what cannot be written.
+        let max_depth = self.config.max_depth();
         match self.get() {
-            Ok(s) => s.resolve(old, registry),
+            Ok(s) => match s.resolve(old, registry) {
+                Compatibility::AfterMigration(reader) => {
+                    Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                        input.enter_within(max_depth)?;
+                        let value = ensure_stack(|| reader.read(input));
+                        input.leave();
+                        value
+                    }))
+                }
+                Compatibility::Reconfigured(inner) => {
+                    Compatibility::Reconfigured(Arc::new(Nested { inner, max_depth }))
+                }
+                verdict => verdict,
+            },
             Err(e) => Compatibility::Incompatible(
                 Incompatibility::new(old.type_name(), std::any::type_name::<T>())
                     .with_detail(e.to_string()),
             ),
         }
+    }
+}
+
+/// A reconfigured serializer of a recursive field: reads and writes one nesting level
+/// down, as [`Lazy`] does.
+struct Nested<T> {
+    inner: Arc<dyn TypeSerializer<T>>,
+    max_depth: usize,
+}
+
+impl<T> fmt::Debug for Nested<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Nested").field(&self.inner).finish()
+    }
+}
+
+impl<T: 'static> TypeSerializer<T> for Nested<T> {
+    fn serialize(&self, value: &T, out: &mut DataOutputView) -> Result<()> {
+        out.enter_within(self.max_depth)?;
+        let result = ensure_stack(|| self.inner.serialize(value, out));
+        out.leave();
+        result
+    }
+    fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        input.enter_within(self.max_depth)?;
+        let result = ensure_stack(|| self.inner.deserialize(input));
+        input.leave();
+        result
+    }
+    fn copy(&self, value: &T) -> T {
+        self.inner.copy(value)
+    }
+    fn skip(&self, input: &mut DataInputView<'_>) -> Result<()> {
+        input.enter_within(self.max_depth)?;
+        let result = ensure_stack(|| self.inner.skip(input));
+        input.leave();
+        result
+    }
+    fn min_length(&self) -> usize {
+        1
+    }
+    fn snapshot(&self) -> SerializerSnapshot {
+        self.inner.snapshot()
     }
 }

@@ -102,17 +102,14 @@ fn recursive_reader<T: 'static>(old: &SerializerSnapshot) -> Option<Compatibilit
             .map(|(n, c)| (*n, Arc::clone(c)))
     })?;
     let cell = cell.downcast::<OnceLock<MigrationReader<T>>>().ok()?;
-    // The recursion point of a migration: each level spends one level of the view's depth
-    // budget, as `Lazy` does for today's type and the restored `recursive` layout does for
-    // skipped fields.
+    // The depth budget is spent where today's type spends it: the migration reader of the
+    // recursive field (`Lazy`) enters one level, as today's serializer does when it writes
+    // the migrated value. Spending here too would count a level twice; spending only here
+    // counted one level fewer than the writer (a `Chain`'s last `None` link), so that a
+    // migration read values it could not write back.
     Some(Compatibility::AfterMigration(MigrationReader::new(
         move |input| match cell.get() {
-            Some(reader) => {
-                input.enter()?;
-                let value = reader.read(input);
-                input.leave();
-                value
-            }
+            Some(reader) => reader.read(input),
             None => Err(Error::custom(format!(
                 "the migration of recursive type `{name}` is incomplete"
             ))),
