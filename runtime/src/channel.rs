@@ -264,6 +264,9 @@ impl<T: Data> Batch<T> {
             1,
         ));
         for i in 0..count {
+            // Each record is its own read: it gets the whole budget for elements that take no
+            // bytes (a batch of many records must not spend one record's allowance).
+            input = input.with_zero_sized_budget(typeinfo::MAX_ZERO_SIZED_ITEMS);
             let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
                 TAG_RECORD => Msg::Record {
                     ts: NO_TIMESTAMP,
@@ -650,6 +653,35 @@ mod tests {
         let (msg, count) = receive(bad_tag).expect_err("unknown tag");
         assert!(msg.contains("unknown tag 9"), "{msg}");
         assert_eq!(count, 3, "the record count stays what the sender counted");
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use typeinfo::SerializerConfig;
+
+    #[test]
+    fn each_record_of_a_batch_has_its_own_zero_sized_budget() {
+        // 8 records of 2^17 units each: more than one view's budget in all, within it each.
+        let per_record = typeinfo::MAX_ZERO_SIZED_ITEMS / 2;
+        let serializer = Arc::new(
+            <Vec<()>>::create_serializer(&SerializerConfig::default()).expect("serializer"),
+        );
+        let msgs: Vec<Msg<Vec<()>>> = (0..8)
+            .map(|_| Msg::Record {
+                ts: NO_TIMESTAMP,
+                value: vec![(); per_record],
+            })
+            .collect();
+        let mut bytes = Vec::new();
+        Batch::with_serializer(msgs, Arc::clone(&serializer)).into_bytes(&mut bytes);
+        let mut received =
+            Batch::<Vec<()>>::from_bytes(timely::bytes::arc::BytesMut::from(bytes).freeze());
+        received
+            .decode_received(&serializer)
+            .expect("every record reads");
+        assert_eq!(received.msgs.len(), 8);
     }
 }
 

@@ -528,7 +528,7 @@ impl<T: Data> DataStream<T> {
         };
         // A window's late data has its own typed output; every other tag travels on the
         // operator's tagged output and is read back by a node per tag.
-        if let Some(port) = self.env.transformation(id, |t| t.side_port(&tag.id())) {
+        if let Some(port) = self.env.transformation(id, |t| t.side_port(tag.id())) {
             return DataStream::of_node(&self.env, id, port);
         }
         if tag.serializer().is_none() {

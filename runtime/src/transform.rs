@@ -189,7 +189,7 @@ impl<K: Key> StateContext<'_, K> {
     ///
     /// The operator is not on a keyed stream.
     pub fn keyed_state(&mut self) -> Result<&mut KeyedBackend<K>> {
-        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name())
+        keyed(self.keyed.as_deref_mut(), self.runtime.operator_name())
     }
     /// Whether the job started from a checkpoint or savepoint.
     pub fn is_restored(&self) -> bool {
@@ -277,7 +277,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// The operator is not on a keyed stream.
     pub fn keyed_state(&mut self) -> Result<&mut KeyedBackend<K>> {
-        keyed(self.keyed.as_deref_mut(), &self.runtime.operator_name())
+        keyed(self.keyed.as_deref_mut(), self.runtime.operator_name())
     }
     /// The subtask's operator state.
     pub fn operator_state(&mut self) -> &mut OperatorStateBackend {
