@@ -503,12 +503,7 @@ impl CheckpointStore {
         key: &str,
         subtask: usize,
     ) -> Result<PathBuf> {
-        let dir = self.operator_dir(epoch, key);
-        fs::create_dir_all(&dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        Ok(kstate_path(&dir, subtask))
+        self.file_path(epoch, key, subtask, kstate_path)
     }
 
     /// Where subtask `subtask` of operator `key` writes the operator state of checkpoint
@@ -519,12 +514,22 @@ impl CheckpointStore {
         key: &str,
         subtask: usize,
     ) -> Result<PathBuf> {
+        self.file_path(epoch, key, subtask, opstate_path)
+    }
+
+    fn file_path(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        path: fn(&Path, usize) -> PathBuf,
+    ) -> Result<PathBuf> {
         let dir = self.operator_dir(epoch, key);
         fs::create_dir_all(&dir).map_err(|source| Error::Io {
             path: dir.clone(),
             source,
         })?;
-        Ok(opstate_path(&dir, subtask))
+        Ok(path(&dir, subtask))
     }
 
     /// Writes the operator-local part of one subtask (written last: its presence says the

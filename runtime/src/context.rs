@@ -151,3 +151,12 @@ impl<T: typeinfo::TypeInfo> OutputTag<T> {
             .as_ref()
     }
 }
+
+/// Which clock a timer follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeDomain {
+    /// Event time: fires when the watermark reaches the timer.
+    EventTime,
+    /// Processing time: fires when the wall clock reaches the timer.
+    ProcessingTime,
+}

@@ -2,12 +2,21 @@
 //! [`TypeInfo`](typeinfo::TypeInfo) records, executed on timely dataflow.
 //!
 //! A job is written against a [`StreamExecutionEnvironment`]: sources give a
-//! [`DataStream`], each call (`map`, `key_by`, `window`, `aggregate`, ...) appends one
-//! transformation to the environment's list, and [`execute`](StreamExecutionEnvironment::execute)
-//! turns the list into a [`StreamGraph`] (one translator per transformation kind; `key_by`
-//! becomes a hash partition on the edge, not an operator; serializers are created and checked
-//! here, so a disabled generic type fails before anything runs) and compiles the graph onto
-//! timely dataflow.
+//! [`DataStream`], and each call that adds an operator (`map`, `window(..).aggregate(..)`,
+//! `transform`, a sink, ...) records one transformation (plain data: name, uid, parallelism,
+//! its inputs with their partitioning) and a typed builder; `key_by`, `rebalance`,
+//! `broadcast` and `union` only say how the next operator reads its inputs.
+//! [`execute`](StreamExecutionEnvironment::execute) turns the transformations into a
+//! [`StreamGraph`] (serializers are checked there, so a disabled generic type fails before
+//! anything runs), compiles it onto timely dataflow on every worker (each builder assembles
+//! its operator with its real types around a driver), and runs it, restarting from the latest
+//! checkpoint by its [`RestartStrategy`]. The layers import one way: plan -> compile ->
+//! drivers -> operators and the checkpoint store (a test derives the module graph and fails
+//! on a cycle).
+//!
+//! Users bring their own [`Source`]s (splits, positions, idleness), two-phase [`Sink`]s,
+//! operators ([`OneInputOperator`]) and functions ([`ProcessFunction`],
+//! [`KeyedProcessFunction`]); see the modules [`source`], [`sink`] and [`metrics`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -70,6 +79,9 @@
 //!   drops them silently; losing results at the end of a job is the surprise users report).
 //! - Timers are kept on the heap by both state backends (Flink's `HEAP` timer service); window
 //!   contents and all user state live in the chosen state backend, namespaced by window.
+//! - A RocksDB backend without a directory lives in a temporary directory removed at the end
+//!   of the job; a killed process cannot remove it (set a directory, or `TMPDIR`, for jobs that
+//!   may be killed).
 
 #![warn(missing_docs)]
 

@@ -1,26 +1,12 @@
-//! Keyed process functions: per-record logic with keyed state and timers.
-
-use std::sync::Arc;
-
-use typeinfo_state::KeyedStateBackend;
+//! Keyed process functions: per-record logic with keyed state and timers, run as a keyed
+//! [`OneInputOperator`].
 
 use crate::backend::KeyedBackend;
-use crate::channel::NO_TIMESTAMP;
-use crate::checkpoint::OperatorPart;
+pub use crate::context::TimeDomain;
 use crate::context::{OutputTag, RuntimeContext};
-use crate::error::{Error, Result};
-use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
-use crate::timer::KeyedTimers;
+use crate::error::Result;
+use crate::transform::{OneInputOperator, OperatorContext, StateContext};
 use crate::{Data, Key};
-
-/// Which clock a timer follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeDomain {
-    /// Event time: fires when the watermark reaches the timer.
-    EventTime,
-    /// Processing time: fires when the wall clock reaches the timer.
-    ProcessingTime,
-}
 
 /// Per-record logic on a keyed stream, as Flink's `KeyedProcessFunction`.
 ///
@@ -58,71 +44,72 @@ pub trait KeyedProcessFunction<K: Key, I, O>: Send + Sync + 'static {
     }
 }
 
-/// What a keyed process function sees: the key, time, state, timers and its output.
+/// What a keyed process function sees: the key, time, state, timers and its output (a
+/// keyed [`OperatorContext`] with the key always set).
 pub struct KeyedContext<'a, K: Key, O> {
-    key: &'a K,
-    timestamp: i64,
-    watermark: i64,
-    backend: &'a mut KeyedBackend<K>,
-    timers: &'a mut KeyedTimers<K, ()>,
-    out: &'a mut Vec<(i64, O)>,
-    tagged: &'a mut Vec<(i64, SideRecord)>,
-    runtime: &'a RuntimeContext,
+    inner: OperatorContext<'a, K, O>,
 }
 
 impl<K: Key, O> std::fmt::Debug for KeyedContext<'_, K, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeyedContext")
-            .field("timestamp", &self.timestamp())
-            .field("watermark", &self.watermark)
-            .finish_non_exhaustive()
+            .field("context", &self.inner)
+            .finish()
     }
 }
 
 impl<K: Key, O> KeyedContext<'_, K, O> {
     /// The current key.
     pub fn key(&self) -> &K {
-        self.key
+        match self.inner.current_key() {
+            Some(key) => key,
+            // A keyed process function is only called for a record or a timer of a key.
+            None => unreachable!("a keyed process function runs with a key"),
+        }
     }
     /// The event timestamp of the current record or event-time timer.
     pub fn timestamp(&self) -> Option<i64> {
-        (self.timestamp != NO_TIMESTAMP).then_some(self.timestamp)
+        self.inner.timestamp()
     }
     /// The operator's current watermark.
     pub fn current_watermark(&self) -> i64 {
-        self.watermark
+        self.inner.current_watermark()
     }
     /// The wall clock in ms since the Unix epoch.
     pub fn current_processing_time(&self) -> i64 {
-        now_ms()
+        self.inner.current_processing_time()
     }
     /// The keyed state, scoped to the current key.
     pub fn state(&mut self) -> &mut KeyedBackend<K> {
-        self.backend
+        match self.inner.keyed_state() {
+            Ok(backend) => backend,
+            Err(_) => unreachable!("a keyed process function runs on a keyed stream"),
+        }
     }
     /// Registers an event-time timer of the current key (once per time).
     pub fn register_event_time_timer(&mut self, time: i64) {
-        self.timers.event.register(self.key, &(), time);
+        // Cannot fail: the context is keyed.
+        let _ = self.inner.register_event_time_timer(time);
     }
     /// Deletes an event-time timer of the current key.
     pub fn delete_event_time_timer(&mut self, time: i64) {
-        self.timers.event.delete(self.key, &(), time);
+        let _ = self.inner.delete_event_time_timer(time);
     }
     /// Registers a processing-time timer of the current key (once per time).
     pub fn register_processing_time_timer(&mut self, time: i64) {
-        self.timers.processing.register(self.key, &(), time);
+        let _ = self.inner.register_processing_time_timer(time);
     }
     /// Deletes a processing-time timer of the current key.
     pub fn delete_processing_time_timer(&mut self, time: i64) {
-        self.timers.processing.delete(self.key, &(), time);
+        let _ = self.inner.delete_processing_time_timer(time);
     }
     /// Emits a record with the current record's (or event-time timer's) timestamp.
     pub fn collect(&mut self, value: O) {
-        self.out.push((self.timestamp, value));
+        self.inner.collect(value);
     }
     /// Emits a record with `timestamp`.
     pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
-        self.out.push((timestamp, value));
+        self.inner.collect_with_timestamp(value, timestamp);
     }
     /// Emits `value` to the side output `tag` (read it with
     /// [`DataStream::side_output`](crate::DataStream::side_output) on this function's result).
@@ -131,145 +118,45 @@ impl<K: Key, O> KeyedContext<'_, K, O> {
     ///
     /// The tag's type has no serializer, or refuses the value.
     pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
-        let bytes = tag.encode(&value)?;
-        self.tagged
-            .push((self.timestamp, (tag.id().to_owned(), bytes)));
-        Ok(())
+        self.inner.output(tag, value)
     }
     /// Where the function runs: subtask index, parallelism, job name, metrics.
     pub fn runtime(&self) -> &RuntimeContext {
-        self.runtime
+        self.inner.runtime()
     }
 }
 
-pub(crate) struct KeyedProcessOperator<K: Key, I, O, F> {
-    function: F,
-    key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-    backend: KeyedBackend<K>,
-    timers: KeyedTimers<K, ()>,
-    watermark: i64,
-    out: Vec<(i64, O)>,
-    tagged: Vec<(i64, SideRecord)>,
-    runtime: RuntimeContext,
-    setup: OperatorSetup,
-}
+/// A [`KeyedProcessFunction`] as a keyed operator (its timers keep the state name
+/// `process-timers` of checkpoints written before operators were public).
+#[derive(Clone)]
+pub(crate) struct KeyedProcessFunctionOperator<F>(pub(crate) F);
 
-impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K, I, O, F> {
-    pub(crate) fn new(
-        setup: &OperatorSetup,
-        mut function: F,
-        key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-    ) -> Result<Self> {
-        let mut backend = setup.keyed_backend::<K>()?;
-        function.open(&mut backend)?;
-        let timers = KeyedTimers::new(&mut backend, "process-timers")?;
-        Ok(KeyedProcessOperator {
-            function,
-            key_selector,
-            backend,
-            timers,
-            watermark: i64::MIN,
-            out: Vec::new(),
-            tagged: Vec::new(),
-            runtime: RuntimeContext::new(setup),
-            setup: setup.clone(),
-        })
-    }
-
-    fn ship(&mut self, out: &mut Outputs<O, I>) {
-        for (ts, v) in self.out.drain(..) {
-            out.main.collect(ts, v);
-        }
-        for (ts, v) in self.tagged.drain(..) {
-            out.tagged.collect(ts, v);
-        }
-    }
-
-    fn fire(
-        &mut self,
-        time: i64,
-        key: K,
-        domain: TimeDomain,
-        out: &mut Outputs<O, I>,
-    ) -> Result<()> {
-        self.backend.set_current_key(&key).map_err(Error::from)?;
-        let mut ctx = KeyedContext {
-            key: &key,
-            timestamp: if domain == TimeDomain::EventTime {
-                time
-            } else {
-                NO_TIMESTAMP
-            },
-            watermark: self.watermark,
-            backend: &mut self.backend,
-            timers: &mut self.timers,
-            out: &mut self.out,
-            tagged: &mut self.tagged,
-            runtime: &self.runtime,
-        };
-        self.function.on_timer(time, domain, &mut ctx)?;
-        self.ship(out);
-        Ok(())
-    }
-}
-
-impl<K: Key, I: Data, O: Data, F: KeyedProcessFunction<K, I, O>> Operator<I, O>
-    for KeyedProcessOperator<K, I, O, F>
+impl<K: Key, I, O, F: KeyedProcessFunction<K, I, O>> OneInputOperator<K, I, O>
+    for KeyedProcessFunctionOperator<F>
 {
-    fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
-        let key = (self.key_selector)(&value);
-        self.backend.set_current_key(&key)?;
-        let mut ctx = KeyedContext {
-            key: &key,
-            timestamp: ts,
-            watermark: self.watermark,
-            backend: &mut self.backend,
-            timers: &mut self.timers,
-            out: &mut self.out,
-            tagged: &mut self.tagged,
-            runtime: &self.runtime,
-        };
-        self.function.process_element(value, &mut ctx)?;
-        self.ship(out);
-        Ok(())
+    fn initialize_state(&mut self, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.0.open(ctx.keyed_state()?)
     }
-
-    fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        self.watermark = watermark;
-        while let Some((time, key, ())) = self.timers.event.pop_due(watermark) {
-            self.fire(time, key, TimeDomain::EventTime, out)?;
-        }
-        out.watermark(watermark);
-        Ok(())
+    fn process_element(&mut self, value: I, ctx: &mut OperatorContext<'_, K, O>) -> Result<()> {
+        self.0.process_element(
+            value,
+            &mut KeyedContext {
+                inner: ctx.reborrow(),
+            },
+        )
     }
-
-    fn next_processing_time(&self) -> Option<i64> {
-        self.timers.processing.earliest()
-    }
-
-    fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, ())) = self.timers.processing.pop_due(now) {
-            self.fire(time, key, TimeDomain::ProcessingTime, out)?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, ())) = self.timers.processing.pop_due(i64::MAX) {
-            self.fire(time, key, TimeDomain::ProcessingTime, out)?;
-        }
-        Ok(())
-    }
-
-    fn snapshot(&mut self, _epoch: u64, kstate: &std::path::Path) -> Result<Vec<u8>> {
-        self.timers.snapshot(&mut self.backend, kstate)?;
-        Ok(Vec::new())
-    }
-
-    fn restore(&mut self, keyed: &[std::path::PathBuf], parts: &[OperatorPart]) -> Result<()> {
-        self.watermark = self
-            .timers
-            .restore(&mut self.backend, keyed, parts, &self.setup)?;
-        Ok(())
+    fn on_timer(
+        &mut self,
+        timestamp: i64,
+        domain: TimeDomain,
+        ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        self.0.on_timer(
+            timestamp,
+            domain,
+            &mut KeyedContext {
+                inner: ctx.reborrow(),
+            },
+        )
     }
 }

@@ -23,7 +23,7 @@ use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
 use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation, TAGGED_PORT};
-use crate::process::{KeyedProcessFunction, KeyedProcessOperator};
+use crate::process::{KeyedProcessFunction, KeyedProcessFunctionOperator};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, Sink, TextFileSink};
 use crate::source::{
     split_source, CollectionSource, GeneratorSource, IterSource, SequenceSource, Source,
@@ -875,10 +875,11 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             "Keyed Process",
             format!("KeyedProcess ({})", std::any::type_name::<F>()),
             move |setup| {
-                Ok(Box::new(KeyedProcessOperator::new(
+                Ok(Box::new(UserOperator::<K, T, O, _>::with_timer_state(
                     setup,
-                    function.clone(),
-                    Arc::clone(&selector),
+                    KeyedProcessFunctionOperator(function.clone()),
+                    Some(Arc::clone(&selector)),
+                    "process-timers",
                 )?))
             },
         )

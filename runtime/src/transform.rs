@@ -77,9 +77,9 @@ use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
 use crate::context::OutputTag;
 pub use crate::context::RuntimeContext;
+use crate::context::TimeDomain;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
-use crate::process::TimeDomain;
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 
@@ -235,6 +235,21 @@ impl<K: Key, O> std::fmt::Debug for OperatorContext<'_, K, O> {
 }
 
 impl<K: Key, O> OperatorContext<'_, K, O> {
+    /// This context for a shorter borrow (to hand to a function that takes its own context).
+    pub(crate) fn reborrow(&mut self) -> OperatorContext<'_, K, O> {
+        OperatorContext {
+            out: &mut *self.out,
+            tagged: &mut *self.tagged,
+            timestamp: self.timestamp,
+            watermark: self.watermark,
+            key: self.key,
+            keyed: self.keyed.as_deref_mut(),
+            timers: self.timers.as_deref_mut(),
+            operator_state: &mut *self.operator_state,
+            runtime: self.runtime,
+        }
+    }
+
     /// Emits a record with the current element's timestamp (none outside a record).
     pub fn collect(&mut self, value: O) {
         self.out.push((self.timestamp, value));
@@ -428,13 +443,23 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
     /// The operator on a keyed stream (`selector` gives each record's key) or not.
     pub(crate) fn new(
         setup: &OperatorSetup,
+        op: Op,
+        selector: Option<KeySelector<I, K>>,
+    ) -> Result<Self> {
+        Self::with_timer_state(setup, op, selector, "operator-timers")
+    }
+
+    /// As [`new`](Self::new), with the timers in keyed state named `timers`.
+    pub(crate) fn with_timer_state(
+        setup: &OperatorSetup,
         mut op: Op,
         selector: Option<KeySelector<I, K>>,
+        timers: &str,
     ) -> Result<Self> {
         let mut keyed = match selector {
             Some(_) => {
                 let mut backend = setup.keyed_backend::<K>()?;
-                let timers = KeyedTimers::new(&mut backend, "operator-timers")?;
+                let timers = KeyedTimers::new(&mut backend, timers)?;
                 Some((backend, timers))
             }
             None => None,
