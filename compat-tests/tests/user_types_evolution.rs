@@ -188,17 +188,17 @@ fn vsome(v: Value) -> Value {
 
 fn vstruct(name: &str, fields: Vec<(&str, Value)>) -> Value {
     Value::Struct {
-        name: s(name),
-        fields: fields.into_iter().map(|(n, v)| (s(n), v)).collect(),
+        name: s(name).into(),
+        fields: fields.into_iter().map(|(n, v)| (s(n).into(), v)).collect(),
     }
 }
 
 fn venum(index: u32, variant: &str, fields: Vec<(&str, Value)>) -> Value {
     Value::Enum {
-        name: s("Payment"),
+        name: s("Payment").into(),
         index,
-        variant: s(variant),
-        fields: fields.into_iter().map(|(n, v)| (s(n), v)).collect(),
+        variant: s(variant).into(),
+        fields: fields.into_iter().map(|(n, v)| (s(n).into(), v)).collect(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`Value`]: a dynamically typed value, read from bytes by a restored serializer.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A value of any layout, read without the Rust type that wrote it.
@@ -73,20 +74,20 @@ pub enum Value {
     /// A struct or a struct-like variant: its name and named fields.
     Struct {
         /// The type's stable name.
-        name: String,
+        name: Arc<str>,
         /// Fields in declaration order.
-        fields: Vec<(String, Value)>,
+        fields: Vec<(Arc<str>, Value)>,
     },
     /// An enum value.
     Enum {
         /// The enum's stable name.
-        name: String,
+        name: Arc<str>,
         /// The variant's index in declaration order.
         index: u32,
         /// The variant's name.
-        variant: String,
+        variant: Arc<str>,
         /// The variant's fields.
-        fields: Vec<(String, Value)>,
+        fields: Vec<(Arc<str>, Value)>,
     },
     /// Bytes of a layout this code knows only by length (serde-bridged generic types).
     Opaque(Vec<u8>),
@@ -97,7 +98,7 @@ impl Value {
     pub fn field(&self, name: &str) -> Option<&Value> {
         match self {
             Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
-                fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+                fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
             }
             _ => None,
         }

@@ -678,11 +678,8 @@ fn struct_layout() {
         .restore(&point_snapshot())
         .unwrap();
     let point = Value::Struct {
-        name: "Point".to_owned(),
-        fields: vec![
-            ("x".to_owned(), Value::I32(1)),
-            ("y".to_owned(), Value::I32(-1)),
-        ],
+        name: "Point".into(),
+        fields: vec![("x".into(), Value::I32(1)), ("y".into(), Value::I32(-1))],
     };
     check_value(
         "struct Point { x: 1, y: -1 }",
@@ -699,16 +696,16 @@ fn enum_layout() {
         .restore(&shape_snapshot())
         .unwrap();
     let empty = Value::Enum {
-        name: "Shape".to_owned(),
+        name: "Shape".into(),
         index: 0,
-        variant: "Empty".to_owned(),
+        variant: "Empty".into(),
         fields: vec![],
     };
     let circle = Value::Enum {
-        name: "Shape".to_owned(),
+        name: "Shape".into(),
         index: 1,
-        variant: "Circle".to_owned(),
-        fields: vec![("r".to_owned(), Value::U32(10))],
+        variant: "Circle".into(),
+        fields: vec![("r".into(), Value::U32(10))],
     };
     check_value("Shape::Empty", &restored, &empty, "00");
     check_value(

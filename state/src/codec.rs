@@ -10,7 +10,7 @@ use typeinfo::{
 
 use crate::backend::{StateKind, StateMeta};
 use crate::descriptor::{MapKey, StateNamespace, StateValue};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::savepoint::{check_shape, part_transcoder, EntryTranscoder};
 
 /// A registered state's serializers and metadata, without its values' types.
@@ -61,6 +61,16 @@ impl<N: StateNamespace, V: StateValue> ValueCodec<N, V> {
     ) -> Result<Self> {
         let namespace = N::create_serializer(config)?;
         let value = V::create_serializer(config)?;
+        // A list stores its elements back to back, without a count (as Flink's list state
+        // does): elements that serialize to no bytes could not be counted back, so the list
+        // would read back empty. With TTL each element carries its timestamp.
+        if kind == StateKind::List && !ttl && value.fixed_length() == Some(0) {
+            return Err(Error::InvalidConfig(format!(
+                "list state `{name}`: its elements ({}) serialize to no bytes, so a list of them \
+                 could not be read back; keep their count in a value state instead",
+                std::any::type_name::<V>()
+            )));
+        }
         let meta = StateMeta {
             name: name.to_owned(),
             kind,

@@ -358,6 +358,28 @@ pub fn check<B: KeyedStateBackend<String>>(b: &mut B, range: std::ops::Range<u64
     Ok(())
 }
 
+/// Elements that serialize to no bytes cannot be counted back out of a list: registering
+/// such a list is refused with a message (with TTL each element has its timestamp, and works).
+pub fn lists_of_elements_without_bytes<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let refused = b.list_state::<(), ()>(&ListStateDescriptor::new("ticks"));
+    let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("ticks") && message.contains("no bytes"),
+        "refused with a message naming the state: {message}"
+    );
+    let ttl = StateTtlConfig::new(Duration::from_secs(60));
+    let ticks =
+        b.list_state::<(), ()>(&ListStateDescriptor::new("ticks with ttl").with_ttl(ttl))?;
+    b.set_current_key(&k("a"))?;
+    ticks.add(&mut b, &(), ())?;
+    ticks.add(&mut b, &(), ())?;
+    assert_eq!(ticks.get(&mut b, &())?, vec![(), ()]);
+    Ok(())
+}
+
 #[macro_export]
 macro_rules! backend_suite {
     ($module:ident, $factory:expr) => {
@@ -390,6 +412,10 @@ macro_rules! backend_suite {
             #[test]
             fn snapshot_and_restore() -> Result<()> {
                 super::snapshot_and_restore($factory)
+            }
+            #[test]
+            fn lists_of_elements_without_bytes() -> Result<()> {
+                super::lists_of_elements_without_bytes($factory)
             }
         }
     };

@@ -227,15 +227,15 @@ impl TypeSerializer<Value> for RestoredMoneyEvent {
             });
         }
         let mut fields = vec![
-            ("symbol".to_owned(), Value::String(symbol)),
-            ("price".to_owned(), Value::Decimal { scale, unscaled }),
-            ("timestamp_ms".to_owned(), Value::I64(input.read_i64()?)),
+            ("symbol".into(), Value::String(symbol)),
+            ("price".into(), Value::Decimal { scale, unscaled }),
+            ("timestamp_ms".into(), Value::I64(input.read_i64()?)),
         ];
         if version >= 2 {
-            fields.push(("volume".to_owned(), Value::U64(input.read_u64()?)));
+            fields.push(("volume".into(), Value::U64(input.read_u64()?)));
         }
         Ok(Value::Struct {
-            name: "MoneyEvent".to_owned(),
+            name: "MoneyEvent".into(),
             fields,
         })
     }

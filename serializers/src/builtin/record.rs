@@ -87,7 +87,7 @@ fn parse_named_payload(
 }
 
 /// Named fields and their restored serializers.
-type Fields = Vec<(String, RestoredSerializer)>;
+type Fields = Vec<(Arc<str>, RestoredSerializer)>;
 
 fn restore_fields(
     names: Vec<String>,
@@ -97,7 +97,7 @@ fn restore_fields(
     names
         .into_iter()
         .zip(snapshot.nested())
-        .map(|(n, s)| Ok((n, registry.restore(s)?)))
+        .map(|(n, s)| Ok((Arc::from(n), registry.restore(s)?)))
         .collect()
 }
 
@@ -108,13 +108,14 @@ fn restore_fields(
 // errors in cold functions.
 
 fn read_fields(
-    fields: &[(String, RestoredSerializer)],
+    fields: &[(Arc<str>, RestoredSerializer)],
     input: &mut DataInputView<'_>,
-) -> Result<Vec<(String, Value)>> {
+) -> Result<Vec<(Arc<str>, Value)>> {
     let mut values = Vec::with_capacity(fields.len());
     for (n, s) in fields {
         match (**s).deserialize(input) {
-            Ok(value) => values.push((n.clone(), value)),
+            // Names are shared, not copied: a value costs no more than its layout's fields.
+            Ok(value) => values.push((Arc::clone(n), value)),
             Err(e) => return Err(e),
         }
     }
@@ -122,8 +123,8 @@ fn read_fields(
 }
 
 fn write_fields(
-    fields: &[(String, RestoredSerializer)],
-    values: &[(String, Value)],
+    fields: &[(Arc<str>, RestoredSerializer)],
+    values: &[(Arc<str>, Value)],
     out: &mut DataOutputView,
 ) -> Result<()> {
     if fields.len() != values.len() {
@@ -140,7 +141,7 @@ fn write_fields(
 }
 
 fn skip_fields(
-    fields: &[(String, RestoredSerializer)],
+    fields: &[(Arc<str>, RestoredSerializer)],
     input: &mut DataInputView<'_>,
 ) -> Result<()> {
     for (_, s) in fields {
@@ -152,7 +153,7 @@ fn skip_fields(
 /// The type-free serializer of a struct layout.
 #[derive(Debug)]
 struct RestoredStruct {
-    name: String,
+    name: Arc<str>,
     fields: Fields,
     snapshot: SerializerSnapshot,
 }
@@ -165,7 +166,7 @@ pub(crate) fn restore_struct(
     restore_named(&name.clone(), snapshot, || {
         let fields = restore_fields(names, snapshot, registry)?;
         Ok(RestoredStruct {
-            name,
+            name: Arc::from(name),
             fields,
             snapshot: snapshot.clone(),
         })
@@ -182,7 +183,7 @@ impl TypeSerializer<Value> for RestoredStruct {
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {
         match read_fields(&self.fields, input) {
             Ok(fields) => Ok(Value::Struct {
-                name: self.name.clone(),
+                name: Arc::clone(&self.name),
                 fields,
             }),
             Err(e) => Err(e),
@@ -212,8 +213,8 @@ impl TypeSerializer<Value> for RestoredStruct {
 /// The type-free serializer of an enum layout.
 #[derive(Debug)]
 struct RestoredEnum {
-    name: String,
-    variants: Vec<(String, Fields)>,
+    name: Arc<str>,
+    variants: Vec<(Arc<str>, Fields)>,
     snapshot: SerializerSnapshot,
 }
 
@@ -238,10 +239,13 @@ pub(crate) fn restore_enum(
                 )));
             }
             let (_, field_names) = parse_struct_payload(s)?;
-            variants.push((variant, restore_fields(field_names, s, registry)?));
+            variants.push((
+                Arc::from(variant),
+                restore_fields(field_names, s, registry)?,
+            ));
         }
         Ok(RestoredEnum {
-            name,
+            name: Arc::from(name),
             variants,
             snapshot: snapshot.clone(),
         })
@@ -251,12 +255,12 @@ pub(crate) fn restore_enum(
 impl RestoredEnum {
     /// Reads the variant tag: the variant's index, name and fields.
     #[inline(never)]
-    fn variant(&self, input: &mut DataInputView<'_>) -> Result<(usize, &String, &Fields)> {
+    fn variant(&self, input: &mut DataInputView<'_>) -> Result<(usize, &Arc<str>, &Fields)> {
         let index = read_variant_tag(input, &self.name, self.variants.len())?;
         match self.variants.get(index) {
             Some((variant, fields)) => Ok((index, variant, fields)),
             None => Err(Error::InvalidTag {
-                what: self.name.clone(),
+                what: self.name.to_string(),
                 tag: index as u64,
             }),
         }
@@ -285,9 +289,9 @@ impl TypeSerializer<Value> for RestoredEnum {
         match read_fields(fields, input) {
             // `restore_enum` refused more than `u32::MAX` variants.
             Ok(fields) => Ok(Value::Enum {
-                name: self.name.clone(),
+                name: Arc::clone(&self.name),
                 index: index as u32,
-                variant: variant.clone(),
+                variant: Arc::clone(variant),
                 fields,
             }),
             Err(e) => Err(e),
