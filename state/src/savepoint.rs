@@ -27,9 +27,9 @@ use typeinfo::{
     TypeSerializer,
 };
 
-use crate::backend::{StateKind, StateMeta};
 use crate::error::{Error, Result};
 use crate::key_group::{key_group_for_bytes, KeyGroupRange};
+use crate::meta::{StateKind, StateMeta};
 
 /// Magic bytes at the start of a keyed snapshot file.
 pub const MAGIC: [u8; 4] = *b"TIKS";
