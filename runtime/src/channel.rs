@@ -222,6 +222,8 @@ impl<T: Data> Batch<T> {
         })?;
         out.write_u32(count);
         for msg in &self.msgs {
+            // Each record is its own value to the reader (its own zero-sized budget).
+            out.reset_zero_sized_budget();
             match msg {
                 Msg::Record { ts, value } if *ts == NO_TIMESTAMP => {
                     out.write_u8(TAG_RECORD);
@@ -266,7 +268,7 @@ impl<T: Data> Batch<T> {
         for i in 0..count {
             // Each record is its own read: it gets the whole budget for elements that take no
             // bytes (a batch of many records must not spend one record's allowance).
-            input = input.with_zero_sized_budget(typeinfo::MAX_ZERO_SIZED_ITEMS);
+            input.reset_zero_sized_budget();
             let msg = match input.read_u8().map_err(|e| fail(e.to_string()))? {
                 TAG_RECORD => Msg::Record {
                     ts: NO_TIMESTAMP,

@@ -30,6 +30,18 @@
 //!
 //! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
 //! on stateful operators of jobs that will change).
+//!
+//! The end of a job (every input exhausted, no stop-with-savepoint) is a step of its own, so
+//! that a two-phase sink publishes its output after the last checkpoint exactly once. When
+//! its input ends, each sink subtask prepares what it has not committed yet (everything
+//! since the last completed checkpoint, and the records after the last cut) and writes it
+//! as its *final part*, `<dir>/final/<operator>/subtask-<i>.ostate`, without committing
+//! anything. Once every operator has ended, the coordinator writes `<dir>/_finished`
+//! (atomically), then commits the final parts. A process killed before `_finished` exists
+//! restores from the last completed checkpoint, whose restore aborts the staged output (the
+//! sink's `recover`) and replays; one killed after it finds `_finished` when restored from
+//! the directory, commits the final parts again (commits are idempotent) and ends at once:
+//! the job had finished. A run that does not restore from the directory removes both.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -41,6 +53,12 @@ use typeinfo_state::savepoint::write_atomically;
 pub use crate::config::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
 use crate::plan::{StreamGraph, StreamNode};
+
+/// The marker of a job that ran to its end (in the checkpoint root).
+const FINISHED_FILE: &str = "_finished";
+
+/// Where sinks leave their final parts (in the checkpoint root).
+const FINAL_DIR: &str = "final";
 
 /// The completion marker of a checkpoint directory.
 const METADATA_FILE: &str = "_metadata";
@@ -549,32 +567,50 @@ impl CheckpointStore {
         OperatorPart::read(&ostate_path(&self.operator_dir(epoch, key), subtask))
     }
 
-    /// The operator part of one subtask of checkpoint `epoch`, if it was written.
-    pub(crate) fn find_part(
+    /// Writes the final part of a sink's subtask: what it had not committed when its input
+    /// ended (see the module docs).
+    pub(crate) fn write_final_part(
         &self,
-        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        part.write(&self.root.join(FINAL_DIR).join(key), subtask)
+    }
+
+    /// The final part of a sink's subtask, if it wrote one.
+    pub(crate) fn find_final_part(
+        &self,
         key: &str,
         subtask: usize,
     ) -> Result<Option<OperatorPart>> {
-        let path = ostate_path(&self.operator_dir(epoch, key), subtask);
+        let path = ostate_path(&self.root.join(FINAL_DIR).join(key), subtask);
         if !path.is_file() {
             return Ok(None);
         }
         OperatorPart::read(&path).map(Some)
     }
 
+    /// Marks the job as run to its end (written, synced, renamed): from now on its final
+    /// parts are the output to publish, and a restore from this directory only publishes
+    /// them again.
+    pub(crate) fn mark_finished(&self) -> Result<()> {
+        write_atomically(&self.root.join(FINISHED_FILE), b"typeinfo job finished\n").map_err(
+            |source| Error::State {
+                operator: "Checkpoint coordinator".into(),
+                source,
+            },
+        )
+    }
+
+    /// Whether a job that keeps its checkpoints in `root` ran to its end.
+    pub(crate) fn is_finished(root: &Path) -> bool {
+        root.join(FINISHED_FILE).is_file()
+    }
+
     /// The latest completed checkpoint's epoch.
     pub(crate) fn latest_completed(&self) -> Option<u64> {
         completed(&self.root).last().map(|(epoch, _)| *epoch)
-    }
-
-    /// The epochs of every checkpoint directory (complete or not) after `last`, in order.
-    pub(crate) fn epochs_after(&self, last: Option<u64>) -> Vec<u64> {
-        checkpoints(&self.root)
-            .into_iter()
-            .map(|(epoch, _, _)| epoch)
-            .filter(|e| last.is_none_or(|l| *e > l))
-            .collect()
     }
 
     fn node_key(node: &StreamNode) -> String {
@@ -677,6 +713,22 @@ impl CheckpointStore {
             if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| k != path) {
                 let _ = fs::remove_dir_all(&path);
             }
+        }
+        // The end of an earlier run: the marker first, so that no run can take the final
+        // parts that are about to go for a finished job's.
+        let marker = self.root.join(FINISHED_FILE);
+        if marker.exists() {
+            fs::remove_file(&marker).map_err(|source| Error::Io {
+                path: marker,
+                source,
+            })?;
+        }
+        let finals = self.root.join(FINAL_DIR);
+        if finals.exists() {
+            fs::remove_dir_all(&finals).map_err(|source| Error::Io {
+                path: finals,
+                source,
+            })?;
         }
         Ok(())
     }

@@ -597,6 +597,53 @@ pub(crate) struct NodeCommitter {
     pub(crate) committer: Arc<dyn Committer>,
 }
 
+/// The job ran to its end (with checkpoints): every sink subtask left its final part (what
+/// no completed checkpoint covered). Marks the job finished, then commits the final parts;
+/// a restore after a crash in between finds the mark and commits them again (see
+/// [`crate::checkpoint`]). Committing is idempotent.
+pub(crate) fn finish_job(store: &CheckpointStore, committers: &[NodeCommitter]) -> Result<()> {
+    let mut parts = Vec::new();
+    for c in committers {
+        for subtask in 0..c.parallelism as usize {
+            let part = store.find_final_part(&c.key, subtask)?.ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "sink `{}` subtask {subtask} ended without its final part",
+                    c.name
+                ))
+            })?;
+            parts.push((c, part));
+        }
+    }
+    store.mark_finished()?;
+    publish_final_parts(parts)
+}
+
+/// Commits the final parts of a job that had finished, as [`finish_job`] did, when it is
+/// restored from its checkpoint directory: there is nothing left to run.
+pub(crate) fn republish_finished(
+    store: &CheckpointStore,
+    committers: &[NodeCommitter],
+) -> Result<()> {
+    let mut parts = Vec::new();
+    for c in committers {
+        for subtask in 0..c.parallelism as usize {
+            if let Some(part) = store.find_final_part(&c.key, subtask)? {
+                parts.push((c, part));
+            }
+        }
+    }
+    publish_final_parts(parts)
+}
+
+fn publish_final_parts(parts: Vec<(&NodeCommitter, OperatorPart)>) -> Result<()> {
+    for (c, part) in parts {
+        c.committer
+            .commit_part(&part.data)
+            .map_err(|e| e.in_operator(&c.name))?;
+    }
+    Ok(())
+}
+
 pub(crate) struct Coordinator {
     graph: Arc<StreamGraph>,
     committers: Vec<NodeCommitter>,
@@ -645,28 +692,8 @@ impl Coordinator {
         if frontier.is_none() {
             self.done = true;
             if self.stop.is_none() {
-                self.commit_the_rest()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The job ran to its end: nothing will restore from a checkpoint after the last
-    /// completed one, so the committables of every later checkpoint (complete or not: one
-    /// whose last part was never written because an operator saw the end of its input
-    /// before the checkpoint's cut) are committed now. Committing is idempotent.
-    fn commit_the_rest(&mut self) -> Result<()> {
-        let Some((store, _)) = &self.checkpoints else {
-            return Ok(());
-        };
-        for epoch in store.epochs_after(self.last_completed) {
-            for c in &self.committers {
-                for subtask in 0..c.parallelism as usize {
-                    if let Some(part) = store.find_part(epoch, &c.key, subtask)? {
-                        c.committer
-                            .commit_part(&part.data)
-                            .map_err(|e| e.in_operator(&c.name))?;
-                    }
+                if let Some((store, _)) = &self.checkpoints {
+                    finish_job(store, &self.committers)?;
                 }
             }
         }

@@ -70,7 +70,9 @@ pub(crate) fn execute(
         }
         job.reset_for_restart();
         if let Some(c) = &config.checkpointing {
-            if !crate::checkpoint::completed(&c.dir).is_empty() {
+            if !crate::checkpoint::completed(&c.dir).is_empty()
+                || CheckpointStore::is_finished(&c.dir)
+            {
                 let allow = config
                     .restore
                     .as_ref()
@@ -98,6 +100,37 @@ fn run(
         None => Some(CommunicationConfig::Process(workers)),
         Some(_) => None,
     };
+    if let Some(settings) = &config.restore {
+        if CheckpointStore::is_finished(&settings.path) {
+            // Restored from the checkpoints of a job that ran to its end (a crash while or
+            // after it published its last output): publish the final parts again and end.
+            if config.cluster.as_ref().is_none_or(|c| c.process == 0) {
+                let mut committers = Vec::new();
+                for node in graph.nodes() {
+                    let Some(builder) = builders.get(node.id()) else {
+                        continue;
+                    };
+                    if let Some(committer) = builder.committer(&config.serializer_config)? {
+                        committers.push(crate::drive::NodeCommitter {
+                            key: operator_key(node.uid(), node.id()),
+                            name: node.name().to_owned(),
+                            parallelism: node.parallelism(),
+                            committer,
+                        });
+                    }
+                }
+                crate::drive::republish_finished(
+                    &CheckpointStore::new(&settings.path),
+                    &committers,
+                )?;
+            }
+            eprintln!(
+                "job `{job_name}`: {} holds the checkpoints of a job that ran to its end; its output is published, nothing is left to run",
+                settings.path.display()
+            );
+            return Ok((job.metrics.snapshot(), Vec::new()));
+        }
+    }
     let restore = match &config.restore {
         Some(settings) => Some(Arc::new(Restore::check(settings, &graph)?)),
         None => None,

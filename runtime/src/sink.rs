@@ -238,6 +238,9 @@ pub(crate) struct SinkOperator<T, S: Sink<T>> {
     /// prepared in.
     pending: std::collections::BTreeMap<u64, Vec<S::Committable>>,
     checkpoints: Option<crate::checkpoint::CheckpointStore>,
+    /// The operator's directory name in checkpoints, and this subtask's index.
+    key: String,
+    subtask: usize,
 }
 
 impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
@@ -248,6 +251,8 @@ impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
             epoch: 0,
             pending: std::collections::BTreeMap::new(),
             checkpoints: setup.checkpoints.clone(),
+            key: setup.key.clone(),
+            subtask: setup.subtask,
         })
     }
 }
@@ -279,16 +284,30 @@ impl<T: Data, S: Sink<T>> Operator<T, ()> for SinkOperator<T, S> {
         let all: Vec<S::Committable> = self.pending.values().flatten().cloned().collect();
         self.committer.encode(&all)
     }
+    /// The end of the input. With checkpoints, nothing is committed here: what no completed
+    /// checkpoint covered becomes this subtask's final part, which the coordinator commits
+    /// once the whole job has ended (a crash before that replays from the last completed
+    /// checkpoint, so a commit now could publish records twice). Without checkpoints there
+    /// is no replay: it is committed at once.
     fn finish(&mut self, _out: &mut Outputs<(), T>) -> Result<()> {
         let last = self.writer.prepare_commit(u64::MAX)?;
-        for c in std::mem::take(&mut self.pending)
+        let all = std::mem::take(&mut self.pending)
             .into_values()
             .flatten()
-            .chain(last)
-        {
-            self.committer.sink.commit(c)?;
+            .chain(last);
+        match &self.checkpoints {
+            Some(store) => {
+                let all: Vec<S::Committable> = all.collect();
+                let part = crate::checkpoint::OperatorPart {
+                    watermark: i64::MAX,
+                    data: self.committer.encode(&all)?,
+                };
+                store.write_final_part(&self.key, self.subtask, &part)
+            }
+            None => all
+                .into_iter()
+                .try_for_each(|c| self.committer.sink.commit(c)),
         }
-        Ok(())
     }
 }
 

@@ -42,6 +42,15 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
+    /// A value to be written holds more elements that serialize to no bytes (`()`, a
+    /// struct whose fields are all skipped) than a reader's zero-sized budget accepts
+    /// (`MAX_ZERO_SIZED_ITEMS` units per value): written, it could not be read back.
+    TooManyZeroSizedElements {
+        /// The elements of the collection or array that did not fit.
+        count: u64,
+        /// The budget of one value, in units.
+        budget: usize,
+    },
     /// String bytes were not valid UTF-8.
     InvalidUtf8,
     /// A `char` value was not a Unicode scalar value.
@@ -117,6 +126,11 @@ impl fmt::Display for Error {
                 "length prefix {len} exceeds the {remaining} bytes left"
             ),
             Error::DepthLimitExceeded { limit } => write!(f, "nesting deeper than the depth limit of {limit}"),
+            Error::TooManyZeroSizedElements { count, budget } => write!(
+                f,
+                "{count} more elements that serialize to no bytes than one value may hold \
+                 (a budget of {budget} units per value): a reader would refuse it"
+            ),
             Error::InvalidUtf8 => f.write_str("string bytes are not valid UTF-8"),
             Error::InvalidChar(v) => write!(f, "{v:#x} is not a Unicode scalar value"),
             Error::InvalidBool(b) => write!(f, "bool byte must be 0 or 1, found {b}"),

@@ -139,12 +139,24 @@ pub struct DataInputView<'a> {
     max_depth: u32,
     /// Units left for elements that take no bytes.
     zero_sized_left: usize,
+    /// The budget of one value ([`reset_zero_sized_budget`](Self::reset_zero_sized_budget)).
+    zero_sized_per_value: usize,
 }
 
 /// A depth as the `u32` the views keep (limits beyond `u32::MAX` are that).
 #[inline]
 pub(crate) fn depth_u32(depth: usize) -> u32 {
     u32::try_from(depth).unwrap_or(u32::MAX)
+}
+
+/// The units of the zero-sized budget that `count` elements of `element_size` bytes of
+/// memory spend (`None` past `usize`): the same for readers and writers.
+#[inline]
+pub(crate) fn zero_sized_units(count: u64, element_size: usize) -> Option<usize> {
+    let per_element = element_size.div_ceil(ZERO_SIZED_UNIT_BYTES).max(1);
+    usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(per_element))
 }
 
 /// The error of a nesting level past `limit`.
@@ -176,6 +188,7 @@ impl<'a> DataInputView<'a> {
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH as u32,
             zero_sized_left: MAX_ZERO_SIZED_ITEMS,
+            zero_sized_per_value: MAX_ZERO_SIZED_ITEMS,
         }
     }
 
@@ -278,7 +291,18 @@ impl<'a> DataInputView<'a> {
     #[must_use]
     pub fn with_zero_sized_budget(mut self, units: usize) -> Self {
         self.zero_sized_left = units;
+        self.zero_sized_per_value = units;
         self
+    }
+
+    /// Restores the zero-sized budget before the next of several values read from this
+    /// view that are each their own value (the records of a batch, the elements of a list
+    /// state); their writer calls
+    /// [`DataOutputView::reset_zero_sized_budget`](crate::DataOutputView::reset_zero_sized_budget)
+    /// at the same points.
+    #[inline]
+    pub fn reset_zero_sized_budget(&mut self) {
+        self.zero_sized_left = self.zero_sized_per_value;
     }
 
     /// The units left for elements that take no bytes.
@@ -297,11 +321,7 @@ impl<'a> DataInputView<'a> {
     /// [`Error::LengthTooLarge`] when the budget has fewer units left.
     #[inline]
     pub fn spend_zero_sized(&mut self, count: u64, element_size: usize) -> Result<()> {
-        let per_element = element_size.div_ceil(ZERO_SIZED_UNIT_BYTES).max(1);
-        let units = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(per_element));
-        match units {
+        match zero_sized_units(count, element_size) {
             Some(u) if u <= self.zero_sized_left => {
                 self.zero_sized_left -= u;
                 Ok(())

@@ -20,7 +20,14 @@
 /// A view has the depth budget of [`DataInputView`](crate::DataInputView): writes at
 /// recursion points [`enter`](Self::enter) a nesting level, and a value nested deeper than
 /// [`max_depth`](Self::max_depth) is an error, so that nothing is written that a reader
-/// with the same budget could not read back. Views compare by their bytes.
+/// with the same budget could not read back. It also has the reader's zero-sized budget
+/// ([`MAX_ZERO_SIZED_ITEMS`](crate::MAX_ZERO_SIZED_ITEMS) units): collections and arrays of
+/// elements that serialize to no bytes spend it as reading them does, so that a value a
+/// reader would refuse is refused when written
+/// ([`Error::TooManyZeroSizedElements`](crate::Error::TooManyZeroSizedElements)). The budget
+/// is a value's: [`clear`](Self::clear) restores it, and a view that holds several values
+/// back to back calls [`reset_zero_sized_budget`](Self::reset_zero_sized_budget) before
+/// each when their reader gives each its own. Views compare by their bytes.
 #[derive(Debug, Clone)]
 pub struct DataOutputView {
     buf: Vec<u8>,
@@ -28,6 +35,10 @@ pub struct DataOutputView {
     depth: u32,
     /// The most writes at recursion points that may be nested.
     max_depth: u32,
+    /// Units left for elements that serialize to no bytes (as the reader's budget).
+    zero_sized_left: usize,
+    /// The budget [`clear`](Self::clear) restores.
+    zero_sized_per_value: usize,
 }
 
 impl Default for DataOutputView {
@@ -71,7 +82,70 @@ impl DataOutputView {
             buf,
             depth: 0,
             max_depth: crate::DEFAULT_MAX_DEPTH as u32,
+            zero_sized_left: crate::MAX_ZERO_SIZED_ITEMS,
+            zero_sized_per_value: crate::MAX_ZERO_SIZED_ITEMS,
         }
+    }
+
+    /// This view with a zero-sized budget of `units` per value (default
+    /// [`MAX_ZERO_SIZED_ITEMS`](crate::MAX_ZERO_SIZED_ITEMS)); match the reader's
+    /// [`with_zero_sized_budget`](crate::DataInputView::with_zero_sized_budget).
+    #[must_use]
+    pub fn with_zero_sized_budget(mut self, units: usize) -> Self {
+        self.zero_sized_per_value = units;
+        self.zero_sized_left = units;
+        self
+    }
+
+    /// Restores the zero-sized budget for the next value written into this view.
+    #[inline]
+    pub fn reset_zero_sized_budget(&mut self) {
+        self.zero_sized_left = self.zero_sized_per_value;
+    }
+
+    /// Spends the zero-sized budget for `count` elements that serialize to no bytes and
+    /// take `element_size` bytes of memory each, as
+    /// [`DataInputView::spend_zero_sized`](crate::DataInputView::spend_zero_sized) does
+    /// when reading them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooManyZeroSizedElements`](crate::Error::TooManyZeroSizedElements) when the
+    /// budget has fewer units left: a reader would refuse the value.
+    #[inline]
+    pub fn spend_zero_sized(&mut self, count: u64, element_size: usize) -> crate::Result<()> {
+        match crate::input::zero_sized_units(count, element_size) {
+            Some(u) if u <= self.zero_sized_left => {
+                self.zero_sized_left -= u;
+                Ok(())
+            }
+            _ => Err(crate::Error::TooManyZeroSizedElements {
+                count,
+                budget: self.zero_sized_per_value,
+            }),
+        }
+    }
+
+    /// Writes the element count of a collection whose elements take at least
+    /// `min_element_size` bytes and `element_size` bytes of memory: the writing side of
+    /// [`DataInputView::read_len_sized`](crate::DataInputView::read_len_sized), which
+    /// spends the zero-sized budget when `min_element_size` is 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooManyZeroSizedElements`](crate::Error::TooManyZeroSizedElements).
+    #[inline(always)]
+    pub fn write_len_sized(
+        &mut self,
+        len: usize,
+        min_element_size: usize,
+        element_size: usize,
+    ) -> crate::Result<()> {
+        if min_element_size == 0 {
+            self.spend_zero_sized(len as u64, element_size)?;
+        }
+        self.write_len(len);
+        Ok(())
     }
 
     /// This view with a depth budget of `max_depth` nested writes at recursion points
@@ -173,10 +247,12 @@ impl DataOutputView {
         self.buf.is_empty()
     }
 
-    /// Forgets the written bytes, keeping the allocation.
+    /// Forgets the written bytes, keeping the allocation, and restores the zero-sized
+    /// budget.
     #[inline]
     pub fn clear(&mut self) {
         self.buf.clear();
+        self.zero_sized_left = self.zero_sized_per_value;
     }
 
     /// Cuts the buffer back to `len` bytes (for builders that reuse a common prefix).

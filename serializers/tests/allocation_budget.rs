@@ -302,3 +302,80 @@ fn snapshots_and_names_reserve_a_bounded_amount_up_front() {
         names.len()
     );
 }
+
+#[test]
+fn writers_refuse_what_the_zero_sized_budget_would_refuse_to_read() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let to_bytes = |s: &dyn Fn(&mut DataOutputView) -> Result<()>| {
+        let mut out = DataOutputView::new();
+        s(&mut out).map(|()| out.into_inner())
+    };
+    // A list: exactly the budget writes and reads back; one more is refused on both sides.
+    let list = VecSerializer::new(UnitSerializer);
+    let fits = vec![(); MAX_ZERO_SIZED_ITEMS];
+    let bytes = to_bytes(&|out| list.serialize(&fits, out)).expect("the budget fits");
+    assert_eq!(
+        from_bytes(&list, &bytes).map(|v: Vec<()>| v.len()),
+        Ok(MAX_ZERO_SIZED_ITEMS)
+    );
+    let over = vec![(); MAX_ZERO_SIZED_ITEMS + 1];
+    let r = to_bytes(&|out| list.serialize(&over, out));
+    assert!(
+        matches!(r, Err(Error::TooManyZeroSizedElements { count, budget })
+            if count == MAX_ZERO_SIZED_ITEMS as u64 + 1 && budget == MAX_ZERO_SIZED_ITEMS),
+        "{r:?}"
+    );
+    // Nested collections share the value's budget when written, as when read.
+    let nested = VecSerializer::new(VecSerializer::new(UnitSerializer));
+    let three = vec![vec![(); MAX_ZERO_SIZED_ITEMS / 2]; 3];
+    assert!(to_bytes(&|out| nested.serialize(&three, out)).is_err());
+    let two = vec![vec![(); MAX_ZERO_SIZED_ITEMS / 2]; 2];
+    let bytes = to_bytes(&|out| nested.serialize(&two, out)).expect("two halves fit");
+    assert!(from_bytes(&nested, &bytes).is_ok());
+    // Arrays, sets and maps too.
+    let arrays = ArraySerializer::<_, 600>::new(ArraySerializer::<_, 600>::new(UnitSerializer));
+    assert!(to_bytes(&|out| arrays.serialize(&[[(); 600]; 600], out)).is_err());
+    let sets = VecSerializer::new(BTreeSetSerializer::new(UnitSerializer));
+    let many_sets = vec![std::collections::BTreeSet::from([()]); MAX_ZERO_SIZED_ITEMS + 1];
+    assert!(to_bytes(&|out| sets.serialize(&many_sets, out)).is_err());
+    // Elements of a list whose min length is not zero spend nothing.
+    let options = VecSerializer::new(OptionSerializer::new(UnitSerializer));
+    assert!(to_bytes(&|out| options.serialize(&vec![None; MAX_ZERO_SIZED_ITEMS + 1], out)).is_ok());
+
+    // The type-free writer spends what the type-free reader spends.
+    let restored = SnapshotRegistry::default()
+        .restore(&TypeSerializer::<Vec<()>>::snapshot(&list))
+        .expect("restore");
+    let values = |n| Value::List(vec![Value::Unit; n]);
+    let bytes = to_bytes(&|out| restored.serialize(&values(MAX_ZERO_SIZED_ITEMS), out)).unwrap();
+    assert!(from_bytes(&restored, &bytes).is_ok());
+    assert!(matches!(
+        to_bytes(&|out| restored.serialize(&values(MAX_ZERO_SIZED_ITEMS + 1), out)),
+        Err(Error::TooManyZeroSizedElements { .. })
+    ));
+
+    // The budget is a value's: `clear` and `reset_zero_sized_budget` restore it, so that a
+    // view reused for many values (or holding many values each read on its own) does not
+    // refuse the second.
+    let mut out = DataOutputView::new();
+    list.serialize(&fits, &mut out).unwrap();
+    assert!(
+        list.serialize(&vec![()], &mut out).is_err(),
+        "one value's budget is spent"
+    );
+    out.clear();
+    list.serialize(&fits, &mut out).unwrap();
+    out.reset_zero_sized_budget();
+    list.serialize(&fits, &mut out).unwrap();
+    let mut input = DataInputView::new(out.as_slice());
+    for _ in 0..2 {
+        input.reset_zero_sized_budget();
+        let v: Vec<()> = list.deserialize(&mut input).unwrap();
+        assert_eq!(v.len(), MAX_ZERO_SIZED_ITEMS);
+    }
+    // A smaller budget on the writer matches a smaller one on the reader.
+    let mut small = DataOutputView::new().with_zero_sized_budget(10);
+    assert!(list.serialize(&vec![(); 11], &mut small).is_err());
+    small.clear();
+    assert!(list.serialize(&vec![(); 10], &mut small).is_ok());
+}

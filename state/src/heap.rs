@@ -218,6 +218,8 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
                 if expired_for_snapshot(&self.ttl, *ts, now) {
                     continue;
                 }
+                // An entry is its own value to its reader (its own zero-sized budget).
+                out.reset_zero_sized_budget();
                 key.serialize(k, out)?;
                 self.codec.namespace.serialize(ns, out)?;
                 if self.ttl.is_some() {
@@ -266,11 +268,14 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
                     if self.ttl.is_some() {
                         elements.write_i64(*ts);
                     }
+                    // Each element of a list is its own value (its own zero-sized budget).
+                    elements.reset_zero_sized_budget();
                     self.codec.value.serialize(v, &mut elements)?;
                 }
                 if elements.is_empty() {
                     continue;
                 }
+                out.reset_zero_sized_budget();
                 key.serialize(k, out)?;
                 self.codec.namespace.serialize(ns, out)?;
                 out.write_len_prefixed(elements.as_slice());
@@ -285,6 +290,7 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
         let mut elements = DataInputView::new(input.read_len_prefixed()?);
         let mut list = Vec::new();
         while !elements.is_empty() {
+            elements.reset_zero_sized_budget();
             let ts = read_ts(self.ttl.is_some(), &mut elements)?;
             list.push((self.codec.value.deserialize(&mut elements)?, ts));
         }
@@ -321,6 +327,7 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
                     if expired_for_snapshot(&self.ttl, *ts, now) {
                         continue;
                     }
+                    out.reset_zero_sized_budget();
                     key.serialize(k, out)?;
                     self.codec.namespace.serialize(ns, out)?;
                     self.codec.user_key.serialize(uk, out)?;

@@ -75,6 +75,8 @@ impl<T: StateValue> OperatorState for ListOp<T> {
     }
     fn write(&self, out: &mut DataOutputView) -> Result<u64> {
         for item in &self.items {
+            // Each item is its own value to its reader (its own zero-sized budget).
+            out.reset_zero_sized_budget();
             self.serializer.serialize(item, out)?;
         }
         Ok(self.items.len() as u64)
@@ -121,6 +123,7 @@ impl<K: MapKey, V: StateValue> OperatorState for BroadcastOp<K, V> {
     }
     fn write(&self, out: &mut DataOutputView) -> Result<u64> {
         for (k, v) in &self.map {
+            out.reset_zero_sized_budget();
             self.key.serialize(k, out)?;
             self.value.serialize(v, out)?;
         }
@@ -462,6 +465,8 @@ impl OperatorStateBackend {
                 let mut data = DataInputView::new(data);
                 let list = gathered.entry(index).or_default();
                 for _ in 0..items {
+                    // Each item is its own value (its own zero-sized budget).
+                    data.reset_zero_sized_budget();
                     let mut item = DataOutputView::new();
                     for t in &transcoders {
                         t(&mut data, &mut item)

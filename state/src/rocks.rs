@@ -941,6 +941,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         let mut rewritten = DataOutputView::new();
         let mut changed = false;
         while !input.is_empty() {
+            // Each element of a list is its own value (its own zero-sized budget): `add`
+            // writes them one at a time.
+            input.reset_zero_sized_budget();
             let mut ts = if ttl.is_some() { input.read_i64()? } else { 0 };
             let before = ts;
             let start = input.position();
@@ -1040,6 +1043,8 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             if ttl {
                 self.value_buf.write_i64(now);
             }
+            // Each element is its own value, as `add` writes it.
+            self.value_buf.reset_zero_sized_budget();
             v_ser.serialize(v, &mut self.value_buf)?;
         }
         self.db

@@ -404,6 +404,9 @@ impl EntryTranscoder {
                 let mut elements = DataInputView::new(stored);
                 let mut today = DataOutputView::with_capacity(stored.len());
                 while !elements.is_empty() {
+                    // Each element of a list is its own value (its own zero-sized budget).
+                    elements.reset_zero_sized_budget();
+                    today.reset_zero_sized_budget();
                     self.ttl(&mut elements, &mut today)?;
                     (self.values[0])(&mut elements, &mut today)?;
                 }
@@ -529,7 +532,7 @@ pub(crate) fn restore_into(
                         entry.clear();
                         // One entry is one read: the budget for elements that take no bytes
                         // is the entry's, not shared by the whole block.
-                        block = block.with_zero_sized_budget(typeinfo::MAX_ZERO_SIZED_ITEMS);
+                        block.reset_zero_sized_budget();
                         let key_start = block.position();
                         key(&mut block, &mut key_bytes).map_err(|e| {
                             corrupt(&file.path, format!("state `{}`: {e}", meta.name))

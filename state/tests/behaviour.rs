@@ -380,6 +380,64 @@ pub fn lists_of_elements_without_bytes<F: Factory>(f: F) -> Result<()> {
     Ok(())
 }
 
+/// Values of collections of elements that serialize to no bytes: each value (each entry of a
+/// snapshot, each element of a list) has its own budget of `MAX_ZERO_SIZED_ITEMS` such
+/// elements, when written and when read, so that many of them fit the state, a checkpoint
+/// and a restore, while one value over the budget is refused when written (it could not be
+/// read back).
+type UnitStates = (ValueState<(), Vec<()>>, ListState<(), Vec<()>>);
+
+pub fn values_of_zero_sized_elements<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let big = typeinfo::MAX_ZERO_SIZED_ITEMS * 3 / 4;
+    let register = |b: &mut F::Backend| -> Result<UnitStates> {
+        Ok((
+            b.value_state(&ValueStateDescriptor::new("units"))?,
+            b.list_state(&ListStateDescriptor::new("unit lists"))?,
+        ))
+    };
+    let mut b = f.create(&dir.path().join("a"), options(&clock))?;
+    let (units, lists) = register(&mut b)?;
+    for i in 0..4 {
+        b.set_current_key(&k(&format!("key-{i}")))?;
+        units.update(&mut b, &(), vec![(); big])?;
+        lists.add(&mut b, &(), vec![(); big])?;
+        lists.add(&mut b, &(), vec![(); big])?;
+    }
+    lists.update(
+        &mut b,
+        &(),
+        vec![vec![(); big], vec![(); big], vec![(); big]],
+    )?;
+    assert_eq!(lists.get(&mut b, &())?.len(), 3);
+    let path = dir.path().join("units.kstate");
+    b.snapshot(&path)?;
+
+    // One value over the budget: refused when serialized (RocksDB at the update, the heap,
+    // which keeps objects, at the snapshot), never written where a restore would fail.
+    let mut over = f.create(&dir.path().join("c"), options(&clock))?;
+    let (too_many, _) = register(&mut over)?;
+    over.set_current_key(&k("key-0"))?;
+    let refused = too_many
+        .update(&mut over, &(), vec![(); typeinfo::MAX_ZERO_SIZED_ITEMS + 1])
+        .and_then(|()| over.snapshot(&dir.path().join("over.kstate")).map(|_| ()));
+    let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("no bytes"), "{message}");
+
+    let mut restored = f.create(&dir.path().join("b"), options(&clock))?;
+    let (units, lists) = register(&mut restored)?;
+    restored.restore(&[&path])?;
+    for i in 0..4 {
+        restored.set_current_key(&k(&format!("key-{i}")))?;
+        assert_eq!(units.value(&mut restored, &())?.map(|v| v.len()), Some(big));
+        let elements = lists.get(&mut restored, &())?;
+        assert!(elements.iter().all(|e| e.len() == big));
+        assert_eq!(elements.len(), if i == 3 { 3 } else { 2 });
+    }
+    Ok(())
+}
+
 #[macro_export]
 macro_rules! backend_suite {
     ($module:ident, $factory:expr) => {
@@ -416,6 +474,10 @@ macro_rules! backend_suite {
             #[test]
             fn lists_of_elements_without_bytes() -> Result<()> {
                 super::lists_of_elements_without_bytes($factory)
+            }
+            #[test]
+            fn values_of_zero_sized_elements() -> Result<()> {
+                super::values_of_zero_sized_elements($factory)
             }
         }
     };

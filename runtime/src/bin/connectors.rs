@@ -8,7 +8,14 @@
 //! ```text
 //! connectors --records N --per-second R --parallelism P --output DIR
 //!            [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH]
+//!            [--pause-at SEQ --pause-ms MS] [--final-flush-ms MS]
 //! ```
+//!
+//! Split 3 stops for `--pause-ms` (default 300) before record `--pause-at` (default half
+//! way), so that it goes idle; a long pause near its end keeps the job running after the
+//! other subtask's input has ended. `--final-flush-ms` makes sink subtask 0's last
+//! staging (at the end of its input) take that long after its file is written, as a slow
+//! upload would.
 //!
 //! Output: files `committed-<subtask>-<checkpoint>` in DIR, lines `split seq gap`.
 
@@ -25,14 +32,14 @@ use typeinfo_runtime::{
 use typeinfo_state::{OperatorListState, Redistribution};
 
 const SPLITS: u32 = 4;
-/// Split 3 stops for this long half-way (so that it goes idle).
-const PAUSE: Duration = Duration::from_millis(300);
 
 /// `SPLITS` partitions of `records` sequence numbers each, produced at `per_second` per split.
 #[derive(Clone)]
 struct Partitions {
     records: u64,
     per_second: u64,
+    pause_at: u64,
+    pause: Duration,
 }
 
 struct PartitionReader {
@@ -40,6 +47,8 @@ struct PartitionReader {
     next: u64,
     records: u64,
     per_second: u64,
+    pause_at: u64,
+    pause: Duration,
     opened: Instant,
     /// Where the reader started (after a restore): pacing counts from there.
     started_at: u64,
@@ -54,9 +63,9 @@ impl SplitReader<(u32, u64)> for PartitionReader {
         out: &mut SourceOutput<'_, (u32, u64)>,
         budget: usize,
     ) -> Result<ReadStatus> {
-        if self.split == 3 && self.next == self.records / 2 {
+        if self.split == 3 && self.next == self.pause_at {
             let since = *self.paused_since.get_or_insert_with(Instant::now);
-            if since.elapsed() < PAUSE {
+            if since.elapsed() < self.pause {
                 return Ok(ReadStatus::NothingAvailable);
             }
         }
@@ -67,7 +76,7 @@ impl SplitReader<(u32, u64)> for PartitionReader {
             out.collect_with_timestamp((self.split, self.next), self.next as i64 * 10);
             self.next += 1;
             n += 1;
-            if self.split == 3 && self.next == self.records / 2 && self.paused_since.is_none() {
+            if self.split == 3 && self.next == self.pause_at && self.paused_since.is_none() {
                 break;
             }
         }
@@ -105,6 +114,8 @@ impl Source<(u32, u64)> for Partitions {
             next: 0,
             records: self.records,
             per_second: self.per_second,
+            pause_at: self.pause_at,
+            pause: self.pause,
             opened: Instant::now(),
             started_at: 0,
             paused_since: None,
@@ -165,12 +176,17 @@ impl OneInputOperator<(), (u32, u64), String> for GapCheck {
 
 /// Stages each checkpoint's lines in `.staged-<subtask>-<checkpoint>` (written, synced) and
 /// commits by renaming it to `committed-<subtask>-<checkpoint>`.
-struct RenameSink(PathBuf);
+struct RenameSink {
+    dir: PathBuf,
+    /// How long subtask 0's last staging takes.
+    final_flush: Duration,
+}
 
 struct RenameWriter {
     dir: PathBuf,
     subtask: usize,
     lines: String,
+    final_flush: Duration,
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
@@ -199,6 +215,9 @@ impl SinkWriter<String> for RenameWriter {
         std::io::Write::write_all(&mut &file, self.lines.as_bytes()).map_err(|e| io(&path, e))?;
         file.sync_all().map_err(|e| io(&path, e))?;
         self.lines.clear();
+        if checkpoint == u64::MAX && self.subtask == 0 {
+            std::thread::sleep(self.final_flush);
+        }
         Ok(vec![name])
     }
 }
@@ -208,11 +227,12 @@ impl Sink<String> for RenameSink {
     type Committable = String;
 
     fn writer(&self, ctx: &RuntimeContext) -> Result<RenameWriter> {
-        std::fs::create_dir_all(&self.0).map_err(|e| io(&self.0, e))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
         Ok(RenameWriter {
-            dir: self.0.clone(),
+            dir: self.dir.clone(),
             subtask: ctx.subtask_index(),
             lines: String::new(),
+            final_flush: self.final_flush,
         })
     }
 
@@ -220,8 +240,8 @@ impl Sink<String> for RenameSink {
         let Some(name) = staged.strip_prefix(".staged-").filter(|n| !n.contains('/')) else {
             return Err(Error::Corrupt(format!("not a staged file: {staged:?}")));
         };
-        let to = self.0.join(format!("committed-{name}"));
-        match std::fs::rename(self.0.join(&staged), &to) {
+        let to = self.dir.join(format!("committed-{name}"));
+        match std::fs::rename(self.dir.join(&staged), &to) {
             Ok(()) => Ok(()),
             // Committed before the crash that this restore recovers from.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && to.exists() => Ok(()),
@@ -230,7 +250,7 @@ impl Sink<String> for RenameSink {
     }
 
     fn recover(&self) -> Result<()> {
-        let Ok(entries) = std::fs::read_dir(&self.0) else {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Ok(());
         };
         for entry in entries.flatten() {
@@ -249,6 +269,9 @@ struct Args {
     output: PathBuf,
     checkpoints: Option<(PathBuf, Duration)>,
     restore: Option<PathBuf>,
+    pause_at: Option<u64>,
+    pause: Duration,
+    final_flush: Duration,
 }
 
 fn parse(args: &[String]) -> std::result::Result<Args, String> {
@@ -276,6 +299,11 @@ fn parse(args: &[String]) -> std::result::Result<Args, String> {
             None => None,
         },
         restore: value("--restore").map(PathBuf::from),
+        pause_at: value("--pause-at")
+            .map(|v| v.parse().map_err(|e| format!("--pause-at: {e}")))
+            .transpose()?,
+        pause: Duration::from_millis(number("--pause-ms", 300)?),
+        final_flush: Duration::from_millis(number("--final-flush-ms", 0)?),
     })
 }
 
@@ -295,6 +323,8 @@ fn run(args: &Args) -> Result<()> {
         Partitions {
             records: args.records,
             per_second: args.per_second,
+            pause_at: args.pause_at.unwrap_or(args.records / 2),
+            pause: args.pause,
         },
         WatermarkStrategy::for_monotonous_timestamps().with_idleness(Duration::from_millis(50)),
         "Partitions",
@@ -302,7 +332,10 @@ fn run(args: &Args) -> Result<()> {
     .uid("partitions")
     .transform("Gap check", GapCheck::default())
     .uid("gap-check")
-    .sink_to(RenameSink(args.output.clone()))
+    .sink_to(RenameSink {
+        dir: args.output.clone(),
+        final_flush: args.final_flush,
+    })
     .uid("rename-sink");
     env.execute("connectors")?;
     Ok(())

@@ -108,6 +108,9 @@ impl<T: 'static, S: TypeSerializer<T> + Clone, const N: usize> TypeSerializer<[T
 {
     #[inline]
     fn serialize(&self, value: &[T; N], out: &mut DataOutputView) -> Result<()> {
+        if self.element.min_length() == 0 && N > 0 {
+            out.spend_zero_sized(N as u64, std::mem::size_of::<T>())?;
+        }
         self.element.serialize_slice(value, out)
     }
     #[inline]
@@ -198,9 +201,14 @@ pub(crate) fn restore(
 impl TypeSerializer<Value> for RestoredArray {
     fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
         match value {
-            Value::Array(items) if items.len() == self.len => items
-                .iter()
-                .try_for_each(|item| self.element.serialize(item, out)),
+            Value::Array(items) if items.len() == self.len => {
+                if self.element.min_length() == 0 && self.len > 0 {
+                    out.spend_zero_sized(self.len as u64, std::mem::size_of::<Value>())?;
+                }
+                items
+                    .iter()
+                    .try_for_each(|item| self.element.serialize(item, out))
+            }
             _ => Err(crate::restored::mismatch(self, value)),
         }
     }

@@ -49,6 +49,22 @@ pub(crate) fn read_len<T>(input: &mut DataInputView<'_>, min_element_size: usize
     input.read_len_sized(min_element_size, std::mem::size_of::<T>())
 }
 
+/// Writes the element count of a list, set or map whose elements take at least
+/// `min_element_size` bytes and are `T`s in memory, spending the view's zero-sized budget
+/// as [`read_len`] does, so that nothing is written that it would refuse.
+///
+/// # Errors
+///
+/// [`Error::TooManyZeroSizedElements`](crate::Error::TooManyZeroSizedElements).
+#[inline(always)]
+pub(crate) fn write_len<T>(
+    out: &mut DataOutputView,
+    len: usize,
+    min_element_size: usize,
+) -> Result<()> {
+    out.write_len_sized(len, min_element_size, std::mem::size_of::<T>())
+}
+
 /// A vector for `len` elements of `T` (checked by [`read_len`]), reserving at most
 /// [`capacity_for`](crate::capacity_for) of them up front; all of them for elements that
 /// may take no bytes, whose count the zero-sized budget bounds (at most
@@ -66,7 +82,7 @@ pub(crate) fn with_capacity<T>(len: usize, min_element_size: usize) -> Vec<T> {
 impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<Vec<T>> for VecSerializer<S> {
     #[inline]
     fn serialize(&self, value: &Vec<T>, out: &mut DataOutputView) -> Result<()> {
-        out.write_len(value.len());
+        write_len::<T>(out, value.len(), self.element.min_length())?;
         self.element.serialize_slice(value, out)
     }
     #[inline]
@@ -120,7 +136,7 @@ impl<T: 'static, S: TypeSerializer<T> + Clone> TypeSerializer<VecDeque<T>>
     for VecDequeSerializer<S>
 {
     fn serialize(&self, value: &VecDeque<T>, out: &mut DataOutputView) -> Result<()> {
-        out.write_len(value.len());
+        write_len::<T>(out, value.len(), self.element.min_length())?;
         let (a, b) = value.as_slices();
         self.element.serialize_slice(a, out)?;
         self.element.serialize_slice(b, out)
@@ -272,8 +288,10 @@ impl TypeSerializer<crate::Value> for RestoredList {
         let crate::Value::List(items) = value else {
             return Err(crate::restored::mismatch(self, value));
         };
-        out.write_len(items.len());
         let element: &dyn TypeSerializer<crate::Value> = &*self.element;
+        if let Err(e) = write_len::<crate::Value>(out, items.len(), element.min_length()) {
+            return Err(e);
+        }
         for item in items {
             if let Err(e) = element.serialize(item, out) {
                 return Err(e);

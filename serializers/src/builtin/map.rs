@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
-use super::list::{read_len, with_capacity};
+use super::list::{read_len, with_capacity, write_len};
 use super::{check_kind, read_seq, resolve_child};
 use crate::comparator::TypeComparator;
 use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegment};
@@ -57,7 +57,7 @@ macro_rules! map_impl {
             $($h: BuildHasher + Default + Clone + std::fmt::Debug + Send + Sync + 'static,)?
         {
             fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
-                out.write_len(value.len());
+                write_len::<(K, V)>(out, value.len(), entry_min(self.key.min_length(), self.value.min_length()))?;
                 for (k, v) in value {
                     self.key.serialize(k, out)?;
                     self.value.serialize(v, out)?;
@@ -147,7 +147,8 @@ impl TypeSerializer<Value> for RestoredMap {
         let Value::Map(entries) = value else {
             return Err(crate::restored::mismatch(self, value));
         };
-        out.write_len(entries.len());
+        let min = entry_min(self.key.min_length(), self.value.min_length());
+        write_len::<(Value, Value)>(out, entries.len(), min)?;
         for (k, v) in entries {
             self.key.serialize(k, out)?;
             self.value.serialize(v, out)?;

@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{BuildHasher, Hash};
 
-use super::list::{read_len, with_capacity};
+use super::list::{read_len, with_capacity, write_len};
 use super::resolve_collection;
 use crate::compatibility::Compatibility;
 use crate::error::{Error, Result};
@@ -57,7 +57,7 @@ macro_rules! set_impl {
             TypeSerializer<$coll> for $name<S $(, $h)?>
         {
             fn serialize(&self, value: &$coll, out: &mut DataOutputView) -> Result<()> {
-                out.write_len(value.len());
+                write_len::<T>(out, value.len(), self.element.min_length())?;
                 for item in value {
                     self.element.serialize(item, out)?;
                 }
@@ -125,7 +125,7 @@ impl TypeSerializer<Value> for RestoredSet {
         let Value::Set(items) = value else {
             return Err(crate::restored::mismatch(self, value));
         };
-        out.write_len(items.len());
+        write_len::<Value>(out, items.len(), self.element.min_length())?;
         items
             .iter()
             .try_for_each(|item| self.element.serialize(item, out))
