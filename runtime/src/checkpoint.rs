@@ -31,6 +31,13 @@
 //! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
 //! on stateful operators of jobs that will change).
 //!
+//! A source subtask whose input ends (its splits are read, while other subtasks still run)
+//! takes no part in later epochs, yet every later checkpoint needs its part: when it ends it
+//! writes its last part (its end position) for the current epoch and to
+//! `<dir>/ended/<operator>/subtask-<i>.ostate`, and the coordinator copies that file into
+//! each later checkpoint before completing it, so that checkpoints keep completing (and
+//! sinks keep publishing) while the other subtasks run, as Flink does for finished tasks.
+//!
 //! The end of a job (every input exhausted, no stop-with-savepoint) is a step of its own, so
 //! that a two-phase sink publishes its output after the last checkpoint exactly once. When
 //! its input ends, each sink subtask prepares what it has not committed yet (everything
@@ -59,6 +66,9 @@ const FINISHED_FILE: &str = "_finished";
 
 /// Where sinks leave their final parts (in the checkpoint root).
 const FINAL_DIR: &str = "final";
+
+/// Where source subtasks whose input ended leave their last part (in the checkpoint root).
+const ENDED_DIR: &str = "ended";
 
 /// The completion marker of a checkpoint directory.
 const METADATA_FILE: &str = "_metadata";
@@ -591,6 +601,36 @@ impl CheckpointStore {
         OperatorPart::read(&path).map(Some)
     }
 
+    /// Writes the last part of a source subtask whose input ended: its part of checkpoint
+    /// `epoch`, and the copy that stands in for it in every later checkpoint.
+    pub(crate) fn write_ended_source_part(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        self.write_part(epoch, key, subtask, part)?;
+        part.write(&self.root.join(ENDED_DIR).join(key), subtask)
+    }
+
+    /// Gives checkpoint `epoch` the last part of every source subtask that ended before it
+    /// (they write no more parts).
+    fn fill_ended_sources(&self, graph: &StreamGraph, epoch: u64) -> Result<()> {
+        for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
+            let key = Self::node_key(n);
+            let ended = self.root.join(ENDED_DIR).join(&key);
+            for s in 0..n.parallelism() as usize {
+                let part_path = ostate_path(&self.operator_dir(epoch, &key), s);
+                let ended_path = ostate_path(&ended, s);
+                if !part_path.is_file() && ended_path.is_file() {
+                    self.write_part(epoch, &key, s, &OperatorPart::read(&ended_path)?)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Marks the job as run to its end (written, synced, renamed): from now on its final
     /// parts are the output to publish, and a restore from this directory only publishes
     /// them again.
@@ -634,6 +674,10 @@ impl CheckpointStore {
         epoch: u64,
         retained: usize,
     ) -> Result<Option<CheckpointStats>> {
+        if !self.checkpoint(epoch).is_dir() {
+            return Ok(None);
+        }
+        self.fill_ended_sources(graph, epoch)?;
         if !self.all_parts_written(graph, epoch) {
             return Ok(None);
         }
@@ -723,12 +767,11 @@ impl CheckpointStore {
                 source,
             })?;
         }
-        let finals = self.root.join(FINAL_DIR);
-        if finals.exists() {
-            fs::remove_dir_all(&finals).map_err(|source| Error::Io {
-                path: finals,
-                source,
-            })?;
+        for dir in [FINAL_DIR, ENDED_DIR] {
+            let dir = self.root.join(dir);
+            if dir.exists() {
+                fs::remove_dir_all(&dir).map_err(|source| Error::Io { path: dir, source })?;
+            }
         }
         Ok(())
     }

@@ -559,8 +559,26 @@ impl<O: Data> SourceDriver<O> {
             }
         };
         let stopped = self.stopped();
+        if !more {
+            // The input ended: this subtask's part of this and every later checkpoint is its
+            // end position (it emits nothing after this epoch, as a stopped source).
+            let part = SourcePart {
+                stopped: true,
+                emitted: self.emitted,
+                position: self.function.position(),
+            };
+            return store.write_ended_source_part(
+                epoch,
+                &self.key,
+                self.subtask,
+                &OperatorPart {
+                    watermark: i64::MIN,
+                    data: part.encode(),
+                },
+            );
+        }
         let stopping_now = stopped && self.stopped_at.is_none();
-        if more && (asked || Instant::now() >= self.next_checkpoint || stopping_now) {
+        if asked || Instant::now() >= self.next_checkpoint || stopping_now {
             let part = SourcePart {
                 stopped,
                 emitted: self.emitted,

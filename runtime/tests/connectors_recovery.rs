@@ -237,3 +237,68 @@ fn a_kill_while_the_sinks_finish_publishes_nothing_twice() {
     assert!(status.success());
     assert_exact(&committed(&output), &log);
 }
+
+/// Source subtask 0's splits end while split 3 (of subtask 1) pauses for a long time:
+/// checkpoints must keep completing without subtask 0 (its last part stands in for it), so
+/// the sink publishes the ended splits' last records while the job still runs; killed then
+/// and restored, the job publishes every record exactly once.
+#[test]
+fn checkpoints_complete_after_a_source_subtask_ended() {
+    let work = tempfile::tempdir().unwrap();
+    let (checkpoints, output) = (work.path().join("checkpoints"), work.path().join("out"));
+    let log = work.path().join("job.log");
+    let job = |extra: &[&str]| {
+        let mut cmd = Command::new(binary());
+        cmd.args(["--records", &RECORDS.to_string(), "--per-second", "8000"])
+            .args(["--parallelism", "2", "--checkpoint-interval-ms", "40"])
+            .arg("--checkpoint-dir")
+            .arg(&checkpoints)
+            .arg("--output")
+            .arg(&output)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        cmd
+    };
+    let pause_at = (RECORDS - 100).to_string();
+    let mut first = job(&["--pause-at", &pause_at, "--pause-ms", "60000"])
+        .spawn()
+        .unwrap();
+    let last_of = |split: u64| format!("{split} {} 1", RECORDS - 1);
+    let published = |line: &str| {
+        std::fs::read_dir(&output)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with("committed-")
+                    && std::fs::read_to_string(e.path())
+                        .unwrap_or_default()
+                        .lines()
+                        .any(|l| l == line)
+            })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(0..3).all(|s| published(&last_of(s))) {
+        assert!(
+            Instant::now() < deadline,
+            "the ended splits' last records were never published while split 3 paused: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        assert!(first.try_wait().unwrap().is_none(), "the job ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!published(&last_of(3)), "split 3 is paused before its end");
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let status = job(&["--restore", checkpoints.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert_exact(&committed(&output), &log);
+}
