@@ -1,31 +1,17 @@
-//! The four compatibility verdicts and the readers that migrate old bytes.
+//! What resolving a serializer against an old snapshot can find: the verdicts without
+//! their payload, the readers that migrate old bytes, and the incompatibilities. The
+//! [`Compatibility`](crate::Compatibility) verdict itself lives beside the
+//! [`TypeSerializer`](crate::TypeSerializer) trait, whose `resolve` returns it and whose
+//! serializers it carries.
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::input::DataInputView;
-use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 
-/// The outcome of resolving a new serializer against the snapshot of an old one.
-///
-/// Obtained from [`TypeSerializer::resolve`]. When the verdict is
-/// [`AfterMigration`](Compatibility::AfterMigration), the carried
-/// [`MigrationReader`] reads bytes of the old layout straight into today's type; the
-/// caller rewrites every value with the new serializer.
-pub enum Compatibility<T> {
-    /// The new serializer reads the old bytes as they are.
-    AsIs,
-    /// Old bytes must be read with the given reader and written again with the new serializer.
-    AfterMigration(MigrationReader<T>),
-    /// Old bytes are readable by this reconfigured serializer, which should replace the new one.
-    Reconfigured(Arc<dyn TypeSerializer<T>>),
-    /// The old bytes cannot become values of the new type.
-    Incompatible(Incompatibility),
-}
-
-/// The verdict of a [`Compatibility`] without its payload, for reports and assertions.
+/// The verdict of a [`Compatibility`](crate::Compatibility) without its payload, for reports and assertions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verdict {
     /// Compatible as is.
@@ -36,85 +22,6 @@ pub enum Verdict {
     Reconfigured,
     /// Incompatible.
     Incompatible,
-}
-
-impl<T> Compatibility<T> {
-    /// The verdict without its payload.
-    pub fn verdict(&self) -> Verdict {
-        match self {
-            Compatibility::AsIs => Verdict::AsIs,
-            Compatibility::AfterMigration(_) => Verdict::AfterMigration,
-            Compatibility::Reconfigured(_) => Verdict::Reconfigured,
-            Compatibility::Incompatible(_) => Verdict::Incompatible,
-        }
-    }
-
-    /// Whether the old bytes can be used without migration.
-    pub fn is_as_is(&self) -> bool {
-        self.verdict() == Verdict::AsIs
-    }
-
-    /// The incompatibility, if that is the verdict.
-    pub fn incompatibility(&self) -> Option<&Incompatibility> {
-        match self {
-            Compatibility::Incompatible(inc) => Some(inc),
-            _ => None,
-        }
-    }
-
-    /// A reader of old bytes for every compatible verdict (`serializer` is the new one,
-    /// used as is), or the incompatibility.
-    ///
-    /// # Errors
-    ///
-    /// The [`Incompatibility`] when the verdict is incompatible.
-    pub fn into_reader<S>(self, serializer: S) -> Result<FieldReader<T, S>, Incompatibility>
-    where
-        S: TypeSerializer<T>,
-        T: 'static,
-    {
-        match self {
-            Compatibility::AsIs => Ok(FieldReader::Current(serializer)),
-            Compatibility::AfterMigration(reader) => Ok(FieldReader::Migrating(reader)),
-            Compatibility::Reconfigured(reconfigured) => {
-                Ok(FieldReader::Migrating(MigrationReader::new(move |input| {
-                    reconfigured.deserialize(input)
-                })))
-            }
-            Compatibility::Incompatible(inc) => Err(inc),
-        }
-    }
-}
-
-impl<T: 'static> Compatibility<T> {
-    /// The same verdict for a type that wraps `T` (`Box<T>`, `Some(T)`): a migration reads
-    /// the old value and wraps it with `wrap`; a reconfigured serializer becomes a
-    /// migration through it.
-    pub fn map<U>(self, wrap: impl Fn(T) -> U + Send + Sync + 'static) -> Compatibility<U> {
-        match self {
-            Compatibility::AsIs => Compatibility::AsIs,
-            Compatibility::AfterMigration(reader) => {
-                Compatibility::AfterMigration(MigrationReader::new(move |input| {
-                    reader.read(input).map(&wrap)
-                }))
-            }
-            Compatibility::Reconfigured(serializer) => {
-                Compatibility::AfterMigration(MigrationReader::new(move |input| {
-                    serializer.deserialize(input).map(&wrap)
-                }))
-            }
-            Compatibility::Incompatible(inc) => Compatibility::Incompatible(inc),
-        }
-    }
-}
-
-impl<T> fmt::Debug for Compatibility<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Compatibility::Incompatible(inc) => f.debug_tuple("Incompatible").field(inc).finish(),
-            other => fmt::Debug::fmt(&other.verdict(), f),
-        }
-    }
 }
 
 /// A function that reads a value of `T` from old bytes.
@@ -155,39 +62,6 @@ impl<T> Clone for MigrationReader<T> {
 impl<T> fmt::Debug for MigrationReader<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("MigrationReader")
-    }
-}
-
-/// How a composite reads one of its parts from old bytes: with today's serializer when
-/// the part is compatible as is, else with a migration reader.
-#[derive(Debug, Clone)]
-pub enum FieldReader<T, S> {
-    /// The part's layout did not change.
-    Current(S),
-    /// The part is migrated.
-    Migrating(MigrationReader<T>),
-}
-
-impl<T, S: TypeSerializer<T>> FieldReader<T, S> {
-    /// Reads one value.
-    ///
-    /// # Errors
-    ///
-    /// Any read error.
-    #[inline]
-    pub fn read(&self, input: &mut DataInputView<'_>) -> Result<T> {
-        match self {
-            FieldReader::Current(s) => s.deserialize(input),
-            FieldReader::Migrating(r) => r.read(input),
-        }
-    }
-
-    /// Whether this part needs migration.
-    pub fn is_migrating(&self) -> bool {
-        match self {
-            FieldReader::Current(_) => false,
-            FieldReader::Migrating(_) => true,
-        }
     }
 }
 

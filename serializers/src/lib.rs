@@ -50,8 +50,8 @@ mod error;
 mod input;
 #[allow(unsafe_code)] // reserve once, then unchecked writes (each block has a SAFETY comment)
 mod output;
-mod registry;
 mod restored;
+mod restoring;
 mod serializer;
 mod snapshot;
 #[cfg(feature = "testing")]
@@ -81,17 +81,17 @@ pub use builtin::varint::{
     VarU32Serializer, VarU64Serializer,
 };
 pub use comparator::{Descending, TypeComparator};
-pub use compatibility::{
-    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment, Verdict,
-};
+pub use compatibility::{Incompatibility, MigrationReader, PathSegment, Verdict};
 pub use error::{Error, Result};
 pub use input::{
     capacity_for, ensure_stack, DataInputView, DEFAULT_MAX_DEPTH, LAYOUTS_PER_LEVEL,
     MAX_ZERO_SIZED_ITEMS, PREALLOC_BUDGET, ZERO_SIZED_UNIT_BYTES,
 };
 pub use output::{DataOutputView, ReservedWriter};
-pub use registry::{RestoredSerializer, Restorer, SnapshotRegistry};
-pub use serializer::{from_bytes, to_bytes, TypeSerializer};
+pub use serializer::{
+    from_bytes, to_bytes, Compatibility, FieldReader, RestoredSerializer, Restorer,
+    SnapshotRegistry, TypeSerializer,
+};
 pub use snapshot::{
     kinds, payload, SerializerSnapshot, MAX_SNAPSHOT_DEPTH, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC,
 };

@@ -31,18 +31,18 @@
 //! way out (`struct N { next: N }`) is refused as corrupt
 //! ([`SerializerSnapshot::check_recursion`]).
 
-use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::Arc;
 
 use crate::builtin::primitive::*;
 use crate::builtin::{array, decimal, list, map, option, record, set, time, tuple, varint};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
+use crate::restoring::{mismatch, RestoreLevel};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 use crate::{
@@ -80,15 +80,6 @@ fn as_value<S: TypeSerializer<T>, T: 'static>(
         snapshot: snapshot.clone(),
         _t: PhantomData,
     })
-}
-
-/// The error of a value that does not fit a restored layout.
-#[cold]
-#[inline(never)]
-pub(crate) fn mismatch(layout: &dyn fmt::Debug, value: &Value) -> Error {
-    Error::custom(format!(
-        "value {value:?} does not fit the restored layout {layout:?}"
-    ))
 }
 
 impl<S: TypeSerializer<T>, T: 'static> TypeSerializer<Value> for AsValue<S, T> {
@@ -195,87 +186,6 @@ const BUILTIN: &[(&str, Restore)] = &[
     (varint::varint_kinds::I64, typed!(VarI64Serializer, I64)),
 ];
 
-/// The cell a recursive reference reads through: the restored serializer of the struct
-/// or enum it names, set once that is built.
-pub(crate) type RecursiveTarget = Arc<OnceLock<Weak<dyn TypeSerializer<Value>>>>;
-
-thread_local! {
-    /// Structs and enums being restored on this thread, innermost last, with the cell
-    /// that will point at their restored serializer (for recursive references) and the
-    /// snapshot level they are at.
-    static RESTORING: RefCell<Vec<(String, RecursiveTarget, usize)>> = const { RefCell::new(Vec::new()) };
-    /// How many `SnapshotRegistry::restore` calls are in progress on this thread: the
-    /// level of the layout being restored.
-    static RESTORE_LEVEL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// One level of `SnapshotRegistry::restore` in progress (left when dropped).
-pub(crate) struct RestoreLevel;
-
-impl RestoreLevel {
-    pub(crate) fn enter() -> Self {
-        RESTORE_LEVEL.with(|l| l.set(l.get() + 1));
-        RestoreLevel
-    }
-}
-
-impl Drop for RestoreLevel {
-    fn drop(&mut self) {
-        RESTORE_LEVEL.with(|l| l.set(l.get().saturating_sub(1)));
-    }
-}
-
-/// Restores a struct or enum named `name`: recursive references inside it (restored by
-/// `build`) resolve to the serializer `build` returns.
-///
-/// The outermost struct or enum being restored first checks that its recursion has a way
-/// out ([`SerializerSnapshot::check_recursion`]); the check covers everything inside it.
-pub(crate) fn restore_named<R: TypeSerializer<Value>>(
-    name: &str,
-    snapshot: &SerializerSnapshot,
-    build: impl FnOnce() -> Result<R>,
-) -> Result<RestoredSerializer> {
-    if RESTORING.with(|r| r.borrow().is_empty()) {
-        snapshot.check_recursion()?;
-    }
-    let cell: RecursiveTarget = Arc::new(OnceLock::new());
-    let level = RESTORE_LEVEL.with(std::cell::Cell::get);
-    RESTORING.with(|r| {
-        r.borrow_mut()
-            .push((name.to_owned(), Arc::clone(&cell), level))
-    });
-    struct Pop;
-    impl Drop for Pop {
-        fn drop(&mut self) {
-            RESTORING.with(|r| r.borrow_mut().pop());
-        }
-    }
-    let pop = Pop;
-    let built = build();
-    drop(pop);
-    let restored: RestoredSerializer = Arc::new(built?);
-    let _ = cell.set(Arc::downgrade(&restored));
-    Ok(restored)
-}
-
-/// The cell of the struct or enum named `name` being restored on this thread, and how
-/// many layouts lie between it and the reference being restored now (the struct or enum
-/// itself included, the reference not).
-pub(crate) fn restoring(name: &str) -> Option<(RecursiveTarget, usize)> {
-    let now = RESTORE_LEVEL.with(std::cell::Cell::get);
-    RESTORING.with(|r| {
-        r.borrow()
-            .iter()
-            .rev()
-            .find(|(n, _, _)| n == name)
-            .map(|(_, c, level)| (Arc::clone(c), now.saturating_sub(*level)))
-    })
-}
-
-pub(crate) fn is_builtin_kind(kind: &str) -> bool {
-    BUILTIN.iter().any(|(k, _)| *k == kind)
-}
-
 pub(crate) fn restore_builtin(
     snapshot: &SerializerSnapshot,
     registry: &SnapshotRegistry,
@@ -285,4 +195,43 @@ pub(crate) fn restore_builtin(
     };
     snapshot.check_version(1)?;
     restore(snapshot, registry).map(Some)
+}
+
+impl SnapshotRegistry {
+    /// Whether a restorer for `kind` is known.
+    pub fn knows(&self, kind: &str) -> bool {
+        self.custom.contains_key(kind) || kinds::is_builtin(kind)
+    }
+
+    /// Restores a serializer for the layout `snapshot` describes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownSnapshotKind`] when no restorer knows the kind,
+    /// [`Error::UnsupportedSnapshotVersion`] for a newer version than this code reads,
+    /// [`Error::CorruptSnapshot`] for a malformed payload.
+    pub fn restore(&self, snapshot: &SerializerSnapshot) -> Result<RestoredSerializer> {
+        // How deep in the snapshot this layout is: a recursive reference spends the depth
+        // budget by the layouts between it and the type it refers to.
+        let _level = RestoreLevel::enter();
+        if let Some(restorer) = self.custom.get(snapshot.kind()) {
+            return restorer(snapshot, self);
+        }
+        restore_builtin(snapshot, self)?
+            .ok_or_else(|| Error::UnknownSnapshotKind(snapshot.kind().to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_restorers_are_those_of_the_built_in_kinds() {
+        let mut restorers: Vec<&str> = BUILTIN.iter().map(|(k, _)| *k).collect();
+        let mut builtin: Vec<&str> = kinds::BUILTIN.to_vec();
+        restorers.sort_unstable();
+        builtin.sort_unstable();
+        assert_eq!(restorers, builtin);
+    }
 }

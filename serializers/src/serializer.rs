@@ -1,13 +1,18 @@
-//! The [`TypeSerializer`] trait.
+//! The [`TypeSerializer`] trait, the [`Compatibility`] verdict its `resolve` returns, and
+//! the [`SnapshotRegistry`] it resolves against: three types that refer to each other, so
+//! they live together (restoring a snapshot is in `restored`, above the built-in layouts).
 
 use std::fmt;
 
-use crate::compatibility::{Compatibility, Incompatibility};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::compatibility::{Incompatibility, MigrationReader, Verdict};
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
 use crate::snapshot::SerializerSnapshot;
+use crate::value::Value;
 
 /// Writes and reads values of `T` as compact, self-delimiting bytes with no type metadata.
 ///
@@ -302,7 +307,6 @@ macro_rules! delegate_through_pointer {
     )*};
 }
 
-use std::sync::Arc;
 delegate_through_pointer!(Box, Arc);
 
 /// Serializes one value into a fresh buffer.
@@ -328,4 +332,198 @@ pub fn from_bytes<T, S: TypeSerializer<T> + ?Sized>(serializer: &S, bytes: &[u8]
         return Err(crate::Error::TrailingBytes(input.remaining()));
     }
     Ok(value)
+}
+
+/// The outcome of resolving a new serializer against the snapshot of an old one.
+///
+/// Obtained from [`TypeSerializer::resolve`]. When the verdict is
+/// [`AfterMigration`](Compatibility::AfterMigration), the carried
+/// [`MigrationReader`] reads bytes of the old layout straight into today's type; the
+/// caller rewrites every value with the new serializer.
+pub enum Compatibility<T> {
+    /// The new serializer reads the old bytes as they are.
+    AsIs,
+    /// Old bytes must be read with the given reader and written again with the new serializer.
+    AfterMigration(MigrationReader<T>),
+    /// Old bytes are readable by this reconfigured serializer, which should replace the new one.
+    Reconfigured(Arc<dyn TypeSerializer<T>>),
+    /// The old bytes cannot become values of the new type.
+    Incompatible(Incompatibility),
+}
+
+impl<T> Compatibility<T> {
+    /// The verdict without its payload.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            Compatibility::AsIs => Verdict::AsIs,
+            Compatibility::AfterMigration(_) => Verdict::AfterMigration,
+            Compatibility::Reconfigured(_) => Verdict::Reconfigured,
+            Compatibility::Incompatible(_) => Verdict::Incompatible,
+        }
+    }
+
+    /// Whether the old bytes can be used without migration.
+    pub fn is_as_is(&self) -> bool {
+        self.verdict() == Verdict::AsIs
+    }
+
+    /// The incompatibility, if that is the verdict.
+    pub fn incompatibility(&self) -> Option<&Incompatibility> {
+        match self {
+            Compatibility::Incompatible(inc) => Some(inc),
+            _ => None,
+        }
+    }
+
+    /// A reader of old bytes for every compatible verdict (`serializer` is the new one,
+    /// used as is), or the incompatibility.
+    ///
+    /// # Errors
+    ///
+    /// The [`Incompatibility`] when the verdict is incompatible.
+    pub fn into_reader<S>(self, serializer: S) -> Result<FieldReader<T, S>, Incompatibility>
+    where
+        S: TypeSerializer<T>,
+        T: 'static,
+    {
+        match self {
+            Compatibility::AsIs => Ok(FieldReader::Current(serializer)),
+            Compatibility::AfterMigration(reader) => Ok(FieldReader::Migrating(reader)),
+            Compatibility::Reconfigured(reconfigured) => {
+                Ok(FieldReader::Migrating(MigrationReader::new(move |input| {
+                    reconfigured.deserialize(input)
+                })))
+            }
+            Compatibility::Incompatible(inc) => Err(inc),
+        }
+    }
+}
+
+impl<T: 'static> Compatibility<T> {
+    /// The same verdict for a type that wraps `T` (`Box<T>`, `Some(T)`): a migration reads
+    /// the old value and wraps it with `wrap`; a reconfigured serializer becomes a
+    /// migration through it.
+    pub fn map<U>(self, wrap: impl Fn(T) -> U + Send + Sync + 'static) -> Compatibility<U> {
+        match self {
+            Compatibility::AsIs => Compatibility::AsIs,
+            Compatibility::AfterMigration(reader) => {
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    reader.read(input).map(&wrap)
+                }))
+            }
+            Compatibility::Reconfigured(serializer) => {
+                Compatibility::AfterMigration(MigrationReader::new(move |input| {
+                    serializer.deserialize(input).map(&wrap)
+                }))
+            }
+            Compatibility::Incompatible(inc) => Compatibility::Incompatible(inc),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Compatibility<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compatibility::Incompatible(inc) => f.debug_tuple("Incompatible").field(inc).finish(),
+            other => fmt::Debug::fmt(&other.verdict(), f),
+        }
+    }
+}
+
+/// How a composite reads one of its parts from old bytes: with today's serializer when
+/// the part is compatible as is, else with a migration reader.
+#[derive(Debug, Clone)]
+pub enum FieldReader<T, S> {
+    /// The part's layout did not change.
+    Current(S),
+    /// The part is migrated.
+    Migrating(MigrationReader<T>),
+}
+
+impl<T, S: TypeSerializer<T>> FieldReader<T, S> {
+    /// Reads one value.
+    ///
+    /// # Errors
+    ///
+    /// Any read error.
+    #[inline]
+    pub fn read(&self, input: &mut DataInputView<'_>) -> Result<T> {
+        match self {
+            FieldReader::Current(s) => s.deserialize(input),
+            FieldReader::Migrating(r) => r.read(input),
+        }
+    }
+
+    /// Whether this part needs migration.
+    pub fn is_migrating(&self) -> bool {
+        match self {
+            FieldReader::Current(_) => false,
+            FieldReader::Migrating(_) => true,
+        }
+    }
+}
+
+/// A serializer restored from a snapshot: it reads (and skips and copies) bytes of the
+/// snapshot's layout into dynamic [`Value`]s.
+pub type RestoredSerializer = Arc<dyn TypeSerializer<Value>>;
+
+/// Builds a [`RestoredSerializer`] from a snapshot of one kind. The registry is passed
+/// so that nested snapshots can be restored too.
+pub type Restorer =
+    Arc<dyn Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer> + Send + Sync>;
+
+/// Reads snapshots back by their kind id, without the Rust type that wrote them.
+///
+/// [`SnapshotRegistry::default`] knows every built-in kind, including the `struct` and
+/// `enum` layouts the derive writes. A hand-written serializer with a layout of its own
+/// registers a [`Restorer`] under its kind id.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_serializers::{DataInputView, SnapshotRegistry, TypeSerializer, Value, VecSerializer, I32Serializer, to_bytes};
+///
+/// # fn main() -> typeinfo_serializers::Result<()> {
+/// let serializer = VecSerializer::new(I32Serializer);
+/// let bytes = to_bytes(&serializer, &vec![7, -1])?;
+/// let restored = SnapshotRegistry::default().restore(&serializer.snapshot())?;
+/// let value = restored.deserialize(&mut DataInputView::new(&bytes))?;
+/// assert_eq!(value, Value::List(vec![Value::I32(7), Value::I32(-1)]));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Default)]
+pub struct SnapshotRegistry {
+    pub(crate) custom: HashMap<String, Restorer>,
+}
+
+impl SnapshotRegistry {
+    /// A registry of the built-in kinds.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the restorer of a custom kind; it takes precedence over a built-in kind
+    /// of the same id.
+    pub fn register(
+        &mut self,
+        kind: impl Into<String>,
+        restorer: impl Fn(&SerializerSnapshot, &SnapshotRegistry) -> Result<RestoredSerializer>
+            + Send
+            + Sync
+            + 'static,
+    ) -> &mut Self {
+        self.custom.insert(kind.into(), Arc::new(restorer));
+        self
+    }
+}
+
+impl fmt::Debug for SnapshotRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut kinds: Vec<&String> = self.custom.keys().collect();
+        kinds.sort();
+        f.debug_struct("SnapshotRegistry")
+            .field("custom_kinds", &kinds)
+            .finish()
+    }
 }

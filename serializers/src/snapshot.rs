@@ -54,6 +54,67 @@ pub mod kinds {
     pub const SERDE: &str = "serde";
     /// A reference to the enclosing struct or enum of the same name (recursive types).
     pub const RECURSIVE: &str = "recursive";
+
+    /// Every built-in kind: the layouts this crate restores without a registered restorer
+    /// (`restored` holds a restorer for each, and a test checks that the two lists agree).
+    pub(crate) const BUILTIN: &[&str] = &[
+        BOOL,
+        CHAR,
+        U8,
+        U16,
+        U32,
+        U64,
+        U128,
+        I8,
+        I16,
+        I32,
+        I64,
+        I128,
+        F32,
+        F64,
+        UNIT,
+        STRING,
+        LIST,
+        SET,
+        MAP,
+        ARRAY,
+        OPTION,
+        TUPLE,
+        DURATION,
+        SYSTEM_TIME,
+        DECIMAL,
+        STRUCT,
+        ENUM,
+        SERDE,
+        RECURSIVE,
+        super::varint_kinds::U16,
+        super::varint_kinds::U32,
+        super::varint_kinds::U64,
+        super::varint_kinds::I16,
+        super::varint_kinds::I32,
+        super::varint_kinds::I64,
+    ];
+
+    /// Whether `kind` is a built-in layout.
+    pub(crate) fn is_builtin(kind: &str) -> bool {
+        BUILTIN.contains(&kind)
+    }
+}
+
+/// The kind ids of the varint layouts.
+pub mod varint_kinds {
+    /// Unsigned LEB128 of a `u16`.
+    pub const U16: &str = "varint_u16";
+    /// Unsigned LEB128 of a `u32`.
+    pub const U32: &str = "varint_u32";
+    /// Unsigned LEB128 of a `u64`.
+    pub const U64: &str = "varint_u64";
+    /// Zigzag LEB128 of an `i16`.
+    pub const I16: &str = "varint_i16";
+    /// Zigzag LEB128 of an `i32`.
+    pub const I32: &str = "varint_i32";
+    /// Zigzag LEB128 of an `i64`.
+    pub const I64: &str = "varint_i64";
 }
 
 /// The versioned description of a serializer's byte layout.
@@ -165,7 +226,7 @@ impl SerializerSnapshot {
             kinds::MAP => format!("Map<{}, {}>", nested(0), nested(1)),
             kinds::OPTION => format!("Option<{}>", nested(0)),
             kinds::ARRAY => {
-                let n = crate::builtin::array::read_array_payload(self).unwrap_or(0);
+                let n = read_array_payload(self).unwrap_or(0);
                 format!("[{}; {n}]", nested(0))
             }
             kinds::TUPLE => {
@@ -385,9 +446,9 @@ pub mod payload {
 fn is_way_out(snapshot: &SerializerSnapshot) -> bool {
     match snapshot.kind() {
         kinds::OPTION | kinds::LIST | kinds::SET | kinds::MAP | kinds::ENUM => true,
-        kinds::ARRAY => crate::builtin::array::read_array_payload(snapshot).is_ok_and(|n| n == 0),
+        kinds::ARRAY => read_array_payload(snapshot).is_ok_and(|n| n == 0),
         kinds::STRUCT | kinds::TUPLE | kinds::RECURSIVE => false,
-        other => !crate::restored::is_builtin_kind(other),
+        other => !kinds::is_builtin(other),
     }
 }
 
@@ -447,4 +508,23 @@ fn check_recursion<'s>(
         open.pop();
     }
     result
+}
+
+/// The most elements an array snapshot may announce.
+const MAX_ARRAY_LEN: usize = 1 << 32;
+
+/// Writes the payload of an array snapshot: the length.
+pub(crate) fn array_payload(len: usize) -> Vec<u8> {
+    let mut payload = DataOutputView::new();
+    payload.write_len(len);
+    payload.into_inner()
+}
+
+/// Reads the length from the payload of an array snapshot.
+pub(crate) fn read_array_payload(snapshot: &SerializerSnapshot) -> Result<usize> {
+    let n = DataInputView::new(snapshot.payload()).read_varint()?;
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n <= MAX_ARRAY_LEN)
+        .ok_or_else(|| Error::CorruptSnapshot(format!("array length {n} too large")))
 }

@@ -45,7 +45,7 @@ use crate::comparator::TypeComparator;
 use crate::compatibility::Verdict;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 

@@ -4,35 +4,15 @@ use std::cmp::Ordering;
 
 use super::{check_kind, resolve_child};
 use crate::comparator::TypeComparator;
-use crate::compatibility::{
-    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
-};
+use crate::compatibility::{Incompatibility, MigrationReader, PathSegment};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
-use crate::snapshot::{kinds, SerializerSnapshot};
+use crate::serializer::{Compatibility, FieldReader};
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
+use crate::snapshot::{array_payload, kinds, read_array_payload, SerializerSnapshot};
 use crate::value::Value;
-
-/// The most elements an array snapshot may announce.
-const MAX_ARRAY_LEN: usize = 1 << 32;
-
-/// Writes the payload of an array snapshot: the length.
-fn array_payload(len: usize) -> Vec<u8> {
-    let mut payload = DataOutputView::new();
-    payload.write_len(len);
-    payload.into_inner()
-}
-
-/// Reads the length from the payload of an array snapshot.
-pub(crate) fn read_array_payload(snapshot: &SerializerSnapshot) -> Result<usize> {
-    let n = DataInputView::new(snapshot.payload()).read_varint()?;
-    usize::try_from(n)
-        .ok()
-        .filter(|n| *n <= MAX_ARRAY_LEN)
-        .ok_or_else(|| Error::CorruptSnapshot(format!("array length {n} too large")))
-}
 
 /// Serializes `[T; N]` with the element serializer `S`; arrays of numbers are one `memcpy`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -209,7 +189,7 @@ impl TypeSerializer<Value> for RestoredArray {
                     .iter()
                     .try_for_each(|item| self.element.serialize(item, out))
             }
-            _ => Err(crate::restored::mismatch(self, value)),
+            _ => Err(crate::restoring::mismatch(self, value)),
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {

@@ -11,8 +11,8 @@
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 
@@ -95,7 +95,7 @@ impl TypeSerializer<Value> for RestoredDecimal {
                 write_parts(*scale, unscaled, out);
                 Ok(())
             }
-            _ => Err(crate::restored::mismatch(self, value)),
+            _ => Err(crate::restoring::mismatch(self, value)),
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {

@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, VecDeque};
 
 use super::resolve_collection;
 use crate::comparator::TypeComparator;
-use crate::compatibility::Compatibility;
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::Compatibility;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
@@ -265,14 +265,14 @@ seq_comparator!(Vec, VecDeque, BTreeSet);
 /// frames per list, a quarter of a level's stack.
 #[derive(Debug)]
 pub(crate) struct RestoredList {
-    element: crate::registry::RestoredSerializer,
+    element: crate::serializer::RestoredSerializer,
     snapshot: SerializerSnapshot,
 }
 
 pub(crate) fn restore(
     snapshot: &SerializerSnapshot,
     registry: &SnapshotRegistry,
-) -> Result<crate::registry::RestoredSerializer> {
+) -> Result<crate::serializer::RestoredSerializer> {
     let element = registry.restore(snapshot.nested_at(0)?)?;
     Ok(std::sync::Arc::new(RestoredList {
         element,
@@ -286,7 +286,7 @@ pub(crate) fn restore(
 impl TypeSerializer<crate::Value> for RestoredList {
     fn serialize(&self, value: &crate::Value, out: &mut DataOutputView) -> Result<()> {
         let crate::Value::List(items) = value else {
-            return Err(crate::restored::mismatch(self, value));
+            return Err(crate::restoring::mismatch(self, value));
         };
         let element: &dyn TypeSerializer<crate::Value> = &*self.element;
         if let Err(e) = write_len::<crate::Value>(out, items.len(), element.min_length()) {

@@ -12,12 +12,13 @@ use std::hash::{BuildHasher, Hash};
 use super::list::{read_len, with_capacity, write_len};
 use super::{check_kind, read_seq, resolve_child};
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegment};
+use crate::compatibility::{MigrationReader, PathSegment};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{Compatibility, FieldReader};
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 
@@ -145,7 +146,7 @@ pub(crate) fn restore(
 impl TypeSerializer<Value> for RestoredMap {
     fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
         let Value::Map(entries) = value else {
-            return Err(crate::restored::mismatch(self, value));
+            return Err(crate::restoring::mismatch(self, value));
         };
         let min = entry_min(self.key.min_length(), self.value.min_length());
         write_len::<(Value, Value)>(out, entries.len(), min)?;

@@ -16,13 +16,12 @@ pub mod time;
 pub mod tuple;
 pub mod varint;
 
-use crate::compatibility::{
-    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
-};
+use crate::compatibility::{Incompatibility, MigrationReader, PathSegment};
 use crate::error::Result;
 use crate::input::DataInputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
+use crate::serializer::{Compatibility, FieldReader};
 use crate::snapshot::SerializerSnapshot;
 
 /// Fails unless `old` has the kind and version of `new`.

@@ -5,14 +5,13 @@
 use std::cmp::Ordering;
 
 use crate::comparator::TypeComparator;
-use crate::compatibility::{
-    Compatibility, FieldReader, Incompatibility, MigrationReader, PathSegment,
-};
+use crate::compatibility::{Incompatibility, MigrationReader, PathSegment};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
+use crate::serializer::{Compatibility, FieldReader};
 use crate::snapshot::{kinds, SerializerSnapshot};
 
 /// Serializes `Option<T>` with the value serializer `S`.
@@ -191,14 +190,14 @@ impl<T: 'static, C: TypeComparator<T>> TypeComparator<Option<T>> for OptionCompa
 /// a recursive value (`next: Option<Box<Chain>>`) passes through it.
 #[derive(Debug)]
 pub(crate) struct RestoredOption {
-    inner: crate::registry::RestoredSerializer,
+    inner: crate::serializer::RestoredSerializer,
     snapshot: SerializerSnapshot,
 }
 
 pub(crate) fn restore(
     snapshot: &SerializerSnapshot,
     registry: &SnapshotRegistry,
-) -> Result<crate::registry::RestoredSerializer> {
+) -> Result<crate::serializer::RestoredSerializer> {
     let inner = registry.restore(snapshot.nested_at(0)?)?;
     Ok(std::sync::Arc::new(RestoredOption {
         inner,
@@ -219,7 +218,7 @@ impl TypeSerializer<crate::Value> for RestoredOption {
                 out.write_u8(1);
                 (*self.inner).serialize(v, out)
             }
-            _ => Err(crate::restored::mismatch(self, value)),
+            _ => Err(crate::restoring::mismatch(self, value)),
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<crate::Value> {

@@ -4,11 +4,11 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::comparator::TypeComparator;
-use crate::compatibility::Compatibility;
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::Compatibility;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::SerializerSnapshot;
 

@@ -9,11 +9,12 @@ use std::cmp::Ordering;
 
 use super::pod;
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, Incompatibility, MigrationReader};
+use crate::compatibility::{Incompatibility, MigrationReader};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::Compatibility;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::{short_slot, TypeSerializer};
 use crate::snapshot::{kinds, SerializerSnapshot};
 

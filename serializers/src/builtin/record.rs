@@ -12,9 +12,9 @@ use std::sync::{Arc, Weak};
 use crate::error::{Error, Result};
 use crate::input::{ensure_stack, DataInputView, LAYOUTS_PER_LEVEL};
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
-use crate::restored::{mismatch, restore_named, restoring, RecursiveTarget};
+use crate::restoring::{mismatch, restore_named, restoring, RecursiveTarget};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, payload, SerializerSnapshot};
 use crate::value::Value;
 

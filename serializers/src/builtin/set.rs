@@ -9,12 +9,12 @@ use std::hash::{BuildHasher, Hash};
 
 use super::list::{read_len, with_capacity, write_len};
 use super::resolve_collection;
-use crate::compatibility::Compatibility;
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
+use crate::serializer::Compatibility;
 use crate::serializer::TypeSerializer;
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 
@@ -123,7 +123,7 @@ pub(crate) fn restore(
 impl TypeSerializer<Value> for RestoredSet {
     fn serialize(&self, value: &Value, out: &mut DataOutputView) -> Result<()> {
         let Value::Set(items) = value else {
-            return Err(crate::restored::mismatch(self, value));
+            return Err(crate::restoring::mismatch(self, value));
         };
         write_len::<Value>(out, items.len(), self.element.min_length())?;
         items

@@ -11,8 +11,8 @@ use crate::comparator::TypeComparator;
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 use crate::value::Value;
 
@@ -203,7 +203,7 @@ impl TypeSerializer<Value> for RestoredSystemTime {
                 write_time_parts(*secs, *nanos, out);
                 Ok(())
             }
-            _ => Err(crate::restored::mismatch(self, value)),
+            _ => Err(crate::restoring::mismatch(self, value)),
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<Value> {

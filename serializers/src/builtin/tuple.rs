@@ -4,12 +4,13 @@ use std::cmp::Ordering;
 
 use super::{check_kind, resolve_child};
 use crate::comparator::TypeComparator;
-use crate::compatibility::{Compatibility, FieldReader, MigrationReader, PathSegment};
+use crate::compatibility::{MigrationReader, PathSegment};
 use crate::error::Result;
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::{RestoredSerializer, SnapshotRegistry};
 use crate::serializer::TypeSerializer;
+use crate::serializer::{Compatibility, FieldReader};
+use crate::serializer::{RestoredSerializer, SnapshotRegistry};
 use crate::snapshot::{kinds, SerializerSnapshot};
 
 /// The type-free serializer of the tuple layout, with the parts its snapshot holds.
@@ -42,7 +43,7 @@ impl TypeSerializer<crate::Value> for RestoredTuple {
                 .iter()
                 .zip(items)
                 .try_for_each(|(p, item)| p.serialize(item, out)),
-            _ => Err(crate::restored::mismatch(self, value)),
+            _ => Err(crate::restoring::mismatch(self, value)),
         }
     }
     fn deserialize(&self, input: &mut DataInputView<'_>) -> Result<crate::Value> {

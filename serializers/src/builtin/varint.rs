@@ -7,29 +7,16 @@
 //! A narrower varint of the same signedness reads as is (the bytes are the same); a fixed
 //! integer of the same signedness and no wider migrates.
 
-use crate::compatibility::{Compatibility, Incompatibility, MigrationReader};
+use crate::compatibility::{Incompatibility, MigrationReader};
 use crate::error::{Error, Result};
 use crate::input::DataInputView;
 use crate::output::DataOutputView;
-use crate::registry::SnapshotRegistry;
+use crate::serializer::Compatibility;
+use crate::serializer::SnapshotRegistry;
 use crate::serializer::TypeSerializer;
 use crate::snapshot::{kinds, SerializerSnapshot};
 
-/// The kind ids of the varint layouts.
-pub mod varint_kinds {
-    /// Unsigned LEB128 of a `u16`.
-    pub const U16: &str = "varint_u16";
-    /// Unsigned LEB128 of a `u32`.
-    pub const U32: &str = "varint_u32";
-    /// Unsigned LEB128 of a `u64`.
-    pub const U64: &str = "varint_u64";
-    /// Zigzag LEB128 of an `i16`.
-    pub const I16: &str = "varint_i16";
-    /// Zigzag LEB128 of an `i32`.
-    pub const I32: &str = "varint_i32";
-    /// Zigzag LEB128 of an `i64`.
-    pub const I64: &str = "varint_i64";
-}
+pub use crate::snapshot::varint_kinds;
 
 #[cold]
 #[inline(never)]
