@@ -166,8 +166,7 @@ fn a_users_source_operator_and_sink_recover_from_sigkill_exactly_once() {
 
 /// The job's input has ended and sink subtask 0 is still staging its last records (slowly,
 /// as an upload would) when the process is killed; sink subtask 1 has prepared its last
-/// records by then: those of several checkpoints that could not complete (source subtask 0,
-/// whose splits have no pause, had ended) and those after the last one. Restored (faster,
+/// records (those after the last completed checkpoint) by then. Restored (faster,
 /// so that its checkpoints cut the replay elsewhere than the first run's did), the job must
 /// publish every record exactly once: a sink whose input ended commits nothing before the
 /// whole job has ended, because a crash before that replays from the last completed
