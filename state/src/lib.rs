@@ -19,6 +19,7 @@ mod error;
 mod handles;
 mod heap;
 pub mod key_group;
+mod map_iter;
 mod meta;
 mod operator;
 mod options;
@@ -34,6 +35,7 @@ pub use heap::HeapKeyedStateBackend;
 pub use key_group::{
     default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange,
 };
+pub use map_iter::{MapIter, MapKeys, MapValues};
 pub use operator::{
     BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution,
 };

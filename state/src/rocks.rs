@@ -27,6 +27,7 @@ use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::heap::{not_registered, on_read, Visible};
 use crate::key_group::KeyGroupRange;
+use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
 use crate::savepoint::{
     part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
@@ -38,6 +39,10 @@ use crate::ttl::{Clock, StateTtlConfig};
 const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
 /// Entries per write batch when restoring.
 const RESTORE_BATCH: usize = 4096;
+/// Entries per write batch of `put_all`.
+const WRITE_BATCH: usize = 4096;
+/// Bytes per write batch of `put_all`, whichever of the two bounds comes first.
+const WRITE_BATCH_BYTES: usize = 4 << 20;
 
 /// Compression of SST files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,6 +353,84 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K>
         out.write_bytes(&composite[prefix_len..prefix_len + len]);
         out.write_bytes(value);
         Ok(1)
+    }
+}
+
+/// A map state's entries in RocksDB: an iterator bounded to the prefix
+/// `[key group][key][namespace]`, decoding one entry per step. Expired entries are deleted
+/// as they are passed and refreshed timestamps written back, as `get` does (the iterator
+/// reads an implicit snapshot, so these writes do not show up in it).
+struct RocksMapIter<'a, UK: MapKey, UV: StateValue> {
+    db: &'a DB,
+    cf: &'a rocksdb::ColumnFamily,
+    write: &'a WriteOptions,
+    it: rocksdb::DBRawIteratorWithThreadMode<'a, DB>,
+    prefix: Vec<u8>,
+    user_key: UK::Serializer,
+    user_value: UV::Serializer,
+    ttl: Option<StateTtlConfig>,
+    now: i64,
+    done: bool,
+}
+
+impl<UK: MapKey, UV: StateValue> RocksMapIter<'_, UK, UV> {
+    /// The entry under the iterator, then a step: `None` at the end, `Some(None)` for an
+    /// expired entry.
+    fn step(&mut self) -> Result<Option<Option<(UK, UV)>>> {
+        let (Some(k), Some(v)) = (self.it.key(), self.it.value()) else {
+            self.it.status().map_err(rocks)?;
+            return Ok(None);
+        };
+        if !k.starts_with(&self.prefix) {
+            return Ok(None);
+        }
+        // The value is `[user key][ts?][user value]`.
+        let mut input = DataInputView::new(v);
+        let uk = self.user_key.deserialize(&mut input)?;
+        let entry = if self.ttl.is_some() {
+            let ts_at = input.position();
+            let mut ts = input.read_i64()?;
+            let before = ts;
+            if on_read(&self.ttl, &mut ts, self.now) == Visible::Expired {
+                self.db
+                    .delete_cf_opt(self.cf, k, self.write)
+                    .map_err(rocks)?;
+                None
+            } else {
+                let uv = self.user_value.deserialize(&mut input)?;
+                if ts != before {
+                    let mut refreshed = v.to_vec();
+                    refreshed[ts_at..ts_at + 8].copy_from_slice(&ts.to_le_bytes());
+                    self.db
+                        .put_cf_opt(self.cf, k, refreshed, self.write)
+                        .map_err(rocks)?;
+                }
+                Some((uk, uv))
+            }
+        } else {
+            Some((uk, self.user_value.deserialize(&mut input)?))
+        };
+        self.it.next();
+        Ok(Some(entry))
+    }
+}
+
+impl<UK: MapKey, UV: StateValue> Iterator for RocksMapIter<'_, UK, UV> {
+    type Item = Result<(UK, UV)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match self.step() {
+                Ok(Some(Some(entry))) => return Some(Ok(entry)),
+                Ok(Some(None)) => {}
+                Ok(None) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
     }
 }
 
@@ -1013,6 +1096,48 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             .map_err(rocks)
     }
 
+    fn list_add_all<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
+        self.key_and_namespace(&ns_ser, namespace)?;
+        self.value_buf.clear();
+        for v in &values {
+            if ttl {
+                self.value_buf.write_i64(now);
+            }
+            // Each element is its own value, as `add` writes it.
+            self.value_buf.reset_zero_sized_budget();
+            v_ser.serialize(v, &mut self.value_buf)?;
+        }
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        // One merge operand: the list's merge operator concatenates self-delimiting elements.
+        self.db
+            .merge_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
+    }
+
     fn list_update<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
@@ -1173,14 +1298,60 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             .map_err(rocks)
     }
 
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+    fn map_put_all<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> Result<Vec<(UK, UV)>> {
+        entries: &mut dyn Iterator<Item = (UK, UV)>,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, uk_ser, uv_ser, ttl, cf_name) = (
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key.clone(),
+            s.codec.user_value.clone(),
+            s.codec.user_key_order.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let mut batch = WriteBatch::default();
+        for (key, value) in entries {
+            // Each entry is its own value, as `put` writes it.
+            self.value_buf.clear();
+            uk_ser.serialize(&key, &mut self.value_buf)?;
+            if ttl {
+                self.value_buf.write_i64(now);
+            }
+            uv_ser.serialize(&value, &mut self.value_buf)?;
+            let composite = self
+                .builder
+                .with_user_key_from(|buf| order.write_normalized_key(&key, buf));
+            batch.put_cf(cf, composite, self.value_buf.as_slice());
+            if batch.len() >= WRITE_BATCH || batch.size_in_bytes() >= WRITE_BATCH_BYTES {
+                self.db
+                    .write_opt(std::mem::take(&mut batch), &self.write)
+                    .map_err(rocks)?;
+            }
+        }
+        if !batch.is_empty() {
+            self.db.write_opt(batch, &self.write).map_err(rocks)?;
+        }
+        Ok(())
+    }
+
+    fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &'a mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<MapIter<'a, UK, UV>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, user_key, user_value, ttl, cf_name) = (
             s.codec.namespace.clone(),
             s.codec.user_key.clone(),
             s.codec.user_value.clone(),
@@ -1188,8 +1359,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             s.cf.clone(),
         );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let prefix = self.builder.key_and_namespace().to_vec();
-        let cf = self
+        let this: &'a Self = self;
+        let prefix = this.builder.key_and_namespace().to_vec();
+        let cf = this
             .db
             .cf_handle(&cf_name)
             .ok_or_else(|| missing_cf(&cf_name))?;
@@ -1197,30 +1369,20 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         if let Some(end) = prefix_end(&prefix) {
             read.set_iterate_upper_bound(end);
         }
-        let mut it = self.db.raw_iterator_cf_opt(cf, read);
+        let mut it = this.db.raw_iterator_cf_opt(cf, read);
         it.seek(&prefix);
-        let mut out = Vec::new();
-        let mut expired = Vec::new();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            if !k.starts_with(&prefix) {
-                break;
-            }
-            let mut input = DataInputView::new(v);
-            let uk = uk_ser.deserialize(&mut input)?;
-            let mut ts = if ttl.is_some() { input.read_i64()? } else { 0 };
-            if on_read(&ttl, &mut ts, now) == Visible::Expired {
-                expired.push(k.to_vec());
-            } else {
-                out.push((uk, uv_ser.deserialize(&mut input)?));
-            }
-            it.next();
-        }
-        it.status().map_err(rocks)?;
-        drop(it);
-        for k in expired {
-            self.db.delete_cf_opt(cf, k, &self.write).map_err(rocks)?;
-        }
-        Ok(out)
+        Ok(MapIter::new(RocksMapIter::<UK, UV> {
+            db: &this.db,
+            cf,
+            write: &this.write,
+            it,
+            prefix,
+            user_key,
+            user_value,
+            ttl,
+            now,
+            done: false,
+        }))
     }
 
     fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {
@@ -1450,3 +1612,52 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
 
 #[allow(unused_imports)]
 use {Clock as _, Comparable as _, ErasedCodec as _};
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+    use super::*;
+
+    /// Corrupt bytes under a map's prefix are an error of lazy and eager reads, never a panic
+    /// or a silently shorter map.
+    #[test]
+    fn corrupt_map_entries_are_errors_of_lazy_reads() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let options = BackendOptions::new(128, KeyGroupRange::all(128))?;
+        let mut b = RocksDbKeyedStateBackend::<String>::open(
+            &dir.path().join("db"),
+            options,
+            RocksDbOptions::default(),
+        )?;
+        let map = b.map_state::<(), u32, String>(&MapStateDescriptor::new("map"))?;
+        b.set_current_key(&"a".to_owned())?;
+        map.put_all(&mut b, &(), [(1, "one".to_owned()), (2, "two".to_owned())])?;
+        // Cut the second entry's value short: `[user key][user value]` with half a key.
+        let cf = b.db.cf_handle("s0").unwrap();
+        // (Forward only: memtables with in-place updates cannot iterate backwards.)
+        let mut it = b.db.raw_iterator_cf(cf);
+        it.seek_to_first();
+        let mut last = Vec::new();
+        while let Some(k) = it.key() {
+            last = k.to_vec();
+            it.next();
+        }
+        it.status().map_err(rocks)?;
+        drop(it);
+        b.db.put_cf(cf, &last, [0u8, 0]).map_err(rocks)?;
+
+        let mut entries = map.iter(&mut b, &())?;
+        assert_eq!(entries.next().transpose()?, Some((1, "one".to_owned())));
+        assert!(matches!(entries.next(), Some(Err(Error::Serialization(_)))));
+        assert!(entries.next().is_none(), "iteration ends at the error");
+        drop(entries);
+        assert!(matches!(
+            map.entries(&mut b, &()),
+            Err(Error::Serialization(_))
+        ));
+        assert!(map.keys(&mut b, &())?.any(|k| k.is_err()));
+        assert!(map.values(&mut b, &())?.any(|v| v.is_err()));
+        Ok(())
+    }
+}
