@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::compaction_filter::Decision;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch,
+    BlockBasedOptions, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch,
     WriteOptions, DB,
 };
 use typeinfo::{
@@ -27,6 +27,7 @@ use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::heap::{not_registered, on_read, Visible};
 use crate::key_group::KeyGroupRange;
+use crate::managed_memory::{default_managed_memory_bytes, RocksDbMemory};
 use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
 use crate::savepoint::{
@@ -56,22 +57,26 @@ pub enum Compression {
 }
 
 /// The RocksDB options a user tunes, with sensible defaults.
+///
+/// Memory is bounded per process by one setting,
+/// [`managed_memory_bytes`](Self::managed_memory_bytes): see [`RocksDbMemory`].
 #[derive(Debug, Clone)]
 pub struct RocksDbOptions {
-    block_cache_bytes: usize,
+    managed_memory_bytes: Option<usize>,
     write_buffer_bytes: usize,
     compression: Compression,
     max_background_jobs: i32,
 }
 
 impl Default for RocksDbOptions {
-    /// 64 MiB block cache, 64 MiB write buffer per state, LZ4, two background jobs.
+    /// Memory bounded by [`default_managed_memory_bytes`] for the whole process, 2 MiB
+    /// write buffers per state, LZ4, two background jobs.
     fn default() -> Self {
         // A small write buffer: every keyed-state update searches the memtable's skiplist, and
         // a 2 MiB one stays in cache (measured with `window_throughput`: 64 MiB gave 240k
         // events/s, 2 MiB about 480k on this 2-core machine).
         Self {
-            block_cache_bytes: 64 << 20,
+            managed_memory_bytes: None,
             write_buffer_bytes: 2 << 20,
             compression: Compression::Lz4,
             max_background_jobs: 2,
@@ -80,13 +85,35 @@ impl Default for RocksDbOptions {
 }
 
 impl RocksDbOptions {
-    /// The block cache shared by every state of the backend.
-    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
-        self.block_cache_bytes = bytes;
+    /// The bound of RocksDB's memory (block cache, index and filter blocks, memtables) shared
+    /// by every backend of this process opened with the same bound; default
+    /// [`default_managed_memory_bytes`], a quarter of the machine's memory. See
+    /// [`RocksDbMemory`] for how it is split.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_state::RocksDbOptions;
+    ///
+    /// let options = RocksDbOptions::default().managed_memory_bytes(256 << 20);
+    /// assert_eq!(options.memory().total_bytes(), 256 << 20);
+    /// ```
+    pub fn managed_memory_bytes(mut self, bytes: usize) -> Self {
+        self.managed_memory_bytes = Some(bytes);
         self
     }
 
-    /// The write buffer (memtable) size of each state.
+    /// The process's memory pool these options name (created on first use, shared while a
+    /// backend uses it).
+    pub fn memory(&self) -> RocksDbMemory {
+        RocksDbMemory::shared(
+            self.managed_memory_bytes
+                .unwrap_or_else(default_managed_memory_bytes),
+        )
+    }
+
+    /// The write buffer (memtable) size of each state; every state's memtables together are
+    /// bounded by the managed memory's write buffer manager.
     pub fn write_buffer_bytes(mut self, bytes: usize) -> Self {
         self.write_buffer_bytes = bytes;
         self
@@ -104,7 +131,25 @@ impl RocksDbOptions {
         self
     }
 
-    fn column_family(&self, cache: &Cache) -> Options {
+    /// The block-based table options of every column family: the shared cache, with index
+    /// and filter blocks in it.
+    fn table(memory: &RocksDbMemory) -> BlockBasedOptions {
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(memory.cache());
+        // Index and filter blocks count in the cache (else they live, unbounded, in the
+        // table readers), with high priority; level 0's and the top-level ones stay pinned,
+        // as Flink configures its bounded memory.
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_cache_index_and_filter_blocks_with_high_priority(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        table.set_pin_top_level_index_and_filter(true);
+        // Most reads of keyed state are point lookups, many of keys not written yet (the first
+        // record of a key in a window): a bloom filter answers those without reading blocks.
+        table.set_bloom_filter(10.0, false);
+        table
+    }
+
+    fn column_family(&self, memory: &RocksDbMemory) -> Options {
         let mut opts = Options::default();
         opts.set_write_buffer_size(self.write_buffer_bytes);
         opts.set_compression_type(match self.compression {
@@ -112,12 +157,7 @@ impl RocksDbOptions {
             Compression::Lz4 => DBCompressionType::Lz4,
             Compression::Zstd => DBCompressionType::Zstd,
         });
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(cache);
-        // Most reads of keyed state are point lookups, many of keys not written yet (the first
-        // record of a key in a window): a bloom filter answers those without reading blocks.
-        table.set_bloom_filter(10.0, false);
-        opts.set_block_based_table_factory(&table);
+        opts.set_block_based_table_factory(&Self::table(memory));
         opts
     }
 }
@@ -453,7 +493,7 @@ struct Current<K> {
 pub struct RocksDbKeyedStateBackend<K: StateKey> {
     options: BackendOptions,
     rocks_options: RocksDbOptions,
-    cache: Cache,
+    memory: RocksDbMemory,
     path: PathBuf,
     db: DB,
     /// The options of every column family, kept alive after the database: RocksDB holds
@@ -492,8 +532,12 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     ) -> Result<Self> {
         prepare_dir(dir)?;
         let key_serializer = K::create_serializer(&options.serializer_config)?;
+        let memory = rocks_options.memory();
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
+        // Every memtable of every backend of the pool is charged to its one cache.
+        db_opts.set_write_buffer_manager(memory.write_buffer_manager());
+        db_opts.set_block_based_table_factory(&RocksDbOptions::table(&memory));
         db_opts.set_max_background_jobs(rocks_options.max_background_jobs);
         // Required by in-place memtable updates (one writer thread per backend anyway).
         db_opts.set_allow_concurrent_memtable_write(false);
@@ -502,12 +546,11 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
             .map_err(|e| Error::io(dir.join(MARKER), e))?;
         let mut write = WriteOptions::default();
         write.disable_wal(true);
-        let cache = Cache::new_lru_cache(rocks_options.block_cache_bytes);
         Ok(Self {
             builder: CompositeKeyBuilder::new(options.max_parallelism),
             options,
             rocks_options,
-            cache,
+            memory,
             path: dir.to_owned(),
             db,
             cf_options: Vec::new(),
@@ -523,6 +566,52 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The memory pool this backend shares with the others of the process opened with the
+    /// same bound.
+    pub fn memory(&self) -> &RocksDbMemory {
+        &self.memory
+    }
+
+    /// An integer property of RocksDB (`rocksdb.estimate-table-readers-mem`,
+    /// `rocksdb.cur-size-all-mem-tables`, ...), summed over the column families of every
+    /// registered state.
+    ///
+    /// # Errors
+    ///
+    /// RocksDB does not know the property, or fails.
+    pub fn int_property(&self, name: &str) -> Result<u64> {
+        let mut sum = 0u64;
+        for state in &self.states {
+            let cf = self
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
+            let value = self
+                .db
+                .property_int_value_cf(cf, name)
+                .map_err(rocks)?
+                .ok_or_else(|| Error::InvalidConfig(format!("no RocksDB property `{name}`")))?;
+            sum = sum.saturating_add(value);
+        }
+        Ok(sum)
+    }
+
+    /// Writes every state's memtable to SST files now.
+    ///
+    /// # Errors
+    ///
+    /// RocksDB fails.
+    pub fn flush(&self) -> Result<()> {
+        for state in &self.states {
+            let cf = self
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
+            self.db.flush_cf(cf).map_err(rocks)?;
+        }
+        Ok(())
     }
 
     /// RocksDB's native checkpoint: hard links of the current SST files in `dir` (fast,
@@ -580,7 +669,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         }
         let codec = make()?;
         let cf = format!("s{}", self.states.len());
-        let mut cf_opts = self.rocks_options.column_family(&self.cache);
+        let mut cf_opts = self.rocks_options.column_family(&self.memory);
         if kind == StateKind::List {
             cf_opts.set_merge_operator_associative("typeinfo_list_append", concat_merge);
         } else {

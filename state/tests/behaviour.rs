@@ -29,7 +29,7 @@ impl Factory for RocksDb {
         RocksDbKeyedStateBackend::open(
             &dir.join("db"),
             options,
-            RocksDbOptions::default().block_cache_bytes(8 << 20),
+            RocksDbOptions::default().managed_memory_bytes(8 << 20),
         )
     }
 }
