@@ -6,7 +6,7 @@ use std::path::Path;
 use typeinfo_state::savepoint::{KeyedSnapshot, RestoreReport};
 use typeinfo_state::{
     AggregatingState, AggregatingStateDescriptor, BackendOptions, HeapKeyedStateBackend,
-    KeyGroupRange, KeyedStateBackend, ListState, ListStateDescriptor, MapKey, MapState,
+    KeyGroupRange, KeyedStateBackend, ListState, ListStateDescriptor, MapIter, MapKey, MapState,
     MapStateDescriptor, ReducingState, ReducingStateDescriptor, RocksDbKeyedStateBackend, StateId,
     StateKey, StateMeta, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
 };
@@ -160,6 +160,14 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.list_add(state, namespace, value))
     }
+    fn list_add_all<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> typeinfo_state::Result<()> {
+        delegate!(self, b => b.list_add_all(state, namespace, values))
+    }
     fn list_update<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
@@ -192,6 +200,21 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         key: &UK,
     ) -> typeinfo_state::Result<()> {
         delegate!(self, b => b.map_remove::<N, UK, UV>(state, namespace, key))
+    }
+    fn map_put_all<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        entries: &mut dyn Iterator<Item = (UK, UV)>,
+    ) -> typeinfo_state::Result<()> {
+        delegate!(self, b => b.map_put_all::<N, UK, UV>(state, namespace, entries))
+    }
+    fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &'a mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> typeinfo_state::Result<MapIter<'a, UK, UV>> {
+        delegate!(self, b => b.map_iter(state, namespace))
     }
     fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,

@@ -9,6 +9,7 @@ use crate::descriptor::{
 };
 use crate::error::Result;
 use crate::key_group::KeyGroupRange;
+use crate::map_iter::MapIter;
 pub use crate::meta::{StateId, StateKind, StateMeta};
 use crate::savepoint::{KeyedSnapshot, RestoreReport};
 
@@ -141,6 +142,21 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
         namespace: &N,
         value: V,
     ) -> Result<()>;
+    /// Appends every element of `values` to the list of the current key in `namespace`
+    /// (nothing when `values` is empty). The default adds one at a time; both backends
+    /// append in one access.
+    #[doc(hidden)]
+    fn list_add_all<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
+        for value in values {
+            self.list_add(state, namespace, value)?;
+        }
+        Ok(())
+    }
     /// Replaces the list of the current key in `namespace`.
     #[doc(hidden)]
     fn list_update<N: StateNamespace, V: StateValue>(
@@ -174,13 +190,37 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
         namespace: &N,
         key: &UK,
     ) -> Result<()>;
-    /// Every entry in the user key's order.
+    /// Sets the value of every user key of `entries`, in their order (a later entry of an
+    /// equal key wins). The default puts one at a time; RocksDB writes batches.
+    #[doc(hidden)]
+    fn map_put_all<N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        entries: &mut dyn Iterator<Item = (UK, UV)>,
+    ) -> Result<()> {
+        for (key, value) in entries {
+            self.map_put::<N, UK, UV>(state, namespace, key, value)?;
+        }
+        Ok(())
+    }
+    /// Every entry in the user key's order, read lazily (never the whole map at once).
+    #[doc(hidden)]
+    fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &'a mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<MapIter<'a, UK, UV>>;
+    /// Every entry in the user key's order, collected from
+    /// [`map_iter`](Self::map_iter).
     #[doc(hidden)]
     fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> Result<Vec<(UK, UV)>>;
+    ) -> Result<Vec<(UK, UV)>> {
+        self.map_iter(state, namespace)?.collect()
+    }
 
     /// Removes the state of the current key in `namespace`.
     ///

@@ -8,6 +8,7 @@ use crate::descriptor::{
     StateValue, ValueState,
 };
 use crate::error::Result;
+use crate::map_iter::{MapIter, MapKeys, MapValues};
 
 impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
     /// The value of the current key in `namespace`, or the descriptor's default.
@@ -97,6 +98,41 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
         values: Vec<V>,
     ) -> Result<()> {
         backend.list_update(self.id, namespace, values)
+    }
+
+    /// Appends every element of `values`, in their order, in one access of the backend
+    /// (Flink's `addAll`). Nothing changes when `values` is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_state::{BackendOptions, HeapKeyedStateBackend, KeyGroupRange, KeyedStateBackend, ListStateDescriptor};
+    ///
+    /// # fn main() -> typeinfo_state::Result<()> {
+    /// let mut backend = HeapKeyedStateBackend::<String>::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?;
+    /// let events = backend.list_state::<(), u32>(&ListStateDescriptor::new("events"))?;
+    /// backend.set_current_key(&"ada".to_owned())?;
+    /// events.add(&mut backend, &(), 1)?;
+    /// events.add_all(&mut backend, &(), [2, 3])?;
+    /// assert_eq!(events.get(&mut backend, &())?, vec![1, 2, 3]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn add_all<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        values: impl IntoIterator<Item = V>,
+    ) -> Result<()> {
+        let values: Vec<V> = values.into_iter().collect();
+        if values.is_empty() {
+            return Ok(());
+        }
+        backend.list_add_all(self.id, namespace, values)
     }
 
     /// Removes every element.
@@ -195,7 +231,87 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
         Ok(self.get(backend, namespace, key)?.is_some())
     }
 
-    /// Every entry, in the user key's order.
+    /// Sets the value of every key of `entries`, in their order (a later entry of an equal
+    /// key wins), as [`put`](Self::put) one by one would. RocksDB writes them in batches of
+    /// bounded size, so `entries` may be larger than memory; a failure part way leaves the
+    /// entries before it written (as Flink's `putAll`).
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn put_all<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        entries: impl IntoIterator<Item = (UK, UV)>,
+    ) -> Result<()> {
+        backend.map_put_all::<N, UK, UV>(self.id, namespace, &mut entries.into_iter())
+    }
+
+    /// Every entry, in the user key's order, read lazily: the map is never materialized
+    /// (RocksDB iterates under the key and namespace's prefix; the heap backend walks its
+    /// ordered map). Expired entries are skipped as [`entries`](Self::entries) skips them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_state::{BackendOptions, HeapKeyedStateBackend, KeyGroupRange, KeyedStateBackend, MapStateDescriptor};
+    ///
+    /// # fn main() -> typeinfo_state::Result<()> {
+    /// let mut backend = HeapKeyedStateBackend::<String>::new(BackendOptions::new(128, KeyGroupRange::all(128))?)?;
+    /// let prices = backend.map_state::<(), u32, u64>(&MapStateDescriptor::new("prices"))?;
+    /// backend.set_current_key(&"ada".to_owned())?;
+    /// prices.put_all(&mut backend, &(), [(3, 30), (1, 10), (2, 20)])?;
+    /// let mut total = 0;
+    /// for entry in prices.iter(&mut backend, &())? {
+    ///     let (_day, price) = entry?;
+    ///     total += price;
+    /// }
+    /// assert_eq!(total, 60);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend error. Each item is an error when its stored bytes cannot
+    /// be read; iteration ends after it.
+    pub fn iter<'a, K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &'a mut B,
+        namespace: &N,
+    ) -> Result<MapIter<'a, UK, UV>> {
+        backend.map_iter(self.id, namespace)
+    }
+
+    /// Every user key, in order, read lazily as [`iter`](Self::iter) reads.
+    ///
+    /// # Errors
+    ///
+    /// As [`iter`](Self::iter).
+    pub fn keys<'a, K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &'a mut B,
+        namespace: &N,
+    ) -> Result<MapKeys<'a, UK, UV>> {
+        Ok(MapKeys::new(self.iter(backend, namespace)?))
+    }
+
+    /// Every value, in the order of its user key, read lazily as [`iter`](Self::iter) reads.
+    ///
+    /// # Errors
+    ///
+    /// As [`iter`](Self::iter).
+    pub fn values<'a, K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &'a mut B,
+        namespace: &N,
+    ) -> Result<MapValues<'a, UK, UV>> {
+        Ok(MapValues::new(self.iter(backend, namespace)?))
+    }
+
+    /// Every entry, in the user key's order, collected into a vector: this materializes the
+    /// map; prefer [`iter`](Self::iter) for maps that may be large.
     ///
     /// # Errors
     ///
@@ -208,7 +324,7 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
         backend.map_entries(self.id, namespace)
     }
 
-    /// Whether the map is empty.
+    /// Whether the map has no (unexpired) entry; reads at most up to the first live entry.
     ///
     /// # Errors
     ///
@@ -218,7 +334,11 @@ impl<N: StateNamespace, UK: MapKey, UV: StateValue> MapState<N, UK, UV> {
         backend: &mut B,
         namespace: &N,
     ) -> Result<bool> {
-        Ok(self.entries(backend, namespace)?.is_empty())
+        match self.iter(backend, namespace)?.next() {
+            None => Ok(true),
+            Some(Ok(_)) => Ok(false),
+            Some(Err(e)) => Err(e),
+        }
     }
 
     /// Removes every entry.

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::key_group::KeyGroupRange;
+use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
 use crate::savepoint::{
     part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
@@ -361,6 +363,44 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
             map.retain(|_, (_, ts)| !ttl.is_expired(*ts, now));
             map.is_empty()
         });
+    }
+}
+
+/// A map state's entries on the heap, walked from the last user key returned (a range
+/// lookup per entry), so that expired entries can be removed on the way and nothing is
+/// collected.
+struct HeapMapIter<'a, UK: MapKey, UV: StateValue> {
+    map: &'a mut BTreeMap<UK, (UV, i64)>,
+    /// The last user key returned or removed.
+    cursor: Option<UK>,
+    ttl: Option<StateTtlConfig>,
+    now: i64,
+    user_key: &'a UK::Serializer,
+    user_value: &'a UV::Serializer,
+}
+
+impl<UK: MapKey, UV: StateValue> Iterator for HeapMapIter<'_, UK, UV> {
+    type Item = Result<(UK, UV)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (key, (value, ts)) = match &self.cursor {
+                None => self.map.iter_mut().next(),
+                Some(last) => self
+                    .map
+                    .range_mut((Bound::Excluded(last), Bound::Unbounded))
+                    .next(),
+            }?;
+            if on_read(&self.ttl, ts, self.now) == Visible::Expired {
+                let key = key.clone();
+                self.map.remove(&key);
+                self.cursor = Some(key);
+                continue;
+            }
+            let entry = (self.user_key.copy(key), self.user_value.copy(value));
+            self.cursor = Some(key.clone());
+            return Some(Ok(entry));
+        }
     }
 }
 
@@ -777,6 +817,25 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(())
     }
 
+    fn list_add_all<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
+        let ts = stamp(&table.ttl, now);
+        let values = values.into_iter().map(|v| (v, ts));
+        match table.slot(current.group, &current.key, namespace) {
+            Some(list) => list.extend(values),
+            None => table.insert(current.group, &current.key, namespace, values.collect()),
+        }
+        Ok(())
+    }
+
     fn list_update<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
@@ -860,21 +919,26 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(())
     }
 
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
-        &mut self,
+    fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &'a mut self,
         state: StateId,
         namespace: &N,
-    ) -> Result<Vec<(UK, UV)>> {
+    ) -> Result<MapIter<'a, UK, UV>> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
-        let ttl = table.ttl.clone();
-        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else {
-            return Ok(Vec::new());
+        let Table {
+            groups, codec, ttl, ..
+        } = table;
+        let Some(map) = slot_in(groups, current.group, &current.key, namespace) else {
+            return Ok(MapIter::empty());
         };
-        map.retain(|_, (_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
-        Ok(map
-            .iter()
-            .map(|(k, (v, _))| (table.codec.user_key.copy(k), table.codec.user_value.copy(v)))
-            .collect())
+        Ok(MapIter::new(HeapMapIter {
+            map,
+            cursor: None,
+            ttl: ttl.clone(),
+            now,
+            user_key: &codec.user_key,
+            user_value: &codec.user_value,
+        }))
     }
 
     fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {

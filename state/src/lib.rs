@@ -8,6 +8,21 @@
 //!   `RocksDbKeyedStateBackend` (serialized, in RocksDB).
 //! - Savepoints that both backends write and read, restored at any parallelism and with
 //!   migrated types (`FORMAT.md` of this crate).
+//!
+//! # Memory
+//!
+//! - RocksDB's memory is bounded per process, as Flink's managed memory: every RocksDB
+//!   backend opened with the same [`RocksDbOptions::managed_memory_bytes`] (default
+//!   [`default_managed_memory_bytes`], a quarter of the machine's memory from
+//!   `/proc/meminfo` or the cgroup limit, 512 MiB where unknown) shares one
+//!   [`RocksDbMemory`]: one LRU block cache (5/6 of the bound) holding data, index and
+//!   filter blocks, and one write buffer manager (1/3 of the bound) that charges every
+//!   memtable of every state to that cache; Flink's split, explained on [`RocksDbMemory`].
+//!   The bound does not shrink with the number of subtasks or states, it is shared by them.
+//! - Map state is never materialized to be read: [`MapState::iter`], [`MapState::keys`],
+//!   [`MapState::values`] and [`MapState::is_empty`] read entry by entry (RocksDB iterates
+//!   under the `[key group][key][namespace]` prefix), [`MapState::put_all`] writes in
+//!   batches of bounded size. [`MapState::entries`] still collects a vector, for small maps.
 
 #![warn(missing_docs)]
 
@@ -19,6 +34,8 @@ mod error;
 mod handles;
 mod heap;
 pub mod key_group;
+mod managed_memory;
+mod map_iter;
 mod meta;
 mod operator;
 mod options;
@@ -34,6 +51,8 @@ pub use heap::HeapKeyedStateBackend;
 pub use key_group::{
     default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange,
 };
+pub use managed_memory::{default_managed_memory_bytes, RocksDbMemory, MIN_MANAGED_MEMORY_BYTES};
+pub use map_iter::{MapIter, MapKeys, MapValues};
 pub use operator::{
     BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution,
 };

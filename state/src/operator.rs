@@ -543,6 +543,50 @@ impl<K: MapKey, V: StateValue> BroadcastState<K, V> {
         Ok(())
     }
 
+    /// Sets the value of every key of `entries`, in their order (a later entry of an equal
+    /// key wins), as Flink's `putAll`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_state::OperatorStateBackend;
+    ///
+    /// # fn main() -> typeinfo_state::Result<()> {
+    /// let mut ops = OperatorStateBackend::new(0, 1);
+    /// let rules = ops.broadcast_state::<String, i32>("rules")?;
+    /// rules.put_all(&mut ops, [("limit".to_owned(), 100), ("burst".to_owned(), 7)])?;
+    /// assert_eq!(rules.read_only(&mut ops)?.get(&"burst".to_owned()), Some(&7));
+    /// rules.clear(&mut ops)?;
+    /// assert_eq!(rules.read_only(&mut ops)?.entries().count(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn put_all(
+        &self,
+        backend: &mut OperatorStateBackend,
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<()> {
+        backend
+            .typed::<BroadcastOp<K, V>>(self.index)?
+            .map
+            .extend(entries);
+        Ok(())
+    }
+
+    /// Removes every entry.
+    ///
+    /// # Errors
+    ///
+    /// The handle belongs to another backend.
+    pub fn clear(&self, backend: &mut OperatorStateBackend) -> Result<()> {
+        backend.typed::<BroadcastOp<K, V>>(self.index)?.map.clear();
+        Ok(())
+    }
+
     /// Removes `key`.
     ///
     /// # Errors

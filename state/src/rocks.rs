@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::compaction_filter::Decision;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch,
+    BlockBasedOptions, DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch,
     WriteOptions, DB,
 };
 use typeinfo::{
@@ -27,6 +27,8 @@ use crate::descriptor::*;
 use crate::error::{Error, Result};
 use crate::heap::{not_registered, on_read, Visible};
 use crate::key_group::KeyGroupRange;
+use crate::managed_memory::{default_managed_memory_bytes, RocksDbMemory};
+use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
 use crate::savepoint::{
     part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
@@ -38,6 +40,10 @@ use crate::ttl::{Clock, StateTtlConfig};
 const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
 /// Entries per write batch when restoring.
 const RESTORE_BATCH: usize = 4096;
+/// Entries per write batch of `put_all`.
+const WRITE_BATCH: usize = 4096;
+/// Bytes per write batch of `put_all`, whichever of the two bounds comes first.
+const WRITE_BATCH_BYTES: usize = 4 << 20;
 
 /// Compression of SST files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,22 +57,26 @@ pub enum Compression {
 }
 
 /// The RocksDB options a user tunes, with sensible defaults.
+///
+/// Memory is bounded per process by one setting,
+/// [`managed_memory_bytes`](Self::managed_memory_bytes): see [`RocksDbMemory`].
 #[derive(Debug, Clone)]
 pub struct RocksDbOptions {
-    block_cache_bytes: usize,
+    managed_memory_bytes: Option<usize>,
     write_buffer_bytes: usize,
     compression: Compression,
     max_background_jobs: i32,
 }
 
 impl Default for RocksDbOptions {
-    /// 64 MiB block cache, 64 MiB write buffer per state, LZ4, two background jobs.
+    /// Memory bounded by [`default_managed_memory_bytes`] for the whole process, 2 MiB
+    /// write buffers per state, LZ4, two background jobs.
     fn default() -> Self {
         // A small write buffer: every keyed-state update searches the memtable's skiplist, and
         // a 2 MiB one stays in cache (measured with `window_throughput`: 64 MiB gave 240k
         // events/s, 2 MiB about 480k on this 2-core machine).
         Self {
-            block_cache_bytes: 64 << 20,
+            managed_memory_bytes: None,
             write_buffer_bytes: 2 << 20,
             compression: Compression::Lz4,
             max_background_jobs: 2,
@@ -75,13 +85,35 @@ impl Default for RocksDbOptions {
 }
 
 impl RocksDbOptions {
-    /// The block cache shared by every state of the backend.
-    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
-        self.block_cache_bytes = bytes;
+    /// The bound of RocksDB's memory (block cache, index and filter blocks, memtables) shared
+    /// by every backend of this process opened with the same bound; default
+    /// [`default_managed_memory_bytes`], a quarter of the machine's memory. See
+    /// [`RocksDbMemory`] for how it is split.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_state::RocksDbOptions;
+    ///
+    /// let options = RocksDbOptions::default().managed_memory_bytes(256 << 20);
+    /// assert_eq!(options.memory().total_bytes(), 256 << 20);
+    /// ```
+    pub fn managed_memory_bytes(mut self, bytes: usize) -> Self {
+        self.managed_memory_bytes = Some(bytes);
         self
     }
 
-    /// The write buffer (memtable) size of each state.
+    /// The process's memory pool these options name (created on first use, shared while a
+    /// backend uses it).
+    pub fn memory(&self) -> RocksDbMemory {
+        RocksDbMemory::shared(
+            self.managed_memory_bytes
+                .unwrap_or_else(default_managed_memory_bytes),
+        )
+    }
+
+    /// The write buffer (memtable) size of each state; every state's memtables together are
+    /// bounded by the managed memory's write buffer manager.
     pub fn write_buffer_bytes(mut self, bytes: usize) -> Self {
         self.write_buffer_bytes = bytes;
         self
@@ -99,7 +131,25 @@ impl RocksDbOptions {
         self
     }
 
-    fn column_family(&self, cache: &Cache) -> Options {
+    /// The block-based table options of every column family: the shared cache, with index
+    /// and filter blocks in it.
+    fn table(memory: &RocksDbMemory) -> BlockBasedOptions {
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(memory.cache());
+        // Index and filter blocks count in the cache (else they live, unbounded, in the
+        // table readers), with high priority; level 0's and the top-level ones stay pinned,
+        // as Flink configures its bounded memory.
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_cache_index_and_filter_blocks_with_high_priority(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        table.set_pin_top_level_index_and_filter(true);
+        // Most reads of keyed state are point lookups, many of keys not written yet (the first
+        // record of a key in a window): a bloom filter answers those without reading blocks.
+        table.set_bloom_filter(10.0, false);
+        table
+    }
+
+    fn column_family(&self, memory: &RocksDbMemory) -> Options {
         let mut opts = Options::default();
         opts.set_write_buffer_size(self.write_buffer_bytes);
         opts.set_compression_type(match self.compression {
@@ -107,12 +157,7 @@ impl RocksDbOptions {
             Compression::Lz4 => DBCompressionType::Lz4,
             Compression::Zstd => DBCompressionType::Zstd,
         });
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(cache);
-        // Most reads of keyed state are point lookups, many of keys not written yet (the first
-        // record of a key in a window): a bloom filter answers those without reading blocks.
-        table.set_bloom_filter(10.0, false);
-        opts.set_block_based_table_factory(&table);
+        opts.set_block_based_table_factory(&Self::table(memory));
         opts
     }
 }
@@ -351,6 +396,84 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K>
     }
 }
 
+/// A map state's entries in RocksDB: an iterator bounded to the prefix
+/// `[key group][key][namespace]`, decoding one entry per step. Expired entries are deleted
+/// as they are passed and refreshed timestamps written back, as `get` does (the iterator
+/// reads an implicit snapshot, so these writes do not show up in it).
+struct RocksMapIter<'a, UK: MapKey, UV: StateValue> {
+    db: &'a DB,
+    cf: &'a rocksdb::ColumnFamily,
+    write: &'a WriteOptions,
+    it: rocksdb::DBRawIteratorWithThreadMode<'a, DB>,
+    prefix: Vec<u8>,
+    user_key: UK::Serializer,
+    user_value: UV::Serializer,
+    ttl: Option<StateTtlConfig>,
+    now: i64,
+    done: bool,
+}
+
+impl<UK: MapKey, UV: StateValue> RocksMapIter<'_, UK, UV> {
+    /// The entry under the iterator, then a step: `None` at the end, `Some(None)` for an
+    /// expired entry.
+    fn step(&mut self) -> Result<Option<Option<(UK, UV)>>> {
+        let (Some(k), Some(v)) = (self.it.key(), self.it.value()) else {
+            self.it.status().map_err(rocks)?;
+            return Ok(None);
+        };
+        if !k.starts_with(&self.prefix) {
+            return Ok(None);
+        }
+        // The value is `[user key][ts?][user value]`.
+        let mut input = DataInputView::new(v);
+        let uk = self.user_key.deserialize(&mut input)?;
+        let entry = if self.ttl.is_some() {
+            let ts_at = input.position();
+            let mut ts = input.read_i64()?;
+            let before = ts;
+            if on_read(&self.ttl, &mut ts, self.now) == Visible::Expired {
+                self.db
+                    .delete_cf_opt(self.cf, k, self.write)
+                    .map_err(rocks)?;
+                None
+            } else {
+                let uv = self.user_value.deserialize(&mut input)?;
+                if ts != before {
+                    let mut refreshed = v.to_vec();
+                    refreshed[ts_at..ts_at + 8].copy_from_slice(&ts.to_le_bytes());
+                    self.db
+                        .put_cf_opt(self.cf, k, refreshed, self.write)
+                        .map_err(rocks)?;
+                }
+                Some((uk, uv))
+            }
+        } else {
+            Some((uk, self.user_value.deserialize(&mut input)?))
+        };
+        self.it.next();
+        Ok(Some(entry))
+    }
+}
+
+impl<UK: MapKey, UV: StateValue> Iterator for RocksMapIter<'_, UK, UV> {
+    type Item = Result<(UK, UV)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match self.step() {
+                Ok(Some(Some(entry))) => return Some(Ok(entry)),
+                Ok(Some(None)) => {}
+                Ok(None) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
 fn missing_cf(name: &str) -> Error {
     Error::RocksDb(format!("column family `{name}` is missing"))
 }
@@ -370,7 +493,7 @@ struct Current<K> {
 pub struct RocksDbKeyedStateBackend<K: StateKey> {
     options: BackendOptions,
     rocks_options: RocksDbOptions,
-    cache: Cache,
+    memory: RocksDbMemory,
     path: PathBuf,
     db: DB,
     /// The options of every column family, kept alive after the database: RocksDB holds
@@ -409,8 +532,12 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     ) -> Result<Self> {
         prepare_dir(dir)?;
         let key_serializer = K::create_serializer(&options.serializer_config)?;
+        let memory = rocks_options.memory();
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
+        // Every memtable of every backend of the pool is charged to its one cache.
+        db_opts.set_write_buffer_manager(memory.write_buffer_manager());
+        db_opts.set_block_based_table_factory(&RocksDbOptions::table(&memory));
         db_opts.set_max_background_jobs(rocks_options.max_background_jobs);
         // Required by in-place memtable updates (one writer thread per backend anyway).
         db_opts.set_allow_concurrent_memtable_write(false);
@@ -419,12 +546,11 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
             .map_err(|e| Error::io(dir.join(MARKER), e))?;
         let mut write = WriteOptions::default();
         write.disable_wal(true);
-        let cache = Cache::new_lru_cache(rocks_options.block_cache_bytes);
         Ok(Self {
             builder: CompositeKeyBuilder::new(options.max_parallelism),
             options,
             rocks_options,
-            cache,
+            memory,
             path: dir.to_owned(),
             db,
             cf_options: Vec::new(),
@@ -440,6 +566,52 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The memory pool this backend shares with the others of the process opened with the
+    /// same bound.
+    pub fn memory(&self) -> &RocksDbMemory {
+        &self.memory
+    }
+
+    /// An integer property of RocksDB (`rocksdb.estimate-table-readers-mem`,
+    /// `rocksdb.cur-size-all-mem-tables`, ...), summed over the column families of every
+    /// registered state.
+    ///
+    /// # Errors
+    ///
+    /// RocksDB does not know the property, or fails.
+    pub fn int_property(&self, name: &str) -> Result<u64> {
+        let mut sum = 0u64;
+        for state in &self.states {
+            let cf = self
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
+            let value = self
+                .db
+                .property_int_value_cf(cf, name)
+                .map_err(rocks)?
+                .ok_or_else(|| Error::InvalidConfig(format!("no RocksDB property `{name}`")))?;
+            sum = sum.saturating_add(value);
+        }
+        Ok(sum)
+    }
+
+    /// Writes every state's memtable to SST files now.
+    ///
+    /// # Errors
+    ///
+    /// RocksDB fails.
+    pub fn flush(&self) -> Result<()> {
+        for state in &self.states {
+            let cf = self
+                .db
+                .cf_handle(state.cf())
+                .ok_or_else(|| missing_cf(state.cf()))?;
+            self.db.flush_cf(cf).map_err(rocks)?;
+        }
+        Ok(())
     }
 
     /// RocksDB's native checkpoint: hard links of the current SST files in `dir` (fast,
@@ -497,7 +669,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         }
         let codec = make()?;
         let cf = format!("s{}", self.states.len());
-        let mut cf_opts = self.rocks_options.column_family(&self.cache);
+        let mut cf_opts = self.rocks_options.column_family(&self.memory);
         if kind == StateKind::List {
             cf_opts.set_merge_operator_associative("typeinfo_list_append", concat_merge);
         } else {
@@ -1013,6 +1185,48 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             .map_err(rocks)
     }
 
+    fn list_add_all<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        values: Vec<V>,
+    ) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<ValueCodec<N, V>>(state)?;
+        let (ns_ser, v_ser, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.value.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
+        self.key_and_namespace(&ns_ser, namespace)?;
+        self.value_buf.clear();
+        for v in &values {
+            if ttl {
+                self.value_buf.write_i64(now);
+            }
+            // Each element is its own value, as `add` writes it.
+            self.value_buf.reset_zero_sized_budget();
+            v_ser.serialize(v, &mut self.value_buf)?;
+        }
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        // One merge operand: the list's merge operator concatenates self-delimiting elements.
+        self.db
+            .merge_cf_opt(
+                cf,
+                self.builder.key_and_namespace(),
+                self.value_buf.as_slice(),
+                &self.write,
+            )
+            .map_err(rocks)
+    }
+
     fn list_update<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
@@ -1173,14 +1387,60 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             .map_err(rocks)
     }
 
-    fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
+    fn map_put_all<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> Result<Vec<(UK, UV)>> {
+        entries: &mut dyn Iterator<Item = (UK, UV)>,
+    ) -> Result<()> {
         let now = self.options.clock.now_ms();
         let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
-        let (ns_ser, uk_ser, uv_ser, ttl, cf_name) = (
+        let (ns_ser, uk_ser, uv_ser, order, ttl, cf_name) = (
+            s.codec.namespace.clone(),
+            s.codec.user_key.clone(),
+            s.codec.user_value.clone(),
+            s.codec.user_key_order.clone(),
+            s.ttl.is_some(),
+            s.cf.clone(),
+        );
+        self.key_and_namespace(&ns_ser, namespace)?;
+        let cf = self
+            .db
+            .cf_handle(&cf_name)
+            .ok_or_else(|| missing_cf(&cf_name))?;
+        let mut batch = WriteBatch::default();
+        for (key, value) in entries {
+            // Each entry is its own value, as `put` writes it.
+            self.value_buf.clear();
+            uk_ser.serialize(&key, &mut self.value_buf)?;
+            if ttl {
+                self.value_buf.write_i64(now);
+            }
+            uv_ser.serialize(&value, &mut self.value_buf)?;
+            let composite = self
+                .builder
+                .with_user_key_from(|buf| order.write_normalized_key(&key, buf));
+            batch.put_cf(cf, composite, self.value_buf.as_slice());
+            if batch.len() >= WRITE_BATCH || batch.size_in_bytes() >= WRITE_BATCH_BYTES {
+                self.db
+                    .write_opt(std::mem::take(&mut batch), &self.write)
+                    .map_err(rocks)?;
+            }
+        }
+        if !batch.is_empty() {
+            self.db.write_opt(batch, &self.write).map_err(rocks)?;
+        }
+        Ok(())
+    }
+
+    fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
+        &'a mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<MapIter<'a, UK, UV>> {
+        let now = self.options.clock.now_ms();
+        let s = self.typed::<MapCodec<N, UK, UV>>(state)?;
+        let (ns_ser, user_key, user_value, ttl, cf_name) = (
             s.codec.namespace.clone(),
             s.codec.user_key.clone(),
             s.codec.user_value.clone(),
@@ -1188,8 +1448,9 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             s.cf.clone(),
         );
         self.key_and_namespace(&ns_ser, namespace)?;
-        let prefix = self.builder.key_and_namespace().to_vec();
-        let cf = self
+        let this: &'a Self = self;
+        let prefix = this.builder.key_and_namespace().to_vec();
+        let cf = this
             .db
             .cf_handle(&cf_name)
             .ok_or_else(|| missing_cf(&cf_name))?;
@@ -1197,30 +1458,20 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         if let Some(end) = prefix_end(&prefix) {
             read.set_iterate_upper_bound(end);
         }
-        let mut it = self.db.raw_iterator_cf_opt(cf, read);
+        let mut it = this.db.raw_iterator_cf_opt(cf, read);
         it.seek(&prefix);
-        let mut out = Vec::new();
-        let mut expired = Vec::new();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            if !k.starts_with(&prefix) {
-                break;
-            }
-            let mut input = DataInputView::new(v);
-            let uk = uk_ser.deserialize(&mut input)?;
-            let mut ts = if ttl.is_some() { input.read_i64()? } else { 0 };
-            if on_read(&ttl, &mut ts, now) == Visible::Expired {
-                expired.push(k.to_vec());
-            } else {
-                out.push((uk, uv_ser.deserialize(&mut input)?));
-            }
-            it.next();
-        }
-        it.status().map_err(rocks)?;
-        drop(it);
-        for k in expired {
-            self.db.delete_cf_opt(cf, k, &self.write).map_err(rocks)?;
-        }
-        Ok(out)
+        Ok(MapIter::new(RocksMapIter::<UK, UV> {
+            db: &this.db,
+            cf,
+            write: &this.write,
+            it,
+            prefix,
+            user_key,
+            user_value,
+            ttl,
+            now,
+            done: false,
+        }))
     }
 
     fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {
@@ -1450,3 +1701,52 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
 
 #[allow(unused_imports)]
 use {Clock as _, Comparable as _, ErasedCodec as _};
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+    use super::*;
+
+    /// Corrupt bytes under a map's prefix are an error of lazy and eager reads, never a panic
+    /// or a silently shorter map.
+    #[test]
+    fn corrupt_map_entries_are_errors_of_lazy_reads() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let options = BackendOptions::new(128, KeyGroupRange::all(128))?;
+        let mut b = RocksDbKeyedStateBackend::<String>::open(
+            &dir.path().join("db"),
+            options,
+            RocksDbOptions::default(),
+        )?;
+        let map = b.map_state::<(), u32, String>(&MapStateDescriptor::new("map"))?;
+        b.set_current_key(&"a".to_owned())?;
+        map.put_all(&mut b, &(), [(1, "one".to_owned()), (2, "two".to_owned())])?;
+        // Cut the second entry's value short: `[user key][user value]` with half a key.
+        let cf = b.db.cf_handle("s0").unwrap();
+        // (Forward only: memtables with in-place updates cannot iterate backwards.)
+        let mut it = b.db.raw_iterator_cf(cf);
+        it.seek_to_first();
+        let mut last = Vec::new();
+        while let Some(k) = it.key() {
+            last = k.to_vec();
+            it.next();
+        }
+        it.status().map_err(rocks)?;
+        drop(it);
+        b.db.put_cf(cf, &last, [0u8, 0]).map_err(rocks)?;
+
+        let mut entries = map.iter(&mut b, &())?;
+        assert_eq!(entries.next().transpose()?, Some((1, "one".to_owned())));
+        assert!(matches!(entries.next(), Some(Err(Error::Serialization(_)))));
+        assert!(entries.next().is_none(), "iteration ends at the error");
+        drop(entries);
+        assert!(matches!(
+            map.entries(&mut b, &()),
+            Err(Error::Serialization(_))
+        ));
+        assert!(map.keys(&mut b, &())?.any(|k| k.is_err()));
+        assert!(map.values(&mut b, &())?.any(|v| v.is_err()));
+        Ok(())
+    }
+}

@@ -29,7 +29,7 @@ impl Factory for RocksDb {
         RocksDbKeyedStateBackend::open(
             &dir.join("db"),
             options,
-            RocksDbOptions::default().block_cache_bytes(8 << 20),
+            RocksDbOptions::default().managed_memory_bytes(8 << 20),
         )
     }
 }
@@ -438,6 +438,177 @@ pub fn values_of_zero_sized_elements<F: Factory>(f: F) -> Result<()> {
     Ok(())
 }
 
+/// Lazy iteration (`iter`, `keys`, `values`, `is_empty`) gives what the eager `entries` gives,
+/// under one key and namespace only.
+pub fn lazy_map_iteration<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let map = b.map_state::<u8, i64, String>(&MapStateDescriptor::new("lazy"))?;
+    b.set_current_key(&k("a"))?;
+    assert!(map.is_empty(&mut b, &1)?);
+    assert_eq!(map.iter(&mut b, &1)?.count(), 0);
+    for ts in (-500i64..500).rev().step_by(7) {
+        map.put(&mut b, &1, ts, format!("v{ts}"))?;
+    }
+    map.put(&mut b, &2, 0, k("other namespace"))?;
+    b.set_current_key(&k("ab"))?;
+    map.put(&mut b, &1, 1, k("other key"))?;
+    b.set_current_key(&k("a"))?;
+    let eager = map.entries(&mut b, &1)?;
+    assert_eq!(eager.len(), 143);
+    let lazy: Vec<(i64, String)> = map.iter(&mut b, &1)?.collect::<Result<_>>()?;
+    assert_eq!(lazy, eager);
+    let keys: Vec<i64> = map.keys(&mut b, &1)?.collect::<Result<_>>()?;
+    assert_eq!(
+        keys,
+        eager.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        "keys in the user key's order"
+    );
+    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    let values: Vec<String> = map.values(&mut b, &1)?.collect::<Result<_>>()?;
+    assert_eq!(
+        values,
+        eager.into_iter().map(|(_, v)| v).collect::<Vec<_>>()
+    );
+    assert!(!map.is_empty(&mut b, &1)?);
+    // A partly consumed iterator reads no further than asked.
+    let first_two: Vec<(i64, String)> = map.iter(&mut b, &1)?.take(2).collect::<Result<_>>()?;
+    assert_eq!(first_two, vec![(-495, k("v-495")), (-488, k("v-488"))]);
+    assert_eq!(
+        map.iter(&mut b, &2)?.collect::<Result<Vec<_>>>()?,
+        vec![(0, k("other namespace"))]
+    );
+    b.set_current_key(&k("ab"))?;
+    assert_eq!(
+        map.iter(&mut b, &1)?.collect::<Result<Vec<_>>>()?,
+        vec![(1, k("other key"))],
+        "key `a`'s entries never show under key `ab`"
+    );
+    map.clear(&mut b, &1)?;
+    assert!(map.is_empty(&mut b, &1)?);
+    assert_eq!(map.keys(&mut b, &1)?.count(), 0);
+    Ok(())
+}
+
+/// `put_all` is `put` one by one (a later equal key wins, existing keys are overwritten);
+/// `add_all` appends in order, and an empty `add_all` creates nothing.
+pub fn put_all_and_add_all<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let map = b.map_state::<(), u32, String>(&MapStateDescriptor::new("map"))?;
+    let list = b.list_state::<(), String>(&ListStateDescriptor::new("list"))?;
+    b.set_current_key(&k("a"))?;
+    map.put(&mut b, &(), 2, k("old"))?;
+    map.put_all(
+        &mut b,
+        &(),
+        [(3, k("c")), (2, k("b")), (1, k("a")), (3, k("last wins"))],
+    )?;
+    assert_eq!(
+        map.entries(&mut b, &())?,
+        vec![(1, k("a")), (2, k("b")), (3, k("last wins"))]
+    );
+    map.put_all(&mut b, &(), std::iter::empty())?;
+    assert_eq!(map.entries(&mut b, &())?.len(), 3);
+    // More entries than one write batch holds.
+    map.put_all(&mut b, &(), (10..10_010).map(|i| (i, format!("{i}"))))?;
+    assert_eq!(map.keys(&mut b, &())?.count(), 10_003);
+    assert_eq!(map.get(&mut b, &(), &10_009)?, Some(k("10009")));
+
+    list.add_all(&mut b, &(), Vec::<String>::new())?;
+    assert_eq!(
+        b.keys(list.id(), &())?,
+        Vec::<String>::new(),
+        "nothing created"
+    );
+    list.add(&mut b, &(), k("x"))?;
+    list.add_all(&mut b, &(), [k("y"), k("z")])?;
+    list.add_all(&mut b, &(), Vec::new())?;
+    assert_eq!(list.get(&mut b, &())?, vec![k("x"), k("y"), k("z")]);
+    list.update(&mut b, &(), vec![k("only")])?;
+    list.add_all(&mut b, &(), [k("then")])?;
+    assert_eq!(list.get(&mut b, &())?, vec![k("only"), k("then")]);
+    list.update(&mut b, &(), Vec::new())?;
+    assert_eq!(list.get(&mut b, &())?, Vec::<String>::new());
+    b.set_current_key(&k("b"))?;
+    list.add_all(&mut b, &(), [k("first")])?;
+    assert_eq!(list.get(&mut b, &())?, vec![k("first")]);
+    Ok(())
+}
+
+/// Lazy reads apply TTL as the eager ones do: expired entries are invisible (and gone
+/// afterwards), `put_all` and `add_all` stamp what they write, a lazy read refreshes entries
+/// under `OnReadAndWrite`, and `ReturnExpiredIfNotCleanedUp` still shows them.
+pub fn lazy_reads_and_ttl<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(1_000);
+    let mut b = f.create(dir.path(), options(&clock))?;
+    let minute = Duration::from_secs(60);
+    let map = b.map_state::<(), u32, u32>(
+        &MapStateDescriptor::new("map").with_ttl(StateTtlConfig::new(minute)),
+    )?;
+    let on_read = b.map_state::<(), u32, u32>(
+        &MapStateDescriptor::new("on_read")
+            .with_ttl(StateTtlConfig::new(minute).update_on_read_and_write()),
+    )?;
+    let visible = b.map_state::<(), u32, u32>(
+        &MapStateDescriptor::new("visible")
+            .with_ttl(StateTtlConfig::new(minute).return_expired_if_not_cleaned_up()),
+    )?;
+    let list = b.list_state::<(), u32>(
+        &ListStateDescriptor::new("list").with_ttl(StateTtlConfig::new(minute)),
+    )?;
+    b.set_current_key(&k("a"))?;
+    map.put_all(&mut b, &(), [(1, 10), (2, 20)])?;
+    on_read.put_all(&mut b, &(), [(1, 10)])?;
+    visible.put_all(&mut b, &(), [(1, 10)])?;
+    list.add_all(&mut b, &(), [1, 2])?;
+    clock.advance(Duration::from_secs(40));
+    map.put_all(&mut b, &(), [(3, 30)])?;
+    list.add_all(&mut b, &(), [3])?;
+    assert_eq!(
+        on_read.iter(&mut b, &())?.count(),
+        1,
+        "a lazy read refreshes"
+    );
+    clock.advance(Duration::from_secs(30));
+    assert_eq!(
+        map.iter(&mut b, &())?.collect::<Result<Vec<_>>>()?,
+        vec![(3, 30)],
+        "entries expire one by one"
+    );
+    assert_eq!(map.keys(&mut b, &())?.collect::<Result<Vec<_>>>()?, vec![3]);
+    assert_eq!(
+        map.values(&mut b, &())?.collect::<Result<Vec<_>>>()?,
+        vec![30]
+    );
+    assert_eq!(map.entries(&mut b, &())?, vec![(3, 30)]);
+    assert_eq!(
+        on_read.iter(&mut b, &())?.collect::<Result<Vec<_>>>()?,
+        vec![(1, 10)],
+        "30 s after its last (lazy) read"
+    );
+    assert_eq!(
+        visible.iter(&mut b, &())?.collect::<Result<Vec<_>>>()?,
+        vec![(1, 10)],
+        "expired but not cleaned up"
+    );
+    assert_eq!(
+        list.get(&mut b, &())?,
+        vec![3],
+        "elements of add_all expire"
+    );
+    assert!(!map.is_empty(&mut b, &())?);
+    clock.advance(Duration::from_secs(60));
+    assert!(map.is_empty(&mut b, &())?, "every entry expired");
+    assert_eq!(map.entries(&mut b, &())?, Vec::new());
+    // What a lazy read found expired is gone, even where expired values are still shown.
+    assert_eq!(map.get(&mut b, &(), &3)?, None);
+    Ok(())
+}
+
 #[macro_export]
 macro_rules! backend_suite {
     ($module:ident, $factory:expr) => {
@@ -478,6 +649,18 @@ macro_rules! backend_suite {
             #[test]
             fn values_of_zero_sized_elements() -> Result<()> {
                 super::values_of_zero_sized_elements($factory)
+            }
+            #[test]
+            fn lazy_map_iteration() -> Result<()> {
+                super::lazy_map_iteration($factory)
+            }
+            #[test]
+            fn put_all_and_add_all() -> Result<()> {
+                super::put_all_and_add_all($factory)
+            }
+            #[test]
+            fn lazy_reads_and_ttl() -> Result<()> {
+                super::lazy_reads_and_ttl($factory)
             }
         }
     };

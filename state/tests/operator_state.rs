@@ -95,3 +95,53 @@ fn bad_files_and_incompatible_types_are_refused() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn broadcast_put_all_and_clear_survive_a_snapshot() -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let mut ops = OperatorStateBackend::new(0, 1);
+    let rules = ops.broadcast_state::<String, i32>("rules")?;
+    let other = ops.broadcast_state::<String, i32>("other")?;
+    rules.put(&mut ops, "limit".to_owned(), 1)?;
+    rules.put_all(
+        &mut ops,
+        [
+            ("limit".to_owned(), 100),
+            ("burst".to_owned(), 7),
+            ("burst".to_owned(), 8),
+        ],
+    )?;
+    other.put_all(&mut ops, [("kept".to_owned(), 1)])?;
+    let view = rules.read_only(&mut ops)?;
+    assert_eq!(
+        view.entries()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect::<Vec<_>>(),
+        [("burst", 8), ("limit", 100)],
+        "put_all overwrites, a later equal key wins"
+    );
+    let path = dir.path().join("op.ostate");
+    ops.snapshot(&path)?;
+    rules.clear(&mut ops)?;
+    assert_eq!(rules.read_only(&mut ops)?.entries().count(), 0);
+    assert_eq!(
+        other.read_only(&mut ops)?.get(&"kept".to_owned()),
+        Some(&1),
+        "clear touches one state only"
+    );
+    let cleared = dir.path().join("cleared.ostate");
+    ops.snapshot(&cleared)?;
+
+    let mut restored = OperatorStateBackend::new(0, 1);
+    let rules = restored.broadcast_state::<String, i32>("rules")?;
+    restored.broadcast_state::<String, i32>("other")?;
+    restored.restore(&[&path])?;
+    assert_eq!(rules.read_only(&mut restored)?.entries().count(), 2);
+    restored.restore(&[&cleared])?;
+    assert_eq!(
+        rules.read_only(&mut restored)?.entries().count(),
+        0,
+        "a cleared broadcast state restores empty"
+    );
+    Ok(())
+}
