@@ -279,11 +279,27 @@ fn checkpoints_complete_after_a_source_subtask_ended() {
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     while !(0..3).all(|s| published(&last_of(s))) {
-        assert!(
-            Instant::now() < deadline,
-            "the ended splits' last records were never published while split 3 paused: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
+        if Instant::now() >= deadline {
+            let list = |dir: &Path| {
+                let mut names: Vec<String> = std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                names
+            };
+            let ended = list(&checkpoints.join("ended").join("uid-partitions"));
+            panic!(
+                "the ended splits' last records were never published while split 3 paused \
+                 (published: {:?}); checkpoints {:?}, ended sources {ended:?}, output {:?}; log: {}",
+                (0..4).map(|s| published(&last_of(s))).collect::<Vec<_>>(),
+                list(&checkpoints),
+                list(&output),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
         assert!(first.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -1681,19 +1681,14 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
                 .db
                 .cf_handle(state.cf())
                 .ok_or_else(|| missing_cf(state.cf()))?;
-            let mut it = self.backend.db.raw_iterator_cf(cf);
-            it.seek_to_first();
-            let first = it.key().map(<[u8]>::to_vec);
-            it.seek_to_last();
-            let last = it.key().map(<[u8]>::to_vec);
-            drop(it);
-            if let (Some(first), Some(mut last)) = (first, last) {
-                last.push(0);
-                self.backend
-                    .db
-                    .delete_range_cf(cf, first, last)
-                    .map_err(rocks)?;
-            }
+            // Every key of a state starts with its key group (below 2^15, big-endian, in
+            // one or two bytes), so its first byte is below 0x80 and one range covers them
+            // all. (Finding the last key with a reverse seek fails on column families that
+            // are updated in place, which left their entries in place.)
+            self.backend
+                .db
+                .delete_range_cf(cf, &[] as &[u8], &[0x80u8] as &[u8])
+                .map_err(rocks)?;
         }
         Ok(())
     }
