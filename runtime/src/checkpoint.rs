@@ -169,6 +169,15 @@ impl OperatorPart {
     }
 }
 
+/// The part subtask `subtask` wrote in `dir`, if it wrote one.
+fn find_part_in(dir: &Path, subtask: usize) -> Result<Option<OperatorPart>> {
+    let path = ostate_path(dir, subtask);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    OperatorPart::read(&path).map(Some)
+}
+
 pub(crate) fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.ostate"))
 }
@@ -594,11 +603,7 @@ impl CheckpointStore {
         key: &str,
         subtask: usize,
     ) -> Result<Option<OperatorPart>> {
-        let path = ostate_path(&self.root.join(FINAL_DIR).join(key), subtask);
-        if !path.is_file() {
-            return Ok(None);
-        }
-        OperatorPart::read(&path).map(Some)
+        find_part_in(&self.root.join(FINAL_DIR).join(key), subtask)
     }
 
     /// Writes the last part of a source subtask whose input ended: its part of checkpoint
@@ -621,10 +626,11 @@ impl CheckpointStore {
             let key = Self::node_key(n);
             let ended = self.root.join(ENDED_DIR).join(&key);
             for s in 0..n.parallelism() as usize {
-                let part_path = ostate_path(&self.operator_dir(epoch, &key), s);
-                let ended_path = ostate_path(&ended, s);
-                if !part_path.is_file() && ended_path.is_file() {
-                    self.write_part(epoch, &key, s, &OperatorPart::read(&ended_path)?)?;
+                if ostate_path(&self.operator_dir(epoch, &key), s).is_file() {
+                    continue;
+                }
+                if let Some(part) = find_part_in(&ended, s)? {
+                    self.write_part(epoch, &key, s, &part)?;
                 }
             }
         }

@@ -473,6 +473,19 @@ impl<O: Data> SourceDriver<O> {
         })
     }
 
+    /// This subtask's part of a checkpoint: its position after the records emitted so far.
+    fn part(&self, stopped: bool) -> OperatorPart {
+        let part = SourcePart {
+            stopped,
+            emitted: self.emitted,
+            position: self.function.position(),
+        };
+        OperatorPart {
+            watermark: i64::MIN,
+            data: part.encode(),
+        }
+    }
+
     fn stopped(&self) -> bool {
         self.stop
             .as_ref()
@@ -562,37 +575,11 @@ impl<O: Data> SourceDriver<O> {
         if !more {
             // The input ended: this subtask's part of this and every later checkpoint is its
             // end position (it emits nothing after this epoch, as a stopped source).
-            let part = SourcePart {
-                stopped: true,
-                emitted: self.emitted,
-                position: self.function.position(),
-            };
-            return store.write_ended_source_part(
-                epoch,
-                &self.key,
-                self.subtask,
-                &OperatorPart {
-                    watermark: i64::MIN,
-                    data: part.encode(),
-                },
-            );
+            return store.write_ended_source_part(epoch, &self.key, self.subtask, &self.part(true));
         }
         let stopping_now = stopped && self.stopped_at.is_none();
         if asked || Instant::now() >= self.next_checkpoint || stopping_now {
-            let part = SourcePart {
-                stopped,
-                emitted: self.emitted,
-                position: self.function.position(),
-            };
-            store.write_part(
-                epoch,
-                &self.key,
-                self.subtask,
-                &OperatorPart {
-                    watermark: i64::MIN,
-                    data: part.encode(),
-                },
-            )?;
+            store.write_part(epoch, &self.key, self.subtask, &self.part(stopped))?;
             emit.advance(epoch + 1);
             self.next_checkpoint = Instant::now() + *interval;
             if stopping_now {

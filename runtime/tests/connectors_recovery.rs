@@ -78,6 +78,33 @@ fn assert_exact(got: &[String], log: &Path) {
     );
 }
 
+/// The job at `per_second` records per split, parallelism 2, a checkpoint every 40 ms into
+/// `checkpoints`, committing into `output`, its stderr into `log`; `extra` arguments last.
+fn job_at(
+    per_second: &str,
+    checkpoints: &Path,
+    output: &Path,
+    log: &Path,
+    extra: &[&str],
+) -> Command {
+    let mut cmd = Command::new(binary());
+    cmd.args([
+        "--records",
+        &RECORDS.to_string(),
+        "--per-second",
+        per_second,
+    ])
+    .args(["--parallelism", "2", "--checkpoint-interval-ms", "40"])
+    .arg("--checkpoint-dir")
+    .arg(checkpoints)
+    .arg("--output")
+    .arg(output)
+    .args(extra)
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(log).unwrap());
+    cmd
+}
+
 fn start(checkpoints: &Path, output: &Path, slow: bool, log: &Path) -> Child {
     let mut cmd = Command::new(binary());
     cmd.args(["--records", &RECORDS.to_string(), "--per-second", "8000"])
@@ -176,24 +203,8 @@ fn a_kill_while_the_sinks_finish_publishes_nothing_twice() {
     let work = tempfile::tempdir().unwrap();
     let (checkpoints, output) = (work.path().join("checkpoints"), work.path().join("out"));
     let log = work.path().join("job.log");
-    let job = |per_second: &str, extra: &[&str]| {
-        let mut cmd = Command::new(binary());
-        cmd.args([
-            "--records",
-            &RECORDS.to_string(),
-            "--per-second",
-            per_second,
-        ])
-        .args(["--parallelism", "2", "--checkpoint-interval-ms", "40"])
-        .arg("--checkpoint-dir")
-        .arg(&checkpoints)
-        .arg("--output")
-        .arg(&output)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap());
-        cmd
-    };
+    let job =
+        |per_second: &str, extra: &[&str]| job_at(per_second, &checkpoints, &output, &log, extra);
     let mut first = job("8000", &["--final-flush-ms", "60000"]).spawn().unwrap();
     let last_staging = output.join(format!(".staged-0-{}", u64::MAX));
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -246,19 +257,7 @@ fn checkpoints_complete_after_a_source_subtask_ended() {
     let work = tempfile::tempdir().unwrap();
     let (checkpoints, output) = (work.path().join("checkpoints"), work.path().join("out"));
     let log = work.path().join("job.log");
-    let job = |extra: &[&str]| {
-        let mut cmd = Command::new(binary());
-        cmd.args(["--records", &RECORDS.to_string(), "--per-second", "8000"])
-            .args(["--parallelism", "2", "--checkpoint-interval-ms", "40"])
-            .arg("--checkpoint-dir")
-            .arg(&checkpoints)
-            .arg("--output")
-            .arg(&output)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap());
-        cmd
-    };
+    let job = |extra: &[&str]| job_at("8000", &checkpoints, &output, &log, extra);
     let pause_at = (RECORDS - 100).to_string();
     let mut first = job(&["--pause-at", &pause_at, "--pause-ms", "60000"])
         .spawn()
