@@ -10,9 +10,13 @@
 //! the restored checkpoint's committables again (so [`Sink::commit`] must be idempotent: a
 //! crash may land between a commit and the next checkpoint), then calls [`Sink::recover`]
 //! to abort what no completed checkpoint covered (the restored job writes those records
-//! again). At the end of a bounded input each subtask prepares and commits its last
-//! committables itself. Together with sources that restore their positions exactly, the
-//! output is exactly once.
+//! again). At the end of a bounded input each subtask prepares its last committables
+//! ([`SinkWriter::prepare_commit`] with `u64::MAX`) and leaves them, with every one no
+//! completed checkpoint covered, as its final part; once the whole job has ended the
+//! coordinator marks it finished and commits them (a crash before that replays from the last
+//! completed checkpoint, so nothing is published twice; see [`crate::checkpoint`]). Without
+//! checkpoints they are committed at once. Together with sources that restore their
+//! positions exactly, the output is exactly once.
 //!
 //! A sink a user writes in 30 lines, appending committed lines to one file per subtask:
 //!
@@ -223,7 +227,7 @@ impl<T: 'static, S: Sink<T>> Committer for SinkCommitter<T, S> {
 }
 
 /// Runs one subtask of a [`Sink`]: writes records, prepares committables into each
-/// checkpoint part, and commits its last ones at the end of input.
+/// checkpoint part, and leaves its last ones as its final part at the end of input.
 ///
 /// The committables in a part are cumulative, as the state of Flink's committer: every one
 /// prepared since the latest completed checkpoint, not only those of this checkpoint. A
@@ -400,7 +404,7 @@ impl<T: Display + 'static> Operator<T, ()> for PrintSink {
 ///   and their names are the committables;
 /// - when checkpoint `e` completes, [`Sink::commit`] renames them to `part-<subtask>-<e>`
 ///   (published; a file already published is left as it is). A job that runs to its end
-///   publishes the rest at the end.
+///   publishes the rest once it is marked finished.
 ///
 /// After a crash, the restore commits what the restored checkpoint covered again, and
 /// [`Sink::recover`] deletes the rest, which the restored job writes again: every published
