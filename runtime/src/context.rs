@@ -90,7 +90,7 @@ impl RuntimeContext {
 /// ```
 ///
 /// A function emits to it with [`OperatorContext::output`](crate::OperatorContext::output); read it with
-/// [`DataStream::side_output`] on the function's result. Values go from the function to
+/// [`DataStream::side_output`](crate::DataStream::side_output) on the function's result. Values go from the function to
 /// the side output's readers as bytes written by `T`'s serializer (with the default
 /// serializer configuration), so a function may emit to any number of tags of any types.
 pub struct OutputTag<T: typeinfo::TypeInfo> {
