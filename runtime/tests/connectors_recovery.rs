@@ -105,6 +105,17 @@ fn job_at(
     cmd
 }
 
+/// Runs `job` to its end: it must succeed and leave exactly the expected output.
+fn runs_to_the_exact_output(mut job: Command, output: &Path, log: &Path) {
+    let status = job.status().unwrap();
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+    assert_exact(&committed(output), log);
+}
+
 fn start(checkpoints: &Path, output: &Path, slow: bool, log: &Path) -> Child {
     let mut cmd = Command::new(binary());
     cmd.args(["--records", &RECORDS.to_string(), "--per-second", "8000"])
@@ -229,23 +240,11 @@ fn a_kill_while_the_sinks_finish_publishes_nothing_twice() {
         "no checkpoint completed"
     );
 
-    let status = job("1000000", &["--restore", checkpoints.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "{}",
-        std::fs::read_to_string(&log).unwrap_or_default()
-    );
-    assert_exact(&committed(&output), &log);
-
+    let restore = ["--restore", checkpoints.to_str().unwrap()];
+    runs_to_the_exact_output(job("1000000", &restore), &output, &log);
     // Restored again from the checkpoints of the job that ran to its end: it publishes its
     // last output again (idempotently) and ends, changing nothing.
-    let status = job("1000000", &["--restore", checkpoints.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_exact(&committed(&output), &log);
+    runs_to_the_exact_output(job("1000000", &restore), &output, &log);
 }
 
 /// Source subtask 0's splits end while split 3 (of subtask 1) pauses for a long time:
@@ -306,13 +305,9 @@ fn checkpoints_complete_after_a_source_subtask_ended() {
     first.kill().unwrap();
     first.wait().unwrap();
 
-    let status = job(&["--restore", checkpoints.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "{}",
-        std::fs::read_to_string(&log).unwrap_or_default()
+    runs_to_the_exact_output(
+        job(&["--restore", checkpoints.to_str().unwrap()]),
+        &output,
+        &log,
     );
-    assert_exact(&committed(&output), &log);
 }
