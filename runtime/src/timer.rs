@@ -1,98 +1,103 @@
 //! Timers of keyed operators: one per (key, namespace, time), fired in time order.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
 
 type Hasher = foldhash::fast::RandomState;
 
 /// A set of timers deduplicated by (key, namespace, time), popped in time order.
 ///
-/// Deleted timers stay in the time index and are skipped when popped.
+/// The set finds a timer with one probe from borrowed parts (registering a timer that exists,
+/// which the window operator does for every record, costs one lookup). Deleted timers stay in
+/// the time index and are skipped when popped.
 pub(crate) struct TimerQueue<K, N> {
-    by_key: HashMap<K, Vec<(N, i64)>, Hasher>,
+    set: HashTable<(K, N, i64)>,
+    hasher: Hasher,
     by_time: BTreeMap<i64, Vec<(K, N)>>,
 }
 
-impl<K: Clone + Eq + Hash, N: Clone + Eq> TimerQueue<K, N> {
+impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
     pub(crate) fn new() -> Self {
         TimerQueue {
-            by_key: HashMap::default(),
+            set: HashTable::new(),
+            hasher: Hasher::default(),
             by_time: BTreeMap::new(),
         }
+    }
+
+    #[inline]
+    fn hash(hasher: &Hasher, key: &K, namespace: &N, time: i64) -> u64 {
+        hasher.hash_one((key, namespace, time))
     }
 
     /// Registers a timer; a timer already registered is not added again.
     #[inline]
     pub(crate) fn register(&mut self, key: &K, namespace: &N, time: i64) {
-        match self.by_key.get_mut(key) {
-            Some(timers) => {
-                if timers.iter().any(|(n, t)| *t == time && n == namespace) {
-                    return;
-                }
-                timers.push((namespace.clone(), time));
-            }
-            None => {
-                self.by_key
-                    .insert(key.clone(), vec![(namespace.clone(), time)]);
-            }
+        let hasher = &self.hasher;
+        let hash = Self::hash(hasher, key, namespace, time);
+        let entry = self.set.entry(
+            hash,
+            |(k, n, t)| *t == time && k == key && n == namespace,
+            |(k, n, t)| Self::hash(hasher, k, n, *t),
+        );
+        if let Entry::Vacant(v) = entry {
+            v.insert((key.clone(), namespace.clone(), time));
+            self.by_time
+                .entry(time)
+                .or_default()
+                .push((key.clone(), namespace.clone()));
         }
-        self.by_time
-            .entry(time)
-            .or_default()
-            .push((key.clone(), namespace.clone()));
     }
 
     /// Deletes a timer (nothing happens if there is none).
     pub(crate) fn delete(&mut self, key: &K, namespace: &N, time: i64) {
-        if let Some(timers) = self.by_key.get_mut(key) {
-            if let Some(i) = timers
-                .iter()
-                .position(|(n, t)| *t == time && n == namespace)
-            {
-                timers.swap_remove(i);
-                if timers.is_empty() {
-                    self.by_key.remove(key);
-                }
+        self.take(key, namespace, time);
+    }
+
+    /// Removes `(key, namespace, time)` from the set; `false` when it was not there (deleted).
+    #[inline]
+    fn take(&mut self, key: &K, namespace: &N, time: i64) -> bool {
+        let hash = Self::hash(&self.hasher, key, namespace, time);
+        match self
+            .set
+            .find_entry(hash, |(k, n, t)| *t == time && k == key && n == namespace)
+        {
+            Ok(entry) => {
+                entry.remove();
+                true
             }
+            Err(_) => false,
         }
     }
 
-    /// The earliest registered time.
-    pub(crate) fn peek_time(&mut self) -> Option<i64> {
-        loop {
-            let (&time, entries) = self.by_time.iter_mut().next()?;
-            while let Some((k, n)) = entries.last() {
-                if self
-                    .by_key
-                    .get(k)
-                    .is_some_and(|t| t.iter().any(|(n2, t2)| *t2 == time && n2 == n))
-                {
-                    return Some(time);
-                }
-                entries.pop();
-            }
-            self.by_time.remove(&time);
-        }
-    }
-
-    /// Removes and returns the earliest timer at or before `time`.
+    /// Removes and returns the earliest timer at or before `time` (one lookup per timer:
+    /// deleted timers left in the time index are dropped on the way).
     pub(crate) fn pop_due(&mut self, time: i64) -> Option<(i64, K, N)> {
-        let due = self.peek_time()?;
-        if due > time {
-            return None;
+        loop {
+            let mut first = self.by_time.first_entry()?;
+            let due = *first.key();
+            if due > time {
+                return None;
+            }
+            let Some((key, namespace)) = first.get_mut().pop() else {
+                first.remove();
+                continue;
+            };
+            if first.get().is_empty() {
+                first.remove();
+            }
+            if self.take(&key, &namespace, due) {
+                return Some((due, key, namespace));
+            }
         }
-        let entries = self.by_time.get_mut(&due)?;
-        let (key, namespace) = entries.pop()?;
-        if entries.is_empty() {
-            self.by_time.remove(&due);
-        }
-        self.delete(&key, &namespace, due);
-        Some((due, key, namespace))
     }
 
-    /// Every key with its timers (namespace, time).
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (&K, &[(N, i64)])> {
-        self.by_key.iter().map(|(k, v)| (k, v.as_slice()))
+    /// Every timer: (key, namespace, time).
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, N, i64)> {
+        self.set.iter()
     }
 
     /// The earliest time in the index (possibly of a deleted timer: a bound for wake-ups).
@@ -117,7 +122,7 @@ pub(crate) struct KeyedTimers<K, N> {
 impl<K, N> KeyedTimers<K, N>
 where
     K: crate::Key,
-    N: crate::Data + Eq,
+    N: crate::Data + Eq + Hash,
     Vec<(N, i64, bool)>: typeinfo_state::StateValue,
 {
     /// Registers the timer state `name` in `backend`.
@@ -145,10 +150,10 @@ where
         }
         let mut all: HashMap<K, Vec<(N, i64, bool)>, Hasher> = HashMap::default();
         for (queue, is_event) in [(&self.event, true), (&self.processing, false)] {
-            for (k, timers) in queue.entries() {
+            for (k, n, t) in queue.entries() {
                 all.entry(k.clone())
                     .or_default()
-                    .extend(timers.iter().map(|(n, t)| (n.clone(), *t, is_event)));
+                    .push((n.clone(), *t, is_event));
             }
         }
         for (k, timers) in all {

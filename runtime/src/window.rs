@@ -387,7 +387,15 @@ window_state! {
 
 /// What a window keeps and what it emits when it fires.
 pub(crate) trait WindowContents<K: Key, I, O>: 'static {
-    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
+    /// Adds `value` to `window`'s contents; `true` when it may be the window's first element
+    /// (then the window's timers are registered; `false` promises they are, as the contents
+    /// and the timers of a window are created together and removed together).
+    fn add(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        window: &TimeWindow,
+        value: &I,
+    ) -> Result<bool>;
     /// Emits the results of `window` (contents stored under `state_window`), if it has any.
     fn emit(
         &mut self,
@@ -411,7 +419,8 @@ pub(crate) type WindowFn<K, R, O> = Arc<dyn Fn(&K, &TimeWindow, R, &mut Vec<O>) 
 /// State that folds each record into one value per window: aggregating (`aggregate`) or
 /// reducing (`reduce`) state.
 pub(crate) trait IncrementalState<K: Key, I, R>: WindowState<K> {
-    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()>;
+    /// Folds `value` into the window's value; `true` when it is the window's first.
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<bool>;
     fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>>;
 }
 
@@ -419,8 +428,8 @@ impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R>
     for AggregatingState<TimeWindow, I, A, R>
 {
     #[inline]
-    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(AggregatingState::add(self, backend, window, value)?)
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<bool> {
+        Ok(self.add_is_first(backend, window, value)?)
     }
     fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<R>> {
         Ok(self.get(backend, window)?)
@@ -428,8 +437,8 @@ impl<K: Key, I: 'static, A: Data, R: 'static> IncrementalState<K, I, R>
 }
 
 impl<K: Key, I: Data> IncrementalState<K, I, I> for ReducingState<TimeWindow, I> {
-    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(ReducingState::add(self, backend, window, value.clone())?)
+    fn add(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<bool> {
+        Ok(self.add_is_first(backend, window, value.clone())?)
     }
     fn result(&self, backend: &mut KeyedBackend<K>, window: &TimeWindow) -> Result<Option<I>> {
         Ok(self.get(backend, window)?)
@@ -446,7 +455,12 @@ impl<K: Key, I, R: 'static, O: 'static, S: IncrementalState<K, I, R> + 'static>
     WindowContents<K, I, O> for IncrementalContents<S, K, R, O>
 {
     #[inline]
-    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
+    fn add(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        window: &TimeWindow,
+        value: &I,
+    ) -> Result<bool> {
         self.state.add(backend, window, value)
     }
     fn emit(
@@ -474,8 +488,16 @@ pub(crate) struct ListContents<K, I, O> {
 }
 
 impl<K: Key, I: Data, O: 'static> WindowContents<K, I, O> for ListContents<K, I, O> {
-    fn add(&mut self, backend: &mut KeyedBackend<K>, window: &TimeWindow, value: &I) -> Result<()> {
-        Ok(self.state.add(backend, window, value.clone())?)
+    fn add(
+        &mut self,
+        backend: &mut KeyedBackend<K>,
+        window: &TimeWindow,
+        value: &I,
+    ) -> Result<bool> {
+        // Whether the list was empty is not known without a read: report every element as a
+        // first one (registering a timer that exists finds it and adds nothing).
+        self.state.add(backend, window, value.clone())?;
+        Ok(true)
     }
     fn emit(
         &mut self,
@@ -705,13 +727,6 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         Ok(())
     }
 
-    fn register_cleanup(&mut self, key: &K, window: &TimeWindow) {
-        let cleanup = self.cleanup_time(window);
-        if cleanup != i64::MAX {
-            self.queue().register(key, window, cleanup);
-        }
-    }
-
     fn load_set(&mut self) -> Result<MergingWindowSet> {
         let Some(state) = self.merging.as_ref() else {
             return Ok(MergingWindowSet::default());
@@ -743,13 +758,18 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         now: i64,
         out: &mut Outputs<O, I>,
     ) -> Result<()> {
-        let time = self.trigger_time(now);
-        if window.max_timestamp() <= time {
+        let (time, fire) = (self.trigger_time(now), window.max_timestamp());
+        if fire <= time {
             self.emit(key, window, state_window, out)?;
         } else {
-            self.queue().register(key, window, window.max_timestamp());
+            self.queue().register(key, window, fire);
         }
-        self.register_cleanup(key, window);
+        // The clean-up timer; without allowed lateness it is the firing timer just registered
+        // (a second registration would only find it there).
+        let cleanup = self.cleanup_time(window);
+        if cleanup != i64::MAX && (cleanup != fire || fire <= time) {
+            self.queue().register(key, window, cleanup);
+        }
         Ok(())
     }
 
@@ -802,6 +822,7 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
                     "the merging window set lost the window {actual} it just added"
                 ))
             })?;
+            // Merging moves contents between windows: register the timers of every element.
             self.contents.add(&mut self.backend, &state_window, value)?;
             self.on_element(key, &actual, &state_window, now, out)?;
         }
@@ -838,7 +859,9 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
                 .state()
                 .clear(&mut self.backend, &state_window)?;
             let fire = window.max_timestamp();
-            self.queue().delete(&key, &window, fire);
+            if fire != time {
+                self.queue().delete(&key, &window, fire);
+            }
             if let Some(mut s) = set {
                 s.remove(&window);
                 self.store_set(&s)?;
@@ -880,8 +903,12 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
                     continue;
                 }
                 skipped = false;
-                self.contents.add(&mut self.backend, &window, &value)?;
-                self.on_element(&key, &window, &window, now, out)?;
+                if self.contents.add(&mut self.backend, &window, &value)? {
+                    self.on_element(&key, &window, &window, now, out)?;
+                } else if window.max_timestamp() <= self.trigger_time(now) {
+                    // A late element into a window kept for allowed lateness fires it again.
+                    self.emit(&key, &window, &window, out)?;
+                }
             }
             skipped
         };

@@ -380,11 +380,27 @@ impl<N: StateNamespace, V: StateValue> ReducingState<N, V> {
         namespace: &N,
         value: V,
     ) -> Result<()> {
-        let next = match backend.value_get::<N, V>(self.id, namespace)? {
-            Some(current) => (self.reduce)(&current, &value),
-            None => value,
+        self.add_is_first(backend, namespace, value).map(drop)
+    }
+
+    /// Reduces `value` into the state; `true` when it is the first value (the namespace held
+    /// none). A window operator registers a window's timers once, at its first element.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn add_is_first<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: V,
+    ) -> Result<bool> {
+        let (next, first) = match backend.value_get::<N, V>(self.id, namespace)? {
+            Some(current) => ((self.reduce)(&current, &value), false),
+            None => (value, true),
         };
-        backend.value_put(self.id, namespace, next)
+        backend.value_put(self.id, namespace, next)?;
+        Ok(first)
     }
 
     /// Removes the value.
@@ -468,17 +484,36 @@ impl<N: StateNamespace, In, Acc: StateValue, Out> AggregatingState<N, In, Acc, O
         namespace: &N,
         value: &In,
     ) -> Result<()> {
+        self.add_is_first(backend, namespace, value).map(drop)
+    }
+
+    /// Adds `value` to the accumulator; `true` when the accumulator was created for it (the
+    /// namespace held none). A window operator registers a window's timers once, at its first
+    /// element.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn add_is_first<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        value: &In,
+    ) -> Result<bool> {
+        let mut first = false;
         backend.value_update::<N, Acc>(self.id, namespace, &mut |acc| match acc {
             Some(acc) => {
                 self.function.add(value, acc);
                 None
             }
             None => {
+                first = true;
                 let mut acc = self.function.create_accumulator();
                 self.function.add(value, &mut acc);
                 Some(acc)
             }
-        })
+        })?;
+        Ok(first)
     }
 
     /// Removes the accumulator.

@@ -1,6 +1,6 @@
 //! The heap backend: per-key-group maps of live objects, serialized only when snapshotted.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 use std::ops::Bound;
@@ -15,6 +15,7 @@ use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::descriptor::*;
 use crate::error::{Error, Result};
+use crate::heap_map::KeyGroupMaps;
 use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
@@ -23,10 +24,6 @@ use crate::savepoint::{
     RestoreTarget, SnapshotHeader, SnapshotWriter,
 };
 use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
-
-/// The hasher of the per-key-group maps: foldhash (hashbrown's default), seeded per process.
-type Hasher = foldhash::fast::RandomState;
-type Groups<K, N, S> = Vec<HashMap<K, HashMap<N, S, Hasher>, Hasher>>;
 
 /// What a read of a value with a TTL timestamp decides.
 #[derive(PartialEq)]
@@ -79,87 +76,33 @@ trait HeapState<K: StateKey>: Send {
 }
 
 struct Table<K, N, S, C> {
-    groups: Groups<K, N, S>,
+    groups: KeyGroupMaps<K, N, S>,
     codec: C,
     ttl: Option<StateTtlConfig>,
-    cursor: usize,
 }
 
 impl<K: StateKey, N: StateNamespace, S, C> Table<K, N, S, C> {
     fn new(groups: usize, codec: C, ttl: Option<StateTtlConfig>) -> Self {
         Self {
-            groups: (0..groups).map(|_| HashMap::default()).collect(),
+            groups: KeyGroupMaps::new(groups),
             codec,
             ttl,
-            cursor: 0,
         }
     }
 
     #[inline]
     fn slot(&mut self, group: usize, key: &K, namespace: &N) -> Option<&mut S> {
-        slot_in(&mut self.groups, group, key, namespace)
+        self.groups.get_mut(group, key, namespace)
     }
 
     #[inline]
     fn insert(&mut self, group: usize, key: &K, namespace: &N, value: S) {
-        let map = &mut self.groups[group];
-        match map.get_mut(key) {
-            Some(by_ns) => match by_ns.get_mut(namespace) {
-                Some(slot) => *slot = value,
-                None => {
-                    by_ns.insert(namespace.clone(), value);
-                }
-            },
-            None => {
-                let mut by_ns = HashMap::with_capacity_and_hasher(1, Hasher::default());
-                by_ns.insert(namespace.clone(), value);
-                map.insert(key.clone(), by_ns);
-            }
-        }
+        self.groups.insert(group, key, namespace, value);
     }
 
     fn remove(&mut self, group: usize, key: &K, namespace: &N) {
-        if let Some(by_ns) = self.groups[group].get_mut(key) {
-            by_ns.remove(namespace);
-            if by_ns.is_empty() {
-                self.groups[group].remove(key);
-            }
-        }
+        self.groups.remove(group, key, namespace);
     }
-
-    /// Removes, among the next `n` keys of `group`, the namespaces `expired` says are gone.
-    fn sweep(&mut self, group: usize, n: usize, mut expired: impl FnMut(&mut S) -> bool) {
-        let map = &mut self.groups[group];
-        if n == 0 || map.is_empty() {
-            return;
-        }
-        if self.cursor >= map.len() {
-            self.cursor = 0;
-        }
-        let keys: Vec<K> = map.keys().skip(self.cursor).take(n).cloned().collect();
-        self.cursor += keys.len();
-        for key in keys {
-            if let Some(by_ns) = map.get_mut(&key) {
-                by_ns.retain(|_, s| !expired(s));
-                if by_ns.is_empty() {
-                    map.remove(&key);
-                }
-            }
-        }
-    }
-}
-
-/// The value of `key` in `namespace`, borrowing only the groups (so the codec stays usable).
-#[inline]
-fn slot_in<'a, K: StateKey, N: StateNamespace, S>(
-    groups: &'a mut Groups<K, N, S>,
-    group: usize,
-    key: &K,
-    namespace: &N,
-) -> Option<&'a mut S> {
-    groups[group]
-        .get_mut(key)
-        .and_then(|m| m.get_mut(namespace))
 }
 
 /// The methods every heap table implements the same way.
@@ -178,17 +121,11 @@ macro_rules! shared_heap_state_methods {
         }
         fn keys(&self, namespace: &dyn Any, out: &mut Vec<K>) -> bool {
             downcast_ns::<N>(namespace)
-                .map(|ns| {
-                    out.extend(self.groups.iter().flat_map(|g| {
-                        g.iter()
-                            .filter(|(_, m)| m.contains_key(ns))
-                            .map(|(k, _)| k.clone())
-                    }))
-                })
+                .map(|ns| self.groups.keys_in(ns, out))
                 .is_some()
         }
         fn clear_all(&mut self) {
-            self.groups.iter_mut().for_each(|g| g.clear());
+            self.groups.clear();
         }
     };
 }
@@ -215,21 +152,19 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
         now: i64,
     ) -> Result<u64> {
         let mut count = 0;
-        for (k, by_ns) in &self.groups[group] {
-            for (ns, (v, ts)) in by_ns {
-                if expired_for_snapshot(&self.ttl, *ts, now) {
-                    continue;
-                }
-                // An entry is its own value to its reader (its own zero-sized budget).
-                out.reset_zero_sized_budget();
-                key.serialize(k, out)?;
-                self.codec.namespace.serialize(ns, out)?;
-                if self.ttl.is_some() {
-                    out.write_i64(*ts);
-                }
-                self.codec.value.serialize(v, out)?;
-                count += 1;
+        for (k, ns, (v, ts)) in self.groups.iter(group) {
+            if expired_for_snapshot(&self.ttl, *ts, now) {
+                continue;
             }
+            // An entry is its own value to its reader (its own zero-sized budget).
+            out.reset_zero_sized_budget();
+            key.serialize(k, out)?;
+            self.codec.namespace.serialize(ns, out)?;
+            if self.ttl.is_some() {
+                out.write_i64(*ts);
+            }
+            self.codec.value.serialize(v, out)?;
+            count += 1;
         }
         Ok(count)
     }
@@ -243,9 +178,10 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<
     }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
-        self.sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| {
-            ttl.is_expired(*ts, now)
-        });
+        self.groups
+            .sweep(group, ttl.incremental_cleanup_size(), |(_, ts)| {
+                ttl.is_expired(*ts, now)
+            });
     }
 }
 
@@ -260,29 +196,27 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
     ) -> Result<u64> {
         let mut count = 0;
         let mut elements = DataOutputView::new();
-        for (k, by_ns) in &self.groups[group] {
-            for (ns, list) in by_ns {
-                elements.clear();
-                for (v, ts) in list {
-                    if expired_for_snapshot(&self.ttl, *ts, now) {
-                        continue;
-                    }
-                    if self.ttl.is_some() {
-                        elements.write_i64(*ts);
-                    }
-                    // Each element of a list is its own value (its own zero-sized budget).
-                    elements.reset_zero_sized_budget();
-                    self.codec.value.serialize(v, &mut elements)?;
-                }
-                if elements.is_empty() {
+        for (k, ns, list) in self.groups.iter(group) {
+            elements.clear();
+            for (v, ts) in list {
+                if expired_for_snapshot(&self.ttl, *ts, now) {
                     continue;
                 }
-                out.reset_zero_sized_budget();
-                key.serialize(k, out)?;
-                self.codec.namespace.serialize(ns, out)?;
-                out.write_len_prefixed(elements.as_slice());
-                count += 1;
+                if self.ttl.is_some() {
+                    elements.write_i64(*ts);
+                }
+                // Each element of a list is its own value (its own zero-sized budget).
+                elements.reset_zero_sized_budget();
+                self.codec.value.serialize(v, &mut elements)?;
             }
+            if elements.is_empty() {
+                continue;
+            }
+            out.reset_zero_sized_budget();
+            key.serialize(k, out)?;
+            self.codec.namespace.serialize(ns, out)?;
+            out.write_len_prefixed(elements.as_slice());
+            count += 1;
         }
         Ok(count)
     }
@@ -296,18 +230,18 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ListTable<K
             let ts = read_ts(self.ttl.is_some(), &mut elements)?;
             list.push((self.codec.value.deserialize(&mut elements)?, ts));
         }
-        match self.slot(group, &key, &ns) {
-            Some(existing) => existing.extend(list),
-            None => self.insert(group, &key, &ns, list),
-        }
+        self.groups
+            .get_or_insert_with(group, &key, &ns, Vec::new)
+            .extend(list);
         Ok(())
     }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
-        self.sweep(group, ttl.incremental_cleanup_size(), |list| {
-            list.retain(|(_, ts)| !ttl.is_expired(*ts, now));
-            list.is_empty()
-        });
+        self.groups
+            .sweep(group, ttl.incremental_cleanup_size(), |list| {
+                list.retain(|(_, ts)| !ttl.is_expired(*ts, now));
+                list.is_empty()
+            });
     }
 }
 
@@ -323,22 +257,20 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
         now: i64,
     ) -> Result<u64> {
         let mut count = 0;
-        for (k, by_ns) in &self.groups[group] {
-            for (ns, map) in by_ns {
-                for (uk, (uv, ts)) in map {
-                    if expired_for_snapshot(&self.ttl, *ts, now) {
-                        continue;
-                    }
-                    out.reset_zero_sized_budget();
-                    key.serialize(k, out)?;
-                    self.codec.namespace.serialize(ns, out)?;
-                    self.codec.user_key.serialize(uk, out)?;
-                    if self.ttl.is_some() {
-                        out.write_i64(*ts);
-                    }
-                    self.codec.user_value.serialize(uv, out)?;
-                    count += 1;
+        for (k, ns, map) in self.groups.iter(group) {
+            for (uk, (uv, ts)) in map {
+                if expired_for_snapshot(&self.ttl, *ts, now) {
+                    continue;
                 }
+                out.reset_zero_sized_budget();
+                key.serialize(k, out)?;
+                self.codec.namespace.serialize(ns, out)?;
+                self.codec.user_key.serialize(uk, out)?;
+                if self.ttl.is_some() {
+                    out.write_i64(*ts);
+                }
+                self.codec.user_value.serialize(uv, out)?;
+                count += 1;
             }
         }
         Ok(count)
@@ -349,20 +281,18 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
         let uk = self.codec.user_key.deserialize(&mut input)?;
         let ts = read_ts(self.ttl.is_some(), &mut input)?;
         let uv = self.codec.user_value.deserialize(&mut input)?;
-        match self.slot(group, &key, &ns) {
-            Some(map) => {
-                map.insert(uk, (uv, ts));
-            }
-            None => self.insert(group, &key, &ns, BTreeMap::from([(uk, (uv, ts))])),
-        }
+        self.groups
+            .get_or_insert_with(group, &key, &ns, BTreeMap::new)
+            .insert(uk, (uv, ts));
         Ok(())
     }
     fn cleanup_incrementally(&mut self, group: usize, now: i64) {
         let Some(ttl) = self.ttl.clone() else { return };
-        self.sweep(group, ttl.incremental_cleanup_size(), |map| {
-            map.retain(|_, (_, ts)| !ttl.is_expired(*ts, now));
-            map.is_empty()
-        });
+        self.groups
+            .sweep(group, ttl.incremental_cleanup_size(), |map| {
+                map.retain(|_, (_, ts)| !ttl.is_expired(*ts, now));
+                map.is_empty()
+            });
     }
 }
 
@@ -436,6 +366,9 @@ pub struct HeapKeyedStateBackend<K: StateKey> {
     key_buf: DataOutputView,
     current: Option<Current<K>>,
     states: Vec<Box<dyn HeapState<K>>>,
+    /// Per state (same index): its table's type and whether it has a TTL, read on every
+    /// access without a virtual call.
+    access_info: Vec<(TypeId, bool)>,
     by_name: HashMap<String, usize>,
 }
 
@@ -463,6 +396,7 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
             key_buf: DataOutputView::with_capacity(64),
             current: None,
             states: Vec::new(),
+            access_info: Vec::new(),
             by_name: HashMap::new(),
         })
     }
@@ -497,6 +431,8 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
             return Ok(StateId(index as u32));
         }
         let state = make(self.groups())?;
+        self.access_info
+            .push((TypeId::of::<S>(), state.codec().meta().ttl));
         self.states.push(Box::new(state));
         self.by_name.insert(name.to_owned(), self.states.len() - 1);
         Ok(StateId((self.states.len() - 1) as u32))
@@ -507,20 +443,21 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
     #[inline]
     fn access<S: 'static>(&mut self, id: StateId) -> Result<(&Current<K>, &mut S, i64)> {
         let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
-        let state = self
-            .states
-            .get_mut(id.0 as usize)
+        let (&(type_id, ttl), state) = self
+            .access_info
+            .get(id.0 as usize)
+            .zip(self.states.get_mut(id.0 as usize))
             .ok_or_else(|| unknown(id))?;
-        let now = if state.codec().meta().ttl {
+        if type_id != TypeId::of::<S>() {
+            return Err(wrong_types(&state.codec().meta().name));
+        }
+        let now = if ttl {
             let now = self.options.clock.now_ms();
             state.cleanup_incrementally(current.group, now);
             now
         } else {
             0
         };
-        if state.as_any_mut().downcast_mut::<S>().is_none() {
-            return Err(wrong_types(&state.codec().meta().name));
-        }
         let typed = state
             .as_any_mut()
             .downcast_mut::<S>()
@@ -724,7 +661,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<Option<V>> {
         let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
         let (group, ttl) = (current.group, table.ttl.clone());
-        let Some((value, ts)) = slot_in(&mut table.groups, group, &current.key, namespace) else {
+        let Some((value, ts)) = table.groups.get_mut(group, &current.key, namespace) else {
             return Ok(None);
         };
         if on_read(&ttl, ts, now) == Visible::Expired {
@@ -744,10 +681,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<()> {
         let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
-        match table.slot(current.group, &current.key, namespace) {
-            Some(slot) => *slot = (value, ts),
-            None => table.insert(current.group, &current.key, namespace, (value, ts)),
-        }
+        table.insert(current.group, &current.key, namespace, (value, ts));
         Ok(())
     }
 
@@ -788,7 +722,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let (group, ttl) = (current.group, table.ttl.clone());
         let key = current.key.clone();
-        let Some(list) = slot_in(&mut table.groups, group, &key, namespace) else {
+        let Some(list) = table.groups.get_mut(group, &key, namespace) else {
             return Ok(Vec::new());
         };
         list.retain_mut(|(_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
@@ -810,10 +744,10 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<()> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
-        match table.slot(current.group, &current.key, namespace) {
-            Some(list) => list.push((value, ts)),
-            None => table.insert(current.group, &current.key, namespace, vec![(value, ts)]),
-        }
+        table
+            .groups
+            .get_or_insert_with(current.group, &current.key, namespace, Vec::new)
+            .push((value, ts));
         Ok(())
     }
 
@@ -829,10 +763,10 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
         let ts = stamp(&table.ttl, now);
         let values = values.into_iter().map(|v| (v, ts));
-        match table.slot(current.group, &current.key, namespace) {
-            Some(list) => list.extend(values),
-            None => table.insert(current.group, &current.key, namespace, values.collect()),
-        }
+        table
+            .groups
+            .get_or_insert_with(current.group, &current.key, namespace, Vec::new)
+            .extend(values);
         Ok(())
     }
 
@@ -866,7 +800,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<Option<UV>> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let ttl = table.ttl.clone();
-        let Some(map) = slot_in(&mut table.groups, current.group, &current.key, namespace) else {
+        let Some(map) = table.groups.get_mut(current.group, &current.key, namespace) else {
             return Ok(None);
         };
         let Some((value, ts)) = map.get_mut(key) else {
@@ -888,17 +822,10 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<()> {
         let (current, table, now) = self.access::<MapTable<K, N, UK, UV>>(state)?;
         let ts = stamp(&table.ttl, now);
-        match table.slot(current.group, &current.key, namespace) {
-            Some(map) => {
-                map.insert(key, (value, ts));
-            }
-            None => table.insert(
-                current.group,
-                &current.key,
-                namespace,
-                BTreeMap::from([(key, (value, ts))]),
-            ),
-        }
+        table
+            .groups
+            .get_or_insert_with(current.group, &current.key, namespace, BTreeMap::new)
+            .insert(key, (value, ts));
         Ok(())
     }
 
@@ -928,7 +855,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let Table {
             groups, codec, ttl, ..
         } = table;
-        let Some(map) = slot_in(groups, current.group, &current.key, namespace) else {
+        let Some(map) = groups.get_mut(current.group, &current.key, namespace) else {
             return Ok(MapIter::empty());
         };
         Ok(MapIter::new(HeapMapIter {

@@ -33,6 +33,7 @@ mod descriptor;
 mod error;
 mod handles;
 mod heap;
+mod heap_map;
 pub mod key_group;
 mod managed_memory;
 mod map_iter;

@@ -161,9 +161,14 @@ fn the_block_cache_stays_within_its_capacity_while_ten_times_the_bound_passes() 
         "block cache: at most {most} of {} bytes",
         memory.block_cache_bytes()
     );
+    // The cache is not strict (see the module docs of `managed_memory`): an insert lands
+    // before the eviction it causes, so the usage may pass the capacity by the entry being
+    // inserted, at most one dummy entry the write buffer manager charges (256 KiB) or one
+    // block. A test run saw such an overshoot once in many; more than that is a leak.
+    const IN_FLIGHT: usize = 256 << 10;
     assert!(
-        most <= memory.block_cache_bytes(),
-        "the cache held {most} bytes, more than its {} bytes",
+        most <= memory.block_cache_bytes() + IN_FLIGHT,
+        "the cache held {most} bytes, more than its {} bytes and one entry in flight",
         memory.block_cache_bytes()
     );
     assert!(
