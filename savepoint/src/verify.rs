@@ -136,13 +136,29 @@ fn subtask_file(name: &str) -> Option<(u32, &str)> {
     Some((stem.parse().ok()?, ext))
 }
 
-fn verify_operator(
+/// Checks every file in `op`'s directory `dir`, adding what is wrong to `report`.
+pub(crate) fn verify_operator(
     savepoint: &Savepoint,
     op: &Operator,
     dir: &Path,
     report: &mut Verification,
 ) -> Result<()> {
     let max_parallelism = savepoint.metadata().max_parallelism;
+    // Every subtask writes each kind of part, or none does (a bootstrapped operator has
+    // no operator-local parts): one missing would silently lose that subtask's state.
+    for (what, files) in [
+        ("operator-local part", savepoint.part_files(op)),
+        ("keyed state file", savepoint.keyed_files(op)),
+    ] {
+        if !files.is_empty() && files.len() < op.parallelism as usize {
+            for subtask in (0..op.parallelism).filter(|s| !files.iter().any(|(f, _)| f == s)) {
+                report.problems.push(format!(
+                    "{}: subtask {subtask} has no {what}, while other subtasks have one",
+                    dir.display()
+                ));
+            }
+        }
+    }
     for name in list(dir)? {
         let path = dir.join(&name);
         let checked = match subtask_file(&name) {

@@ -11,6 +11,7 @@ use typeinfo_state::StateKey;
 use crate::bootstrap::{BootstrappedOperator, KeyedStateBootstrap};
 use crate::error::{Error, Result};
 use crate::savepoint::{Operator, Savepoint};
+use crate::verify::{verify_operator, Verification};
 
 /// The largest max parallelism (the key-group count a state file can hold).
 const MAX_MAX_PARALLELISM: u32 = 32_768;
@@ -191,6 +192,8 @@ impl SavepointWriter {
     ///
     /// # Errors
     ///
+    /// [`Error::Corrupt`] when a file of an operator it keeps is damaged (every file is
+    /// read and checked first, as [`verify`](crate::verify) does);
     /// [`Error::Refused`] when `out` exists or lies inside the source savepoint, when an
     /// operator's parallelism is above the max parallelism, when a bootstrapped operator
     /// was built for another max parallelism, or when the key groups cannot be computed
@@ -198,6 +201,7 @@ impl SavepointWriter {
     /// nothing is left at `out`.
     pub fn write(&mut self, out: &Path) -> Result<Savepoint> {
         self.check(out)?;
+        self.check_source()?;
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
             _ => PathBuf::from("."),
@@ -277,6 +281,32 @@ impl SavepointWriter {
             }
         }
         Ok(())
+    }
+
+    /// Reads and checks every file of the source's operators that are kept, as
+    /// [`verify`](crate::verify) does: a damaged file is refused, not copied.
+    fn check_source(&self) -> Result<()> {
+        let Some(source) = &self.source else {
+            return Ok(());
+        };
+        let mut report = Verification::default();
+        for planned in self.operators.values() {
+            if let Planned::Existing(op) = planned {
+                let dir = source.operator_dir(op);
+                if dir.is_dir() {
+                    verify_operator(source, op, &dir, &mut report)?;
+                }
+            }
+        }
+        if report.is_ok() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt(format!(
+                "{} is damaged, nothing was written: {}",
+                source.dir().display(),
+                report.problems.join("; ")
+            )))
+        }
     }
 
     /// Writes every operator's files, then `_metadata`, into the new directory `dir`.
