@@ -107,8 +107,7 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         self.key_bytes.clear();
         self.key_serializer.serialize(key, &mut self.key_bytes)?;
         let kg = key_group_for_bytes(self.key_bytes.as_slice(), self.max_parallelism);
-        let subtask =
-            subtask_for_key_group(self.max_parallelism, self.parallelism(), kg) as usize;
+        let subtask = subtask_for_key_group(self.max_parallelism, self.parallelism(), kg) as usize;
         self.backends[subtask].set_current_key(key)?;
         Ok(subtask)
     }

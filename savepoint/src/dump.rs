@@ -44,7 +44,12 @@ use crate::savepoint::{Operator, Savepoint};
 /// # Ok(())
 /// # }
 /// ```
-pub fn dump(savepoint: &Savepoint, operator: &str, state: &str, out: &mut dyn Write) -> Result<u64> {
+pub fn dump(
+    savepoint: &Savepoint,
+    operator: &str,
+    state: &str,
+    out: &mut dyn Write,
+) -> Result<u64> {
     let op = savepoint.operator(operator)?;
     let files = savepoint.open_keyed(&op)?;
     let mut lines = 0u64;
@@ -175,7 +180,11 @@ fn entry_json(entry: &StoredEntry<'_>, line: &mut String) {
             }
         }
         // `StoredValue` is non-exhaustive: a kind added later is named, not dropped.
-        other => field(line, "value", Some(&typeinfo::Value::String(format!("{other:?}")))),
+        other => field(
+            line,
+            "value",
+            Some(&typeinfo::Value::String(format!("{other:?}"))),
+        ),
     }
     line.push('}');
 }

@@ -246,7 +246,11 @@ impl Inspection {
         )?;
         for op in &self.operators {
             let o = &op.operator;
-            writeln!(s, "{}  \"{}\"  parallelism {}", o.key, o.name, o.parallelism)?;
+            writeln!(
+                s,
+                "{}  \"{}\"  parallelism {}",
+                o.key, o.name, o.parallelism
+            )?;
             if let Some(keyed) = &op.keyed {
                 let bytes: u64 = keyed.files.iter().map(|f| f.1).sum();
                 writeln!(
@@ -324,13 +328,20 @@ fn write_state(s: &mut String, st: &StateInspection, key_groups: bool) -> fmt::R
         st.bytes,
         plural(st.key_groups.len(), "key group")
     )?;
-    if let Some((kg, (_, bytes))) = st.key_groups.iter().max_by_key(|(kg, (_, b))| (*b, u16::MAX - **kg)) {
+    if let Some((kg, (_, bytes))) = st
+        .key_groups
+        .iter()
+        .max_by_key(|(kg, (_, b))| (*b, u16::MAX - **kg))
+    {
         write!(s, " (largest: key group {kg}, {bytes} bytes)")?;
     }
     writeln!(s)?;
     if key_groups {
         for (kg, (entries, bytes)) in &st.key_groups {
-            writeln!(s, "        key group {kg}: {entries} entries, {bytes} bytes")?;
+            writeln!(
+                s,
+                "        key group {kg}: {entries} entries, {bytes} bytes"
+            )?;
         }
     }
     Ok(())

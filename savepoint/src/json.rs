@@ -60,7 +60,12 @@ pub fn write_value(value: &Value, out: &mut String) {
         Value::Option(None) => out.push_str("null"),
         Value::Option(Some(v)) => write_value(v, out),
         Value::Duration(d) => {
-            let _ = write!(out, "{{\"secs\":{},\"nanos\":{}}}", d.as_secs(), d.subsec_nanos());
+            let _ = write!(
+                out,
+                "{{\"secs\":{},\"nanos\":{}}}",
+                d.as_secs(),
+                d.subsec_nanos()
+            );
         }
         Value::SystemTime { secs, nanos } => {
             let _ = write!(out, "{{\"secs\":{secs},\"nanos\":{nanos}}}");
@@ -109,7 +114,11 @@ fn write_float(x: f64, out: &mut String) {
     }
 }
 
-fn write_array<T>(items: impl Iterator<Item = T>, out: &mut String, write: impl Fn(T, &mut String)) {
+fn write_array<T>(
+    items: impl Iterator<Item = T>,
+    out: &mut String,
+    write: impl Fn(T, &mut String),
+) {
     out.push('[');
     for (i, item) in items.enumerate() {
         if i > 0 {
@@ -223,7 +232,10 @@ mod tests {
             fields: vec![
                 (Arc::from("user"), Value::String("a\"b\n".into())),
                 (Arc::from("amount"), Value::I32(-5)),
-                (Arc::from("tags"), Value::List(vec![Value::U8(1), Value::U8(2)])),
+                (
+                    Arc::from("tags"),
+                    Value::List(vec![Value::U8(1), Value::U8(2)]),
+                ),
                 (Arc::from("coupon"), Value::Option(None)),
                 (Arc::from("big"), Value::U128(u128::MAX)),
                 (Arc::from("ratio"), Value::F64(1.0)),

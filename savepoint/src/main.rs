@@ -134,13 +134,19 @@ fn run(args: &[String]) -> Result<(), Failure> {
             let written = SavepointWriter::from_savepoint(a.open()?)
                 .remove_operator(operator)?
                 .write(output.as_ref())?;
-            println!("wrote {} without operator `{operator}`", written.dir().display());
+            println!(
+                "wrote {} without operator `{operator}`",
+                written.dir().display()
+            );
             Ok(())
         }
         "rename-uid" => {
             let a = Args::parse(rest, &["--operator", "--to", "--output"], &[])?;
-            let (operator, to, output) =
-                (a.value("--operator")?, a.value("--to")?, a.value("--output")?);
+            let (operator, to, output) = (
+                a.value("--operator")?,
+                a.value("--to")?,
+                a.value("--output")?,
+            );
             let written = SavepointWriter::from_savepoint(a.open()?)
                 .rename_uid(operator, to)?
                 .write(output.as_ref())?;

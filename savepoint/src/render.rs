@@ -31,7 +31,8 @@ pub fn collect_definitions(snapshot: &SerializerSnapshot, out: &mut BTreeMap<Str
                         .iter()
                         .zip(snapshot.nested())
                         .map(|(variant, s)| {
-                            let fields = parse_struct_payload(s).map(|(_, f)| f).unwrap_or_default();
+                            let fields =
+                                parse_struct_payload(s).map(|(_, f)| f).unwrap_or_default();
                             format!("{variant}{}", fields_of(&fields, s.nested()))
                         })
                         .collect();

@@ -85,13 +85,19 @@ impl Savepoint {
         V: TypeInfo + 'static,
     {
         let mut out = Vec::new();
-        self.read_typed(operator, state, StateKind::Value, |meta, registry| {
-            let value = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
-            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                StoredValue::Single { value: v, .. } => value(v.bytes).map(Some),
-                _ => Ok(None),
-            })
-        }, |k: K, n: N, v: V| out.push((k, n, v)))?;
+        self.read_typed(
+            operator,
+            state,
+            StateKind::Value,
+            |meta, registry| {
+                let value = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
+                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                    StoredValue::Single { value: v, .. } => value(v.bytes).map(Some),
+                    _ => Ok(None),
+                })
+            },
+            |k: K, n: N, v: V| out.push((k, n, v)),
+        )?;
         Ok(out)
     }
 
@@ -112,17 +118,23 @@ impl Savepoint {
         V: TypeInfo + 'static,
     {
         let mut out = Vec::new();
-        self.read_typed(operator, state, StateKind::List, |meta, registry| {
-            let element = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
-            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                StoredValue::List(elements) => elements
-                    .iter()
-                    .map(|(_, e)| element(e.bytes))
-                    .collect::<typeinfo::Result<Vec<V>>>()
-                    .map(Some),
-                _ => Ok(None),
-            })
-        }, |k: K, n: N, v: Vec<V>| out.push((k, n, v)))?;
+        self.read_typed(
+            operator,
+            state,
+            StateKind::List,
+            |meta, registry| {
+                let element = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
+                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                    StoredValue::List(elements) => elements
+                        .iter()
+                        .map(|(_, e)| element(e.bytes))
+                        .collect::<typeinfo::Result<Vec<V>>>()
+                        .map(Some),
+                    _ => Ok(None),
+                })
+            },
+            |k: K, n: N, v: Vec<V>| out.push((k, n, v)),
+        )?;
         Ok(out)
     }
 
@@ -145,19 +157,26 @@ impl Savepoint {
         UV: TypeInfo + 'static,
     {
         let mut out = Vec::new();
-        self.read_typed(operator, state, StateKind::Map, |meta, registry| {
-            let user_key = part_reader::<UK>(&meta.values[0], registry, &meta.name, "user key")?;
-            let user_value =
-                part_reader::<UV>(&meta.values[1], registry, &meta.name, "user value")?;
-            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                StoredValue::MapEntry {
-                    user_key: uk,
-                    value: uv,
-                    ..
-                } => Ok(Some((user_key(uk.bytes)?, user_value(uv.bytes)?))),
-                _ => Ok(None),
-            })
-        }, |k: K, n: N, (uk, uv): (UK, UV)| out.push((k, n, uk, uv)))?;
+        self.read_typed(
+            operator,
+            state,
+            StateKind::Map,
+            |meta, registry| {
+                let user_key =
+                    part_reader::<UK>(&meta.values[0], registry, &meta.name, "user key")?;
+                let user_value =
+                    part_reader::<UV>(&meta.values[1], registry, &meta.name, "user value")?;
+                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                    StoredValue::MapEntry {
+                        user_key: uk,
+                        value: uv,
+                        ..
+                    } => Ok(Some((user_key(uk.bytes)?, user_value(uv.bytes)?))),
+                    _ => Ok(None),
+                })
+            },
+            |k: K, n: N, (uk, uv): (UK, UV)| out.push((k, n, uk, uv)),
+        )?;
         Ok(out)
     }
 
@@ -208,13 +227,17 @@ impl Savepoint {
                 }
                 let typed = (|| {
                     Ok::<_, typeinfo::Error>(match value(&entry)? {
-                        Some(v) => Some((key(entry.key.bytes)?, namespace(entry.namespace.bytes)?, v)),
+                        Some(v) => {
+                            Some((key(entry.key.bytes)?, namespace(entry.namespace.bytes)?, v))
+                        }
                         None => None,
                     })
                 })()
                 .map_err(|e| typeinfo_state::Error::CorruptSavepoint {
                     path: path.clone(),
-                    detail: format!("state `{state}`: an entry does not read as the given types: {e}"),
+                    detail: format!(
+                        "state `{state}`: an entry does not read as the given types: {e}"
+                    ),
                 })?;
                 if let Some((k, n, v)) = typed {
                     push(k, n, v);

@@ -343,11 +343,20 @@ impl SavepointWriter {
 
 /// Copies the files of `op`'s subtasks from `source` into `dir`; under another max
 /// parallelism, its keyed state is filed under the new key groups instead.
-fn copy_operator(source: &Savepoint, op: &Operator, dir: &Path, max_parallelism: u32) -> Result<()> {
+fn copy_operator(
+    source: &Savepoint,
+    op: &Operator,
+    dir: &Path,
+    max_parallelism: u32,
+) -> Result<()> {
     let rescale = max_parallelism != source.metadata().max_parallelism;
     let src = source.operator_dir(op);
     for subtask in 0..op.parallelism as usize {
-        for path in [checkpoint::ostate_path, checkpoint::kstate_path, checkpoint::opstate_path] {
+        for path in [
+            checkpoint::ostate_path,
+            checkpoint::kstate_path,
+            checkpoint::opstate_path,
+        ] {
             let from = path(&src, subtask);
             if !from.is_file() || (rescale && from == checkpoint::kstate_path(&src, subtask)) {
                 continue;

@@ -17,7 +17,11 @@ fn bootstrap(max_parallelism: u32, parallelism: u32) -> KeyedStateBootstrap<Stri
     state
         .value_state(
             &ValueStateDescriptor::<u64>::new("count"),
-            [("a".to_owned(), 3), ("b".to_owned(), 5), ("e".to_owned(), 9)],
+            [
+                ("a".to_owned(), 3),
+                ("b".to_owned(), 5),
+                ("e".to_owned(), 9),
+            ],
         )
         .unwrap()
         .list_state(
@@ -63,7 +67,11 @@ fn a_bootstrapped_savepoint_restores_into_a_real_job_on_both_backends() {
         counts.sort();
         assert_eq!(
             counts,
-            [("a".into(), (), 3), ("b".into(), (), 5), ("e".into(), (), 9)]
+            [
+                ("a".into(), (), 3),
+                ("b".into(), (), 5),
+                ("e".into(), (), 9)
+            ]
         );
         let mut tags: Vec<(String, (), String, i64)> =
             savepoint.read_map_state("counter", "tags").unwrap();
@@ -105,14 +113,22 @@ fn a_bootstrapped_operator_must_match_the_savepoint() {
     );
     assert!(!out.exists());
     let mut twice = SavepointWriter::new(128).unwrap();
-    twice.with_keyed_state("counter", bootstrap(128, 1)).unwrap();
+    twice
+        .with_keyed_state("counter", bootstrap(128, 1))
+        .unwrap();
     let again = twice.with_keyed_state("counter", bootstrap(128, 1));
-    assert!(matches!(&again, Err(Error::Refused(m)) if m.contains("remove it first")), "{again:?}");
+    assert!(
+        matches!(&again, Err(Error::Refused(m)) if m.contains("remove it first")),
+        "{again:?}"
+    );
     let bad_uid = SavepointWriter::new(128)
         .unwrap()
         .with_keyed_state("a/b", bootstrap(128, 1))
         .map(|_| ());
-    assert!(matches!(&bad_uid, Err(Error::Refused(m)) if m.contains("not a usable uid")), "{bad_uid:?}");
+    assert!(
+        matches!(&bad_uid, Err(Error::Refused(m)) if m.contains("not a usable uid")),
+        "{bad_uid:?}"
+    );
     let too_wide = KeyedStateBootstrap::<String>::new(4, 8);
     assert!(too_wide.is_err());
     // A job at another max parallelism refuses the bootstrapped savepoint, naming both.

@@ -50,22 +50,58 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
 
     let o = tool(&[&"verify", &dir]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).starts_with("ok: 9 files, 10 keyed entries"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with("ok: 9 files, 10 keyed entries"),
+        "{}",
+        stdout(&o)
+    );
 
-    let o = tool(&[&"dump", &dir, &"--operator", &"minute-totals", &"--state", &"window-contents"]);
+    let o = tool(&[
+        &"dump",
+        &dir,
+        &"--operator",
+        &"minute-totals",
+        &"--state",
+        &"window-contents",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let lines: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 5);
-    assert!(lines.iter().all(|l| l.starts_with("{\"key_group\":") && l.contains("\"value\":{\"orders\":")));
-    let o = tool(&[&"dump", &dir, &"--operator", &"minute-totals", &"--state", &"nope"]);
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("{\"key_group\":") && l.contains("\"value\":{\"orders\":")));
+    let o = tool(&[
+        &"dump",
+        &dir,
+        &"--operator",
+        &"minute-totals",
+        &"--state",
+        &"nope",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("has no state `nope` (it has: window-contents, window-timers)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has no state `nope` (it has: window-contents, window-timers)"),
+        "{}",
+        stderr(&o)
+    );
 
     // Writing commands: each into a new directory.
     for (args, out) in [
-        (vec!["rename-uid", "--operator", "minute-totals", "--to", "totals"], "renamed"),
+        (
+            vec![
+                "rename-uid",
+                "--operator",
+                "minute-totals",
+                "--to",
+                "totals",
+            ],
+            "renamed",
+        ),
         (vec!["remove-operator", "--operator", "output"], "removed"),
-        (vec!["set-max-parallelism", "--max-parallelism", "512"], "rescaled"),
+        (
+            vec!["set-max-parallelism", "--max-parallelism", "512"],
+            "rescaled",
+        ),
     ] {
         let out = work.path().join(out);
         let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&args[0], &dir];
@@ -92,7 +128,14 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
         vec!["dump", "x", "--operator", "y"],
         vec!["inspect"],
         vec!["inspect", "a", "b"],
-        vec!["set-max-parallelism", "x", "--max-parallelism", "many", "--output", "y"],
+        vec![
+            "set-max-parallelism",
+            "x",
+            "--max-parallelism",
+            "many",
+            "--output",
+            "y",
+        ],
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_typeinfo-savepoint"))
             .args(&args)
@@ -114,8 +157,21 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
     for args in [
         vec!["inspect"],
         vec!["verify"],
-        vec!["dump", "--operator", "minute-totals", "--state", "window-contents"],
-        vec!["rename-uid", "--operator", "minute-totals", "--to", "t", "--output"],
+        vec![
+            "dump",
+            "--operator",
+            "minute-totals",
+            "--state",
+            "window-contents",
+        ],
+        vec![
+            "rename-uid",
+            "--operator",
+            "minute-totals",
+            "--to",
+            "t",
+            "--output",
+        ],
         vec!["set-max-parallelism", "--max-parallelism", "64", "--output"],
     ] {
         let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&args[0], &dir];
@@ -136,5 +192,9 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
     assert!(tree(&dir) == damaged, "a command changed its input");
     let o = tool(&[&"inspect", &Path::new("/nonexistent/savepoint")]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("no such checkpoint or savepoint"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no such checkpoint or savepoint"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -125,7 +125,10 @@ fn a_real_savepoint_is_inspected_dumped_verified_and_read_as_types_on_both_backe
                 ",\"key\":\"{user}\",\"namespace\":{{\"start\":{},\"end\":{}}},\"value\":{{\"orders\":{},\"cents\":{}}}}}",
                 window.start, window.end, total.orders, total.cents
             );
-            assert!(line.starts_with("{\"key_group\":") && line.ends_with(&tail), "{line} vs {tail}");
+            assert!(
+                line.starts_with("{\"key_group\":") && line.ends_with(&tail),
+                "{line} vs {tail}"
+            );
         }
 
         // Typed: as stored, and migrated to an evolved accumulator.
@@ -150,15 +153,29 @@ fn a_real_savepoint_is_inspected_dumped_verified_and_read_as_types_on_both_backe
         }
 
         // Typed reads that cannot be: another kind, another type, no such state.
-        let kind = savepoint.read_list_state::<String, TimeWindow, Total>("minute-totals", "window-contents");
-        assert!(matches!(&kind, Err(Error::Refused(m)) if m.contains("read_value_state")), "{kind:?}");
-        let wrong = savepoint.read_value_state::<String, TimeWindow, String>("minute-totals", "window-contents");
+        let kind = savepoint
+            .read_list_state::<String, TimeWindow, Total>("minute-totals", "window-contents");
+        assert!(
+            matches!(&kind, Err(Error::Refused(m)) if m.contains("read_value_state")),
+            "{kind:?}"
+        );
+        let wrong = savepoint
+            .read_value_state::<String, TimeWindow, String>("minute-totals", "window-contents");
         let message = wrong.map(|_| ()).unwrap_err().to_string();
-        assert!(message.contains("window-contents") && message.contains("incompatible"), "{message}");
+        assert!(
+            message.contains("window-contents") && message.contains("incompatible"),
+            "{message}"
+        );
         let missing = savepoint.read_value_state::<String, (), u64>("minute-totals", "nope");
-        assert!(matches!(&missing, Err(Error::NotFound(m)) if m.contains("window-contents")), "{missing:?}");
+        assert!(
+            matches!(&missing, Err(Error::NotFound(m)) if m.contains("window-contents")),
+            "{missing:?}"
+        );
         let missing = savepoint.read_value_state::<String, (), u64>("nope", "count");
-        assert!(matches!(&missing, Err(Error::NotFound(m)) if m.contains("uid-orders")), "{missing:?}");
+        assert!(
+            matches!(&missing, Err(Error::NotFound(m)) if m.contains("uid-orders")),
+            "{missing:?}"
+        );
 
         // verify: every file and entry.
         let report = verify(&savepoint).unwrap();

@@ -22,11 +22,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 fn every_command_refuses(dir: &Path, damaged: &Path, case: &str) {
     let before = tree(dir);
     let scratch = tempfile::tempdir().unwrap();
-    let name = damaged
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let name = damaged.file_name().unwrap().to_string_lossy().into_owned();
     let names_it = |message: &str| {
         assert!(
             message.contains(&name) || message.contains(&damaged.display().to_string()),
@@ -63,7 +59,10 @@ fn every_command_refuses(dir: &Path, damaged: &Path, case: &str) {
                 .rename_uid("minute-totals", "totals")
                 .unwrap()
                 .write(&out);
-            assert!(matches!(&written, Err(Error::Corrupt(_))), "{case}: {written:?}");
+            assert!(
+                matches!(&written, Err(Error::Corrupt(_))),
+                "{case}: {written:?}"
+            );
             names_it(&written.unwrap_err().to_string());
             let rescaled = SavepointWriter::from_savepoint(savepoint)
                 .set_max_parallelism(256)
@@ -107,7 +106,11 @@ fn truncated_random_foreign_missing_and_stray_files_are_refused() {
         let good = std::fs::read(&path).unwrap();
         for len in [0, 1, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..len]).unwrap();
-            every_command_refuses(&dir, &path, &format!("{} truncated to {len}", file.display()));
+            every_command_refuses(
+                &dir,
+                &path,
+                &format!("{} truncated to {len}", file.display()),
+            );
         }
         std::fs::write(&path, &good).unwrap();
     }
@@ -118,26 +121,40 @@ fn truncated_random_foreign_missing_and_stray_files_are_refused() {
     let random: Vec<u8> = (0..good.len()).map(|_| rng() as u8).collect();
     let foreign: [(&str, Vec<u8>); 4] = [
         ("random bytes", random),
-        ("an operator part", std::fs::read(ops.join("subtask-1.ostate")).unwrap()),
+        (
+            "an operator part",
+            std::fs::read(ops.join("subtask-1.ostate")).unwrap(),
+        ),
         ("a png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
         ("text", b"typeinfo checkpoint v2\nepoch 1\n".to_vec()),
     ];
     for (what, bytes) in &foreign {
         std::fs::write(&kstate, bytes).unwrap();
-        every_command_refuses(&dir, &kstate, &format!("a keyed state file replaced by {what}"));
+        every_command_refuses(
+            &dir,
+            &kstate,
+            &format!("a keyed state file replaced by {what}"),
+        );
     }
     // Another subtask's file in its place: sound bytes, the wrong key groups.
     std::fs::copy(ops.join("subtask-0.kstate"), &kstate).unwrap();
     let report = verify(&Savepoint::open(&dir).unwrap()).unwrap();
     assert!(
-        report.problems.iter().any(|p| p.contains("subtask-1.kstate") && p.contains("owns 64..=127")),
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("subtask-1.kstate") && p.contains("owns 64..=127")),
         "{report}"
     );
     std::fs::write(&kstate, &good).unwrap();
 
     let part = ops.join("subtask-1.ostate");
     std::fs::write(&part, &good).unwrap();
-    every_command_refuses(&dir, &part, "an operator part replaced by a keyed state file");
+    every_command_refuses(
+        &dir,
+        &part,
+        "an operator part replaced by a keyed state file",
+    );
     std::fs::copy(ops.join("subtask-0.ostate"), &part).unwrap();
 
     std::fs::remove_file(&kstate).unwrap();
@@ -152,7 +169,10 @@ fn truncated_random_foreign_missing_and_stray_files_are_refused() {
     std::fs::create_dir(&stray).unwrap();
     let report = verify(&Savepoint::open(&dir).unwrap()).unwrap();
     assert!(
-        report.problems.iter().any(|p| p.contains("uid-gone") && p.contains("not an operator")),
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("uid-gone") && p.contains("not an operator")),
         "{report}"
     );
     std::fs::remove_dir(&stray).unwrap();
@@ -164,24 +184,38 @@ fn every_command_refuses_to_copy(dir: &Path, stray: &Path) {
     let savepoint = Savepoint::open(dir).unwrap();
     let report = verify(&savepoint).unwrap();
     let name = stray.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(report.problems.iter().any(|p| p.contains(&name)), "{report}");
+    assert!(
+        report.problems.iter().any(|p| p.contains(&name)),
+        "{report}"
+    );
     let scratch = tempfile::tempdir().unwrap();
     let written = SavepointWriter::from_savepoint(savepoint)
         .remove_operator("output")
         .unwrap()
         .write(&scratch.path().join("out"));
-    assert!(matches!(&written, Err(Error::Corrupt(m)) if m.contains(&name)), "{written:?}");
+    assert!(
+        matches!(&written, Err(Error::Corrupt(m)) if m.contains(&name)),
+        "{written:?}"
+    );
 }
 
 #[test]
 fn no_savepoint_at_all_is_refused_with_a_clear_message() {
     let work = tempfile::tempdir().unwrap();
     let missing = Savepoint::open(&work.path().join("nowhere")).unwrap_err();
-    assert!(missing.to_string().contains("no such checkpoint or savepoint"), "{missing}");
+    assert!(
+        missing
+            .to_string()
+            .contains("no such checkpoint or savepoint"),
+        "{missing}"
+    );
     let file = work.path().join("a-file");
     std::fs::write(&file, b"hello").unwrap();
     let not_dir = Savepoint::open(&file).unwrap_err();
-    assert!(not_dir.to_string().contains("not a savepoint directory"), "{not_dir}");
+    assert!(
+        not_dir.to_string().contains("not a savepoint directory"),
+        "{not_dir}"
+    );
     let empty = Savepoint::open(work.path()).unwrap_err();
     assert!(
         matches!(&empty, Error::NotFound(m) if m.contains("is not a savepoint")),

@@ -60,17 +60,32 @@ fn a_rename_to_a_taken_or_unusable_uid_is_refused() {
     let (dir, _) = real_savepoint(work.path(), StateBackend::Heap);
     let mut writer = SavepointWriter::from_savepoint(Savepoint::open(&dir).unwrap());
     let taken = writer.rename_uid("minute-totals", "orders").map(|_| ());
-    assert!(matches!(&taken, Err(Error::Refused(m)) if m.contains("already has the uid")), "{taken:?}");
+    assert!(
+        matches!(&taken, Err(Error::Refused(m)) if m.contains("already has the uid")),
+        "{taken:?}"
+    );
     for bad in ["", "two words", "a/b", "..", "line\nbreak"] {
         let refused = writer.rename_uid("minute-totals", bad).map(|_| ());
-        assert!(matches!(&refused, Err(Error::Refused(m)) if m.contains("not a usable uid")), "{bad:?}: {refused:?}");
+        assert!(
+            matches!(&refused, Err(Error::Refused(m)) if m.contains("not a usable uid")),
+            "{bad:?}: {refused:?}"
+        );
     }
     let unknown = writer.rename_uid("nope", "x").map(|_| ());
-    assert!(matches!(&unknown, Err(Error::NotFound(m)) if m.contains("uid-minute-totals")), "{unknown:?}");
+    assert!(
+        matches!(&unknown, Err(Error::NotFound(m)) if m.contains("uid-minute-totals")),
+        "{unknown:?}"
+    );
     // Writing into the input, or over an existing directory, is refused.
     let inside = writer.write(&dir.join("copy"));
-    assert!(matches!(&inside, Err(Error::Refused(m)) if m.contains("inside the input")), "{inside:?}");
+    assert!(
+        matches!(&inside, Err(Error::Refused(m)) if m.contains("inside the input")),
+        "{inside:?}"
+    );
     let existing = writer.write(work.path());
-    assert!(matches!(&existing, Err(Error::Refused(m)) if m.contains("exists")), "{existing:?}");
+    assert!(
+        matches!(&existing, Err(Error::Refused(m)) if m.contains("exists")),
+        "{existing:?}"
+    );
     assert!(!dir.join("copy").exists());
 }

@@ -22,7 +22,11 @@ fn another_max_parallelism_restores_with_the_same_results() {
         let entries = |s: &Savepoint| -> Vec<(String, u64)> {
             let report = inspect(s).unwrap();
             let keyed = report.operators[0].keyed.clone().unwrap();
-            keyed.states.iter().map(|s| (s.name.clone(), s.entries)).collect()
+            keyed
+                .states
+                .iter()
+                .map(|s| (s.name.clone(), s.entries))
+                .collect()
         };
         for max in [256, 1024, 2] {
             let out = work.join(format!("max-{max}"));
@@ -37,13 +41,21 @@ fn another_max_parallelism_restores_with_the_same_results() {
 
             // Restore at the new max parallelism, at parallelism 2 (at most `max`) on both
             // backends in turn.
-            let mut run = Run::new(&work, backends()[(i + 1) % 2].clone(), &format!("restored-{max}"));
+            let mut run = Run::new(
+                &work,
+                backends()[(i + 1) % 2].clone(),
+                &format!("restored-{max}"),
+            );
             copy_dir(&first_output, &run.output);
             run.max_parallelism = max;
             run.parallelism = 2;
             run.restore = Some(out.clone());
             run.window_job().unwrap();
-            assert_eq!(published(&run.output), expected, "{state:?}, max parallelism {max}");
+            assert_eq!(
+                published(&run.output),
+                expected,
+                "{state:?}, max parallelism {max}"
+            );
         }
         // The job at the old max parallelism refuses the rewritten savepoint.
         let mut old = Run::new(&work, StateBackend::Heap, "refused");
@@ -72,6 +84,9 @@ fn a_max_parallelism_below_an_operators_parallelism_is_refused() {
         let refused = SavepointWriter::from_savepoint(Savepoint::open(&dir).unwrap())
             .set_max_parallelism(bad)
             .map(|_| ());
-        assert!(matches!(&refused, Err(Error::Refused(m)) if m.contains("outside 1..=32768")), "{refused:?}");
+        assert!(
+            matches!(&refused, Err(Error::Refused(m)) if m.contains("outside 1..=32768")),
+            "{refused:?}"
+        );
     }
 }

@@ -173,15 +173,15 @@ impl OperatorStateFile {
             return Err(corrupt("unknown format version".to_owned()));
         }
         let count = input.read_len(3).map_err(parse)?;
-        let mut states = Vec::with_capacity(typeinfo::capacity_for::<StoredOperatorState>(count, 3));
+        let mut states =
+            Vec::with_capacity(typeinfo::capacity_for::<StoredOperatorState>(count, 3));
         for _ in 0..count {
             let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?)
                 .map_err(|_| corrupt("state name is not UTF-8".to_owned()))?
                 .to_owned();
             let kind_byte = input.read_u8().map_err(parse)?;
-            let kind = Kind::from_byte(kind_byte).ok_or_else(|| {
-                corrupt(format!("state `{name}`: unknown kind {kind_byte}"))
-            })?;
+            let kind = Kind::from_byte(kind_byte)
+                .ok_or_else(|| corrupt(format!("state `{name}`: unknown kind {kind_byte}")))?;
             let n = input.read_len(4).map_err(parse)?;
             let serializers = (0..n)
                 .map(|_| SerializerSnapshot::read_from(&mut input))
@@ -617,13 +617,10 @@ impl OperatorStateBackend {
             let file = OperatorStateFile::open(path)?;
             for stored in file.states() {
                 let name = &stored.name;
-                let index = *self
-                    .by_name
-                    .get(name)
-                    .ok_or_else(|| Error::StateMismatch {
-                        state: name.clone(),
-                        detail: "nothing: it is in the savepoint but not registered".to_owned(),
-                    })?;
+                let index = *self.by_name.get(name).ok_or_else(|| Error::StateMismatch {
+                    state: name.clone(),
+                    detail: "nothing: it is in the savepoint but not registered".to_owned(),
+                })?;
                 let state = self.states[index].1.as_ref();
                 if state.kind() != stored.kind {
                     return Err(Error::StateMismatch {

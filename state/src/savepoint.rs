@@ -414,9 +414,8 @@ impl SnapshotFile {
                     ),
                 ));
             }
-            let in_state = |e: &dyn std::fmt::Display| {
-                corrupt(path, format!("state `{}`: {e}", meta.name))
-            };
+            let in_state =
+                |e: &dyn std::fmt::Display| corrupt(path, format!("state `{}`: {e}", meta.name));
             for _ in 0..count {
                 // One entry is one read: the budget for elements that take no bytes
                 // is the entry's, not shared by the whole block.

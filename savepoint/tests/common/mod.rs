@@ -107,7 +107,10 @@ impl<'a> Run<'a> {
         let run = self.restore.as_ref().map_or(0, |_| 1) + self.stop.as_ref().map_or(0, |_| 2);
         let checkpoints = self.work.join(format!(
             "checkpoints-{}-{run}",
-            self.output.file_name().unwrap_or_default().to_string_lossy()
+            self.output
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
         ));
         env.enable_checkpointing(CheckpointConfig::new(
             checkpoints,
