@@ -102,6 +102,18 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         self.backends.len() as u32
     }
 
+    /// Registers a state on every subtask's backend; returns its handles by subtask.
+    fn register<H>(
+        &mut self,
+        register: impl FnMut(&mut HeapKeyedStateBackend<K>) -> typeinfo_state::Result<H>,
+    ) -> Result<Vec<H>> {
+        Ok(self
+            .backends
+            .iter_mut()
+            .map(register)
+            .collect::<typeinfo_state::Result<Vec<H>>>()?)
+    }
+
     /// Sets `key` current on the backend of the subtask that owns it; returns that subtask.
     fn route(&mut self, key: &K) -> Result<usize> {
         self.key_bytes.clear();
@@ -124,11 +136,7 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         descriptor: &ValueStateDescriptor<V>,
         data: impl IntoIterator<Item = (K, V)>,
     ) -> Result<&mut Self> {
-        let handles = self
-            .backends
-            .iter_mut()
-            .map(|b| b.value_state::<(), V>(descriptor))
-            .collect::<typeinfo_state::Result<Vec<_>>>()?;
+        let handles = self.register(|b| b.value_state::<(), V>(descriptor))?;
         for (key, value) in data {
             let s = self.route(&key)?;
             handles[s].update(&mut self.backends[s], &(), value)?;
@@ -147,11 +155,7 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         descriptor: &ListStateDescriptor<V>,
         data: impl IntoIterator<Item = (K, Vec<V>)>,
     ) -> Result<&mut Self> {
-        let handles = self
-            .backends
-            .iter_mut()
-            .map(|b| b.list_state::<(), V>(descriptor))
-            .collect::<typeinfo_state::Result<Vec<_>>>()?;
+        let handles = self.register(|b| b.list_state::<(), V>(descriptor))?;
         for (key, values) in data {
             let s = self.route(&key)?;
             handles[s].add_all(&mut self.backends[s], &(), values)?;
@@ -169,11 +173,7 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         descriptor: &MapStateDescriptor<UK, UV>,
         data: impl IntoIterator<Item = (K, UK, UV)>,
     ) -> Result<&mut Self> {
-        let handles = self
-            .backends
-            .iter_mut()
-            .map(|b| b.map_state::<(), UK, UV>(descriptor))
-            .collect::<typeinfo_state::Result<Vec<_>>>()?;
+        let handles = self.register(|b| b.map_state::<(), UK, UV>(descriptor))?;
         for (key, user_key, user_value) in data {
             let s = self.route(&key)?;
             handles[s].put(&mut self.backends[s], &(), user_key, user_value)?;

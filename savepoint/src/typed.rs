@@ -84,21 +84,13 @@ impl Savepoint {
         N: TypeInfo + 'static,
         V: TypeInfo + 'static,
     {
-        let mut out = Vec::new();
-        self.read_typed(
-            operator,
-            state,
-            StateKind::Value,
-            |meta, registry| {
-                let value = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
-                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                    StoredValue::Single { value: v, .. } => value(v.bytes).map(Some),
-                    _ => Ok(None),
-                })
-            },
-            |k: K, n: N, v: V| out.push((k, n, v)),
-        )?;
-        Ok(out)
+        self.read_typed(operator, state, StateKind::Value, |meta, registry| {
+            let value = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
+            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                StoredValue::Single { value: v, .. } => value(v.bytes).map(Some),
+                _ => Ok(None),
+            })
+        })
     }
 
     /// The entries of list state `state` of `operator`, read as `(key, namespace,
@@ -117,25 +109,17 @@ impl Savepoint {
         N: TypeInfo + 'static,
         V: TypeInfo + 'static,
     {
-        let mut out = Vec::new();
-        self.read_typed(
-            operator,
-            state,
-            StateKind::List,
-            |meta, registry| {
-                let element = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
-                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                    StoredValue::List(elements) => elements
-                        .iter()
-                        .map(|(_, e)| element(e.bytes))
-                        .collect::<typeinfo::Result<Vec<V>>>()
-                        .map(Some),
-                    _ => Ok(None),
-                })
-            },
-            |k: K, n: N, v: Vec<V>| out.push((k, n, v)),
-        )?;
-        Ok(out)
+        self.read_typed(operator, state, StateKind::List, |meta, registry| {
+            let element = part_reader::<V>(&meta.values[0], registry, &meta.name, "value")?;
+            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                StoredValue::List(elements) => elements
+                    .iter()
+                    .map(|(_, e)| element(e.bytes))
+                    .collect::<typeinfo::Result<Vec<V>>>()
+                    .map(Some),
+                _ => Ok(None),
+            })
+        })
     }
 
     /// The entries of map state `state` of `operator`, one per map entry, read as `(key,
@@ -156,28 +140,23 @@ impl Savepoint {
         UK: TypeInfo + 'static,
         UV: TypeInfo + 'static,
     {
-        let mut out = Vec::new();
-        self.read_typed(
-            operator,
-            state,
-            StateKind::Map,
-            |meta, registry| {
-                let user_key =
-                    part_reader::<UK>(&meta.values[0], registry, &meta.name, "user key")?;
-                let user_value =
-                    part_reader::<UV>(&meta.values[1], registry, &meta.name, "user value")?;
-                Ok(move |entry: &StoredEntry<'_>| match &entry.value {
-                    StoredValue::MapEntry {
-                        user_key: uk,
-                        value: uv,
-                        ..
-                    } => Ok(Some((user_key(uk.bytes)?, user_value(uv.bytes)?))),
-                    _ => Ok(None),
-                })
-            },
-            |k: K, n: N, (uk, uv): (UK, UV)| out.push((k, n, uk, uv)),
-        )?;
-        Ok(out)
+        let entries = self.read_typed(operator, state, StateKind::Map, |meta, registry| {
+            let user_key = part_reader::<UK>(&meta.values[0], registry, &meta.name, "user key")?;
+            let user_value =
+                part_reader::<UV>(&meta.values[1], registry, &meta.name, "user value")?;
+            Ok(move |entry: &StoredEntry<'_>| match &entry.value {
+                StoredValue::MapEntry {
+                    user_key: uk,
+                    value: uv,
+                    ..
+                } => Ok(Some((user_key(uk.bytes)?, user_value(uv.bytes)?))),
+                _ => Ok(None),
+            })
+        })?;
+        Ok(entries
+            .into_iter()
+            .map(|(k, n, (uk, uv))| (k, n, uk, uv))
+            .collect())
     }
 
     /// Reads every entry of `state` (of the layout `kind`) as typed values: `value` makes,
@@ -188,8 +167,7 @@ impl Savepoint {
         state: &str,
         kind: StateKind,
         value: impl Fn(&typeinfo_state::StateMeta, &SnapshotRegistry) -> Result<R>,
-        mut push: impl FnMut(K, N, V),
-    ) -> Result<()>
+    ) -> Result<Vec<(K, N, V)>>
     where
         K: TypeInfo + 'static,
         N: TypeInfo + 'static,
@@ -198,6 +176,7 @@ impl Savepoint {
         let op = self.operator(operator)?;
         let files = self.open_keyed(&op)?;
         let mut found = false;
+        let mut out = Vec::new();
         for (_, file) in &files {
             let header = file.header();
             let Some(index) = header.states.iter().position(|s| s.name == state) else {
@@ -239,9 +218,7 @@ impl Savepoint {
                         "state `{state}`: an entry does not read as the given types: {e}"
                     ),
                 })?;
-                if let Some((k, n, v)) = typed {
-                    push(k, n, v);
-                }
+                out.extend(typed);
                 Ok(())
             })?;
         }
@@ -252,6 +229,6 @@ impl Savepoint {
                 crate::dump::state_names(self, &op)?.join(", ")
             )));
         }
-        Ok(())
+        Ok(out)
     }
 }

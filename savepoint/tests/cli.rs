@@ -10,11 +10,14 @@ use std::process::{Command, Output};
 use common::{real_savepoint, tree};
 use typeinfo_runtime::StateBackend;
 
-fn tool(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_typeinfo-savepoint"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
+/// Runs `typeinfo-savepoint <command> <dir> <rest...> [--output <out>]`.
+fn tool(command: &str, dir: &Path, rest: &[&str], out: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_typeinfo-savepoint"));
+    cmd.arg(command).arg(dir).args(rest);
+    if let Some(out) = out {
+        cmd.arg("--output").arg(out);
+    }
+    cmd.output().expect("the binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -31,7 +34,7 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
     let (dir, _) = real_savepoint(work.path(), StateBackend::Heap);
     let before = tree(&dir);
 
-    let o = tool(&[&"inspect", &dir]);
+    let o = tool("inspect", &dir, &[], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     for needle in [
@@ -45,10 +48,10 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
     ] {
         assert!(text.contains(needle), "`{needle}` in\n{text}");
     }
-    let o = tool(&[&"inspect", &dir, &"--key-groups"]);
+    let o = tool("inspect", &dir, &["--key-groups"], None);
     assert!(stdout(&o).contains("        key group "), "{}", stdout(&o));
 
-    let o = tool(&[&"verify", &dir]);
+    let o = tool("verify", &dir, &[], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stdout(&o).starts_with("ok: 9 files, 10 keyed entries"),
@@ -56,28 +59,22 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
         stdout(&o)
     );
 
-    let o = tool(&[
-        &"dump",
-        &dir,
-        &"--operator",
-        &"minute-totals",
-        &"--state",
-        &"window-contents",
-    ]);
+    let dump = |state: &str| {
+        tool(
+            "dump",
+            &dir,
+            &["--operator", "minute-totals", "--state", state],
+            None,
+        )
+    };
+    let o = dump("window-contents");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let lines: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 5);
     assert!(lines
         .iter()
         .all(|l| l.starts_with("{\"key_group\":") && l.contains("\"value\":{\"orders\":")));
-    let o = tool(&[
-        &"dump",
-        &dir,
-        &"--operator",
-        &"minute-totals",
-        &"--state",
-        &"nope",
-    ]);
+    let o = dump("nope");
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("has no state `nope` (it has: window-contents, window-timers)"),
@@ -104,21 +101,17 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
         ),
     ] {
         let out = work.path().join(out);
-        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&args[0], &dir];
-        all.extend(args[1..].iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
-        all.push(&"--output");
-        all.push(&out);
-        let o = tool(&all);
+        let o = tool(args[0], &dir, &args[1..], Some(&out));
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert!(stdout(&o).starts_with("wrote "), "{}", stdout(&o));
-        let o = tool(&[&"verify", &out]);
+        let o = tool("verify", &out, &[], None);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         // The same output again: refused, it exists.
-        let o = tool(&all);
+        let o = tool(args[0], &dir, &args[1..], Some(&out));
         assert_eq!(o.status.code(), Some(1));
         assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
     }
-    let o = tool(&[&"inspect", &work.path().join("rescaled")]);
+    let o = tool("inspect", &work.path().join("rescaled"), &[], None);
     assert!(stdout(&o).contains("max parallelism 512"), "{}", stdout(&o));
 
     // Usage errors exit 2.
@@ -154,32 +147,26 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
     std::fs::write(&kstate, &bytes).unwrap();
     let damaged = tree(&dir);
     let out = work.path().join("never");
-    for args in [
-        vec!["inspect"],
-        vec!["verify"],
-        vec![
-            "dump",
-            "--operator",
-            "minute-totals",
-            "--state",
-            "window-contents",
-        ],
-        vec![
-            "rename-uid",
-            "--operator",
-            "minute-totals",
-            "--to",
-            "t",
-            "--output",
-        ],
-        vec!["set-max-parallelism", "--max-parallelism", "64", "--output"],
+    for (args, writes) in [
+        (vec!["inspect"], false),
+        (vec!["verify"], false),
+        (
+            vec![
+                "dump",
+                "--operator",
+                "minute-totals",
+                "--state",
+                "window-contents",
+            ],
+            false,
+        ),
+        (
+            vec!["rename-uid", "--operator", "minute-totals", "--to", "t"],
+            true,
+        ),
+        (vec!["set-max-parallelism", "--max-parallelism", "64"], true),
     ] {
-        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&args[0], &dir];
-        all.extend(args[1..].iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
-        if args.last() == Some(&"--output") {
-            all.push(&out);
-        }
-        let o = tool(&all);
+        let o = tool(args[0], &dir, &args[1..], writes.then_some(out.as_path()));
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         let message = stderr(&o);
         assert!(
@@ -190,7 +177,7 @@ fn every_command_on_a_sound_and_on_a_damaged_savepoint() {
         assert!(!out.exists());
     }
     assert!(tree(&dir) == damaged, "a command changed its input");
-    let o = tool(&[&"inspect", &Path::new("/nonexistent/savepoint")]);
+    let o = tool("inspect", Path::new("/nonexistent/savepoint"), &[], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("no such checkpoint or savepoint"),

@@ -425,14 +425,16 @@ impl SnapshotFile {
                 // A key is filed under the key group of its stored bytes: one that
                 // hashes elsewhere would be unreachable (or land outside this
                 // backend's range), so it is corrupt, not a key to file as labelled.
-                let key = block.consumed_since(key_start);
-                let stored_kg = key_group_for_bytes(key, self.header.max_parallelism);
+                let stored_kg = key_group_for_bytes(
+                    block.consumed_since(key_start),
+                    self.header.max_parallelism,
+                );
                 if stored_kg != key_group {
                     return Err(in_state(&format!(
                         "a key in the block of key group {key_group} belongs to key group {stored_kg}"
                     )));
                 }
-                match visitor.rest(key_group, index, key, &mut block) {
+                match visitor.rest(key_group, index, &mut block) {
                     Ok(()) => {}
                     Err(EntryError::Read(e)) => return Err(in_state(&e)),
                     Err(EntryError::Other(e)) => return Err(e),
@@ -467,13 +469,12 @@ impl From<Error> for EntryError {
 pub(crate) trait EntryVisitor<'a> {
     /// Reads the key at the input's position.
     fn key(&mut self, input: &mut DataInputView<'a>) -> typeinfo::Result<()>;
-    /// Reads the rest of an entry of state `state` (`[namespace][value part]`) whose
-    /// stored key bytes are `key`.
+    /// Reads the rest of an entry of state `state` (`[namespace][value part]`) in the
+    /// block of `key_group`.
     fn rest(
         &mut self,
         key_group: u16,
         state: usize,
-        key: &'a [u8],
         input: &mut DataInputView<'a>,
     ) -> std::result::Result<(), EntryError>;
 }
@@ -590,21 +591,7 @@ impl<'a, F: FnMut(StoredEntry<'a>) -> Result<()>> ValueReader<'a, F> {
         let key_serializer = restore(&header.key, "(all)", "key")?;
         let mut states = Vec::with_capacity(header.states.len());
         for meta in &header.states {
-            let expected = if meta.kind.layout() == StateKind::Map {
-                2
-            } else {
-                1
-            };
-            if meta.values.len() != expected {
-                return Err(Error::StateMismatch {
-                    state: meta.name.clone(),
-                    detail: format!(
-                        "{expected} value serializers for its kind ({}) but {} were stored",
-                        meta.kind,
-                        meta.values.len()
-                    ),
-                });
-            }
+            check_value_serializers(meta)?;
             states.push(StateReader {
                 kind: meta.kind.layout(),
                 ttl: meta.ttl,
@@ -635,7 +622,6 @@ impl<'a, F: FnMut(StoredEntry<'a>) -> Result<()>> EntryVisitor<'a> for ValueRead
         &mut self,
         key_group: u16,
         state: usize,
-        _key: &'a [u8],
         input: &mut DataInputView<'a>,
     ) -> std::result::Result<(), EntryError> {
         let reader = &self.states[state];
@@ -949,7 +935,6 @@ impl<'a> EntryVisitor<'a> for Ingest<'_, '_> {
         &mut self,
         key_group: u16,
         state: usize,
-        _key: &'a [u8],
         input: &mut DataInputView<'a>,
     ) -> std::result::Result<(), EntryError> {
         let (index, transcoder) = &self.states[state];
@@ -1081,7 +1066,13 @@ pub(crate) fn check_shape(stored: &StateMeta, today: &StateMeta) -> Result<()> {
             ),
         });
     }
-    let expected = if today.kind.layout() == StateKind::Map {
+    check_value_serializers(stored)
+}
+
+/// Checks that a stored state has as many value serializers as its kind needs (a map:
+/// user key and user value; every other kind: one).
+fn check_value_serializers(stored: &StateMeta) -> Result<()> {
+    let expected = if stored.kind.layout() == StateKind::Map {
         2
     } else {
         1
