@@ -242,10 +242,21 @@ impl SavepointWriter {
             )));
         }
         if let Some(source) = &self.source {
-            let inside = out
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
+            // The nearest existing directory above `out`: the directories between it and
+            // `out` would be created, inside the input if it is there.
+            let existing = out
+                .ancestors()
+                .skip(1)
+                .map(|a| {
+                    if a.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        a
+                    }
+                })
+                .find(|a| a.exists())
+                .unwrap_or(Path::new("."));
+            let inside = existing
                 .canonicalize()
                 .ok()
                 .zip(source.dir().canonicalize().ok())

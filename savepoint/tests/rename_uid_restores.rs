@@ -77,11 +77,14 @@ fn a_rename_to_a_taken_or_unusable_uid_is_refused() {
         "{unknown:?}"
     );
     // Writing into the input, or over an existing directory, is refused.
-    let inside = writer.write(&dir.join("copy"));
-    assert!(
-        matches!(&inside, Err(Error::Refused(m)) if m.contains("inside the input")),
-        "{inside:?}"
-    );
+    for inside in [dir.join("copy"), dir.join("a").join("b")] {
+        let refused = writer.write(&inside);
+        assert!(
+            matches!(&refused, Err(Error::Refused(m)) if m.contains("inside the input")),
+            "{refused:?}"
+        );
+    }
+    assert!(!dir.join("a").exists());
     let existing = writer.write(work.path());
     assert!(
         matches!(&existing, Err(Error::Refused(m)) if m.contains("exists")),

@@ -333,18 +333,23 @@ impl SnapshotFile {
     pub fn key_group_blocks(&self) -> Vec<(u16, u64)> {
         self.index
             .iter()
-            .map(|&(kg, offset)| (kg, (self.block_end(offset) - offset) as u64))
+            .zip(self.block_ends())
+            .map(|(&(kg, offset), end)| (kg, (end - offset) as u64))
             .collect()
     }
 
-    /// Where the block at `offset` ends: at the next block by offset, or at the index.
-    fn block_end(&self, offset: usize) -> usize {
+    /// Where each block of the index ends: where the next block by offset begins, or at
+    /// the index.
+    fn block_ends(&self) -> Vec<usize> {
+        let mut starts: Vec<usize> = self.index.iter().map(|&(_, o)| o).collect();
+        starts.sort_unstable();
         self.index
             .iter()
-            .map(|&(_, o)| o)
-            .filter(|&o| o > offset)
-            .min()
-            .unwrap_or(self.index_offset)
+            .map(|&(_, offset)| {
+                let next = starts.partition_point(|&o| o <= offset);
+                starts.get(next).copied().unwrap_or(self.index_offset)
+            })
+            .collect()
     }
 
     /// Reads every entry of every key group, in index order, without the Rust types that
@@ -364,14 +369,13 @@ impl SnapshotFile {
         visit: impl FnMut(StoredEntry<'_>) -> Result<()>,
     ) -> Result<()> {
         let mut reader = ValueReader::new(&self.header, registry, visit)?;
-        for &(kg, offset) in &self.index {
+        for (&(kg, offset), expected) in self.index.iter().zip(self.block_ends()) {
             let end = self.read_block(kg, offset, &mut reader)?;
-            if end != self.block_end(offset) {
+            if end != expected {
                 return Err(corrupt(
                     &self.path,
                     format!(
-                        "the block of key group {kg} ends at byte {end}, not where the next begins ({})",
-                        self.block_end(offset)
+                        "the block of key group {kg} ends at byte {end}, not where the next begins ({expected})"
                     ),
                 ));
             }
