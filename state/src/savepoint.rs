@@ -15,6 +15,12 @@
 //! RocksDB as on the heap), and every key must hash to the key group of the block that
 //! holds it ([`key_group_for_bytes`] of its stored bytes). A file that fails either check
 //! is [`Error::CorruptSavepoint`].
+//!
+//! Tools read a file without the job's types through [`SnapshotFile`] (its header, its
+//! key-group blocks, and every entry as [`StoredEntry`]: each part's bytes and the
+//! [`Value`] a serializer restored from its snapshot reads), through the
+//! same block reader restore uses, with the same checks; [`rewrite_max_parallelism`] files
+//! an operator's entries under another max parallelism.
 
 use std::collections::BTreeMap;
 use std::fs;
