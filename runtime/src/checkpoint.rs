@@ -70,8 +70,8 @@ const FINAL_DIR: &str = "final";
 /// Where source subtasks whose input ended leave their last part (in the checkpoint root).
 const ENDED_DIR: &str = "ended";
 
-/// The completion marker of a checkpoint directory.
-const METADATA_FILE: &str = "_metadata";
+/// The completion marker of a checkpoint directory (written last).
+pub const METADATA_FILE: &str = "_metadata";
 
 const OSTATE_MAGIC: &[u8; 4] = b"TIOP";
 const OSTATE_VERSION: u8 = 1;
@@ -85,8 +85,9 @@ pub(crate) const MAX_EPOCH: u64 = i64::MAX as u64;
 /// The largest max parallelism (Flink's limit, the key-group count a state file can hold).
 const MAX_MAX_PARALLELISM: u64 = 32_768;
 
-/// The directory name of an operator's state.
-pub(crate) fn operator_key(uid: Option<&str>, node: usize) -> String {
+/// The directory name of an operator's state: `uid-<uid>` for an operator with a uid,
+/// `node-<id>` otherwise. It is also the operator's key in [`Metadata::operators`].
+pub fn operator_key(uid: Option<&str>, node: usize) -> String {
     match uid {
         Some(uid) => format!("uid-{uid}"),
         None => format!("node-{node}"),
@@ -97,13 +98,13 @@ pub(crate) fn checkpoint_dir(root: &Path, epoch: u64) -> PathBuf {
     root.join(format!("chk-{epoch}"))
 }
 
-/// The operator-local state of one subtask.
+/// The operator-local state of one subtask (a `.ostate` file, `FORMAT.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct OperatorPart {
+pub struct OperatorPart {
     /// The operator's input watermark (`i64::MIN` for sources).
-    pub(crate) watermark: i64,
+    pub watermark: i64,
     /// The operator's own bytes (a source's position, a generator's state, ...).
-    pub(crate) data: Vec<u8>,
+    pub data: Vec<u8>,
 }
 
 impl OperatorPart {
@@ -160,7 +161,13 @@ impl OperatorPart {
         })
     }
 
-    pub(crate) fn read(path: &Path) -> Result<Self> {
+    /// Reads and checks the `.ostate` file at `path` (magic, version, checksum, length).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged or foreign
+    /// file.
+    pub fn read(path: &Path) -> Result<Self> {
         let bytes = fs::read(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
@@ -178,25 +185,45 @@ fn find_part_in(dir: &Path, subtask: usize) -> Result<Option<OperatorPart>> {
     OperatorPart::read(&path).map(Some)
 }
 
-pub(crate) fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
+/// The operator-local part of subtask `subtask` in an operator's directory `dir`.
+pub fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.ostate"))
 }
 
-pub(crate) fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
+/// The keyed state file of subtask `subtask` in an operator's directory `dir`.
+pub fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.kstate"))
 }
 
-pub(crate) fn opstate_path(dir: &Path, subtask: usize) -> PathBuf {
+/// The operator state file of subtask `subtask` in an operator's directory `dir`.
+pub fn opstate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.opstate"))
 }
 
-/// The completion marker of a checkpoint: which operators it holds, at what parallelism.
+/// The completion marker of a checkpoint or savepoint (`_metadata`, `FORMAT.md`): its
+/// epoch, the job's max parallelism, and which operators it holds at what parallelism.
+///
+/// # Examples
+///
+/// ```no_run
+/// use typeinfo_runtime::checkpoint::Metadata;
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let metadata = Metadata::read("savepoint".as_ref())?;
+/// for (key, (parallelism, name)) in &metadata.operators {
+///     println!("{key}: `{name}` at parallelism {parallelism}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Metadata {
-    pub(crate) epoch: u64,
-    pub(crate) max_parallelism: u32,
-    /// Operator key -> (parallelism, name).
-    pub(crate) operators: BTreeMap<String, (u32, String)>,
+pub struct Metadata {
+    /// The checkpoint's epoch (a restored job continues at `epoch + 1`).
+    pub epoch: u64,
+    /// The job's max parallelism (the number of key groups).
+    pub max_parallelism: u32,
+    /// Operator key ([`operator_key`]: `uid-<uid>` or `node-<id>`) -> (parallelism, name).
+    pub operators: BTreeMap<String, (u32, String)>,
 }
 
 impl Metadata {
@@ -235,16 +262,33 @@ impl Metadata {
         s
     }
 
-    pub(crate) fn write(&self, chk: &Path) -> Result<()> {
-        write_atomically(&chk.join(METADATA_FILE), self.encode().as_bytes()).map_err(|source| {
-            Error::State {
-                operator: String::new(),
-                source,
-            }
+    /// Writes `_metadata` into the directory `chk` (temporary name, sync, rename): the
+    /// completion marker, so write it after every other file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] for metadata that would not read back (a number out of range, an
+    /// operator key with a space or a line break), naming the file; an I/O error.
+    pub fn write(&self, chk: &Path) -> Result<()> {
+        let path = chk.join(METADATA_FILE);
+        let text = self.encode();
+        // What could not be read back is refused before anything is written (operator
+        // names are free text: their line breaks are written as spaces).
+        Self::parse(&path, &text)?;
+        write_atomically(&path, text.as_bytes()).map_err(|source| Error::State {
+            operator: String::new(),
+            source,
         })
     }
 
-    pub(crate) fn read(chk: &Path) -> Result<Self> {
+    /// Reads and checks `_metadata` in the directory `chk` (checksum, every number in its
+    /// range).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged, truncated
+    /// or foreign file.
+    pub fn read(chk: &Path) -> Result<Self> {
         let path = chk.join(METADATA_FILE);
         let text = fs::read_to_string(&path).map_err(|source| Error::Io {
             path: path.clone(),
@@ -365,8 +409,14 @@ pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
 }
 
 /// Finds the snapshot `path` names: itself when it holds `_metadata`, else the latest
-/// completed checkpoint under it.
-pub(crate) fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
+/// completed checkpoint under it (a checkpoint directory); returns its directory and
+/// metadata.
+///
+/// # Errors
+///
+/// [`Error::Io`] for a path that does not exist, [`Error::Corrupt`] when it holds no
+/// completed checkpoint or its `_metadata` is corrupt.
+pub fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
     if !path.exists() {
         return Err(Error::Io {
             path: path.to_owned(),

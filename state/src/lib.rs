@@ -55,7 +55,8 @@ pub use key_group::{
 pub use managed_memory::{default_managed_memory_bytes, RocksDbMemory, MIN_MANAGED_MEMORY_BYTES};
 pub use map_iter::{MapIter, MapKeys, MapValues};
 pub use operator::{
-    BroadcastState, OperatorListState, OperatorStateBackend, ReadOnlyBroadcastState, Redistribution,
+    BroadcastState, OperatorListState, OperatorStateBackend, OperatorStateFile, OperatorStateKind,
+    ReadOnlyBroadcastState, Redistribution, StoredOperatorState,
 };
 pub use options::BackendOptions;
 pub use rocks::{Compression, RocksDbKeyedStateBackend, RocksDbOptions};

@@ -38,11 +38,228 @@ pub enum Redistribution {
     Union,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+/// The kind of an operator state, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OperatorStateKind {
+    /// A list state redistributed by split ([`Redistribution::Split`]).
     Split = 1,
+    /// A list state redistributed by union ([`Redistribution::Union`]).
     Union = 2,
+    /// A broadcast state (a map, the same on every subtask).
     Broadcast = 3,
+}
+
+use OperatorStateKind as Kind;
+
+impl OperatorStateKind {
+    fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            1 => Self::Split,
+            2 => Self::Union,
+            3 => Self::Broadcast,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for OperatorStateKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Split => "split list",
+            Self::Union => "union list",
+            Self::Broadcast => "broadcast",
+        })
+    }
+}
+
+/// One state of an operator state file, as stored.
+#[derive(Debug, Clone)]
+pub struct StoredOperatorState {
+    /// The state's name.
+    pub name: String,
+    /// Its kind.
+    pub kind: OperatorStateKind,
+    /// The snapshots of its serializers (list: the element; broadcast: key, then value).
+    pub serializers: Vec<SerializerSnapshot>,
+    /// How many items it holds (list elements or broadcast entries).
+    pub items: u64,
+    /// The items' bytes.
+    data: Vec<u8>,
+}
+
+impl StoredOperatorState {
+    /// The size of its items in bytes.
+    pub fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Reads every item with `read`, which reads one item's parts; an item that cannot be
+    /// read, or bytes after the last one, make the file corrupt.
+    fn read_items(
+        &self,
+        path: &Path,
+        mut read: impl FnMut(&mut DataInputView<'_>) -> typeinfo::Result<()>,
+    ) -> Result<()> {
+        let corrupt = |detail: String| Error::CorruptSavepoint {
+            path: path.to_owned(),
+            detail: format!("state `{}`: {detail}", self.name),
+        };
+        // Items take at least a byte each, but for zero-sized item types; a count
+        // beyond both the bytes and a budget of zero-sized items is corrupt (a loop of
+        // 2^64 items must never start).
+        if self.items > (self.data.len() as u64).max(MAX_ZERO_SIZED_ITEMS) {
+            return Err(corrupt(format!(
+                "{} items cannot fit in {} bytes",
+                self.items,
+                self.data.len()
+            )));
+        }
+        let mut data = DataInputView::new(&self.data);
+        for _ in 0..self.items {
+            // Each item is its own value (its own zero-sized budget).
+            data.reset_zero_sized_budget();
+            read(&mut data).map_err(|e| corrupt(e.to_string()))?;
+        }
+        if !data.is_empty() {
+            return Err(corrupt(format!(
+                "{} bytes after its items",
+                data.remaining()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// An operator state file (`TIOS`, `.opstate`), read and checked: magics, checksum,
+/// version and the states' names, kinds, serializer snapshots and item counts. Items are
+/// read by [`values`](Self::values), without their Rust types.
+#[derive(Debug, Clone)]
+pub struct OperatorStateFile {
+    path: std::path::PathBuf,
+    states: Vec<StoredOperatorState>,
+}
+
+impl OperatorStateFile {
+    /// Reads and checks the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be read; [`Error::CorruptSavepoint`] for a truncated,
+    /// damaged or foreign file.
+    pub fn open(path: &Path) -> Result<Self> {
+        let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+        let corrupt = |detail: String| Error::CorruptSavepoint {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if bytes.len() < 13 || bytes[..4] != MAGIC || bytes[bytes.len() - 4..] != END_MAGIC {
+            return Err(corrupt(
+                "not a typeinfo operator state file, or truncated".to_owned(),
+            ));
+        }
+        let body = &bytes[..bytes.len() - 8];
+        let crc = u32::from_le_bytes([
+            bytes[body.len()],
+            bytes[body.len() + 1],
+            bytes[body.len() + 2],
+            bytes[body.len() + 3],
+        ]);
+        if crc32fast::hash(body) != crc {
+            return Err(corrupt("checksum mismatch: the file is corrupt".to_owned()));
+        }
+        let mut input = DataInputView::new(&body[4..]);
+        let parse = |e: typeinfo::Error| corrupt(format!("malformed: {e}"));
+        if input.read_u8().map_err(parse)? != VERSION {
+            return Err(corrupt("unknown format version".to_owned()));
+        }
+        let count = input.read_len(3).map_err(parse)?;
+        let mut states =
+            Vec::with_capacity(typeinfo::capacity_for::<StoredOperatorState>(count, 3));
+        for _ in 0..count {
+            let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?)
+                .map_err(|_| corrupt("state name is not UTF-8".to_owned()))?
+                .to_owned();
+            let kind_byte = input.read_u8().map_err(parse)?;
+            let kind = Kind::from_byte(kind_byte)
+                .ok_or_else(|| corrupt(format!("state `{name}`: unknown kind {kind_byte}")))?;
+            let n = input.read_len(4).map_err(parse)?;
+            let serializers = (0..n)
+                .map(|_| SerializerSnapshot::read_from(&mut input))
+                .collect::<typeinfo::Result<Vec<_>>>()
+                .map_err(parse)?;
+            let items = input.read_varint().map_err(parse)?;
+            let data = input.read_len_prefixed().map_err(parse)?.to_vec();
+            states.push(StoredOperatorState {
+                name,
+                kind,
+                serializers,
+                items,
+                data,
+            });
+        }
+        if !input.is_empty() {
+            return Err(corrupt(format!(
+                "{} bytes after the last state",
+                input.remaining()
+            )));
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            states,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The states, in stored order.
+    pub fn states(&self) -> &[StoredOperatorState] {
+        &self.states
+    }
+
+    /// The items of `state` without their Rust types: per item, its parts (a list's
+    /// element; a broadcast state's key and value) read through the serializers
+    /// `registry` restores from the stored snapshots.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serialization`] for a snapshot no restorer knows; [`Error::CorruptSavepoint`]
+    /// for items that cannot be read.
+    pub fn values(
+        &self,
+        state: &StoredOperatorState,
+        registry: &SnapshotRegistry,
+    ) -> Result<Vec<Vec<typeinfo::Value>>> {
+        let expected = if state.kind == Kind::Broadcast { 2 } else { 1 };
+        if state.serializers.len() != expected {
+            return Err(Error::CorruptSavepoint {
+                path: self.path.clone(),
+                detail: format!(
+                    "state `{}`: {} serializers for a {} state",
+                    state.name,
+                    state.serializers.len(),
+                    state.kind
+                ),
+            });
+        }
+        let serializers = state
+            .serializers
+            .iter()
+            .map(|s| registry.restore(s))
+            .collect::<typeinfo::Result<Vec<_>>>()?;
+        let mut items = Vec::new();
+        state.read_items(&self.path, |input| {
+            let item = serializers
+                .iter()
+                .map(|s| s.deserialize(input))
+                .collect::<typeinfo::Result<Vec<_>>>()?;
+            items.push(item);
+            Ok(())
+        })?;
+        Ok(items)
+    }
 }
 
 trait OperatorState: Send {
@@ -397,89 +614,33 @@ impl OperatorStateBackend {
         let mut gathered: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
         let mut broadcast_seen: HashMap<usize, bool> = HashMap::new();
         for path in files {
-            let bytes = fs::read(path).map_err(|e| Error::io(*path, e))?;
-            let corrupt = |detail: String| Error::CorruptSavepoint {
-                path: path.to_path_buf(),
-                detail,
-            };
-            if bytes.len() < 13 || bytes[..4] != MAGIC || bytes[bytes.len() - 4..] != END_MAGIC {
-                return Err(corrupt(
-                    "not a typeinfo operator state file, or truncated".to_owned(),
-                ));
-            }
-            let body = &bytes[..bytes.len() - 8];
-            let crc = u32::from_le_bytes([
-                bytes[body.len()],
-                bytes[body.len() + 1],
-                bytes[body.len() + 2],
-                bytes[body.len() + 3],
-            ]);
-            if crc32fast::hash(body) != crc {
-                return Err(corrupt("checksum mismatch: the file is corrupt".to_owned()));
-            }
-            let mut input = DataInputView::new(&body[4..]);
-            let parse = |e: typeinfo::Error| corrupt(format!("malformed: {e}"));
-            if input.read_u8().map_err(parse)? != VERSION {
-                return Err(corrupt("unknown format version".to_owned()));
-            }
-            let count = input.read_len(3).map_err(parse)?;
-            for _ in 0..count {
-                let name = std::str::from_utf8(input.read_len_prefixed().map_err(parse)?)
-                    .map_err(|_| corrupt("state name is not UTF-8".to_owned()))?
-                    .to_owned();
-                let kind = input.read_u8().map_err(parse)?;
-                let n = input.read_len(4).map_err(parse)?;
-                let snapshots = (0..n)
-                    .map(|_| SerializerSnapshot::read_from(&mut input))
-                    .collect::<typeinfo::Result<Vec<_>>>()
-                    .map_err(parse)?;
-                let items = input.read_varint().map_err(parse)?;
-                let data = input.read_len_prefixed().map_err(parse)?;
-                let index = *self
-                    .by_name
-                    .get(&name)
-                    .ok_or_else(|| Error::StateMismatch {
-                        state: name.clone(),
-                        detail: "nothing: it is in the savepoint but not registered".to_owned(),
-                    })?;
+            let file = OperatorStateFile::open(path)?;
+            for stored in file.states() {
+                let name = &stored.name;
+                let index = *self.by_name.get(name).ok_or_else(|| Error::StateMismatch {
+                    state: name.clone(),
+                    detail: "nothing: it is in the savepoint but not registered".to_owned(),
+                })?;
                 let state = self.states[index].1.as_ref();
-                if state.kind() as u8 != kind {
+                if state.kind() != stored.kind {
                     return Err(Error::StateMismatch {
-                        state: name,
+                        state: name.clone(),
                         detail: format!("kind {:?} but another kind was stored", state.kind()),
                     });
                 }
-                let transcoders = state.transcoders(&snapshots, &name)?;
+                let transcoders = state.transcoders(&stored.serializers, name)?;
                 if state.kind() == Kind::Broadcast && broadcast_seen.insert(index, true).is_some() {
                     continue;
                 }
-                // Items take at least a byte each, but for zero-sized item types; a count
-                // beyond both the bytes and a budget of zero-sized items is corrupt (a loop of
-                // 2^64 items must never start).
-                if items > (data.len() as u64).max(MAX_ZERO_SIZED_ITEMS) {
-                    return Err(corrupt(format!(
-                        "state `{name}`: {items} items cannot fit in {} bytes",
-                        data.len()
-                    )));
-                }
-                let mut data = DataInputView::new(data);
                 let list = gathered.entry(index).or_default();
-                for _ in 0..items {
-                    // Each item is its own value (its own zero-sized budget).
-                    data.reset_zero_sized_budget();
+                stored.read_items(path, |data| {
                     let mut item = DataOutputView::new();
                     for t in &transcoders {
-                        t(&mut data, &mut item)
-                            .map_err(|e| corrupt(format!("state `{name}`: {e}")))?;
+                        t(data, &mut item)?;
                     }
                     list.push(item.into_inner());
-                }
-                if !data.is_empty() {
-                    return Err(corrupt(format!(
-                        "state `{name}` has {} bytes after its items",
-                        data.remaining()
-                    )));
-                }
+                    Ok(())
+                })?;
             }
         }
         for (index, items) in gathered {

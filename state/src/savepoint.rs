@@ -15,6 +15,12 @@
 //! RocksDB as on the heap), and every key must hash to the key group of the block that
 //! holds it ([`key_group_for_bytes`] of its stored bytes). A file that fails either check
 //! is [`Error::CorruptSavepoint`].
+//!
+//! Tools read a file without the job's types through [`SnapshotFile`] (its header, its
+//! key-group blocks, and every entry as [`StoredEntry`]: each part's bytes and the
+//! [`Value`] a serializer restored from its snapshot reads), through the
+//! same block reader restore uses, with the same checks; [`rewrite_max_parallelism`] files
+//! an operator's entries under another max parallelism.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -23,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use typeinfo::{
-    Compatibility, DataInputView, DataOutputView, SerializerSnapshot, SnapshotRegistry,
-    TypeSerializer,
+    Compatibility, DataInputView, DataOutputView, RestoredSerializer, SerializerSnapshot,
+    SnapshotRegistry, TypeSerializer, Value,
 };
 
 use crate::error::{Error, Result};
@@ -189,13 +195,42 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
-/// A checked, parsed snapshot file in memory.
-pub(crate) struct SnapshotFile {
-    pub(crate) path: PathBuf,
+/// A keyed snapshot file (`.kstate`), read and checked, in memory.
+///
+/// [`open`](Self::open) checks what can be checked without the state's types: the size,
+/// both magics, the checksum, the version, the header (every serializer snapshot) and the
+/// index. [`read_entries`](Self::read_entries) then reads every entry without the Rust
+/// types that wrote it, through serializers restored from the header's snapshots, with the
+/// checks restore makes (each key in the key group of its block, each part read in full).
+/// Tools read savepoints with it; the backends restore through the same block reader.
+///
+/// # Examples
+///
+/// ```no_run
+/// use typeinfo::SnapshotRegistry;
+/// use typeinfo_state::savepoint::SnapshotFile;
+///
+/// # fn main() -> typeinfo_state::Result<()> {
+/// let file = SnapshotFile::open("savepoint/uid-counts/subtask-0.kstate".as_ref())?;
+/// for state in &file.header().states {
+///     println!("{} ({})", state.name, state.kind);
+/// }
+/// file.read_entries(&SnapshotRegistry::default(), |entry| {
+///     println!("{:?} -> {:?}", entry.key.value, entry.value);
+///     Ok(())
+/// })?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SnapshotFile {
+    path: PathBuf,
     bytes: Vec<u8>,
-    pub(crate) header: SnapshotHeader,
+    header: SnapshotHeader,
     /// Offsets of the key group blocks.
-    pub(crate) index: Vec<(u16, usize)>,
+    index: Vec<(u16, usize)>,
+    /// Where the index starts (the end of the last block).
+    index_offset: usize,
 }
 
 fn corrupt(path: &Path, detail: impl Into<String>) -> Error {
@@ -207,7 +242,12 @@ fn corrupt(path: &Path, detail: impl Into<String>) -> Error {
 
 impl SnapshotFile {
     /// Reads and checks a file: size, magics, checksum, version, header and index.
-    pub(crate) fn open(path: &Path) -> Result<Self> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be read, [`Error::CorruptSavepoint`] for a
+    /// truncated, damaged or foreign file.
+    pub fn open(path: &Path) -> Result<Self> {
         let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
         if bytes.len() < MAGIC.len() + 1 + FOOTER_LEN || bytes[..4] != MAGIC {
             return Err(corrupt(
@@ -270,13 +310,368 @@ impl SnapshotFile {
             bytes,
             header,
             index,
+            index_offset,
         })
     }
 
-    /// The block of a key group: its bytes after the key group number.
-    pub(crate) fn block(&self, offset: usize) -> DataInputView<'_> {
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's header: max parallelism, key group range, key serializer and states.
+    pub fn header(&self) -> &SnapshotHeader {
+        &self.header
+    }
+
+    /// The file's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// Whether the file is empty (never: an open file has at least its header and footer).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The key group blocks in index order, each with its size in bytes (from its offset
+    /// to the next block's, or to the index).
+    pub fn key_group_blocks(&self) -> Vec<(u16, u64)> {
+        self.index
+            .iter()
+            .zip(self.block_ends())
+            .map(|(&(kg, offset), end)| (kg, (end - offset) as u64))
+            .collect()
+    }
+
+    /// Where each block of the index ends: where the next block by offset begins, or at
+    /// the index.
+    fn block_ends(&self) -> Vec<usize> {
+        let mut starts: Vec<usize> = self.index.iter().map(|&(_, o)| o).collect();
+        starts.sort_unstable();
+        self.index
+            .iter()
+            .map(|&(_, offset)| {
+                let next = starts.partition_point(|&o| o <= offset);
+                starts.get(next).copied().unwrap_or(self.index_offset)
+            })
+            .collect()
+    }
+
+    /// Reads every entry of every key group, in index order, without the Rust types that
+    /// wrote them: each part through the serializer `registry` restores from its snapshot
+    /// in the header. Every key must hash to the key group of its block, and every block
+    /// must end where the next begins.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CorruptSavepoint`] naming the state for an entry that cannot be read or is
+    /// filed under the wrong key group; [`Error::Serialization`] for a snapshot no
+    /// restorer knows (a user's own serializer kind: register its restorer); any error of
+    /// `visit`, as it is.
+    pub fn read_entries(
+        &self,
+        registry: &SnapshotRegistry,
+        visit: impl FnMut(StoredEntry<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let mut reader = ValueReader::new(&self.header, registry, visit)?;
+        for (&(kg, offset), expected) in self.index.iter().zip(self.block_ends()) {
+            let end = self.read_block(kg, offset, &mut reader)?;
+            if end != expected {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "the block of key group {kg} ends at byte {end}, not where the next begins ({expected})"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the block of `key_group` at `offset` with `visitor`, checking each key's key
+    /// group; returns the offset where the block's entries end.
+    fn read_block<'a>(
+        &'a self,
+        key_group: u16,
+        offset: usize,
+        visitor: &mut impl EntryVisitor<'a>,
+    ) -> Result<usize> {
+        let path = &self.path;
         let body_len = self.bytes.len() - 8;
-        DataInputView::new(&self.bytes[offset..body_len - 8])
+        let mut block = DataInputView::new(&self.bytes[offset..body_len - 8]);
+        let stored_kg = block.read_u16().map_err(|e| corrupt(path, e.to_string()))?;
+        if stored_kg != key_group {
+            return Err(corrupt(
+                path,
+                format!("block of key group {key_group} is labelled {stored_kg}"),
+            ));
+        }
+        for (index, meta) in self.header.states.iter().enumerate() {
+            let count = block
+                .read_varint()
+                .map_err(|e| corrupt(path, e.to_string()))?;
+            // Entries of one state in one key group have distinct composite keys, so
+            // at most one of them can be written in zero bytes: a count beyond the
+            // bytes left (plus that one) is corrupt, not a reason to loop.
+            if count > block.remaining() as u64 + 1 {
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "state `{}`: {count} entries in key group {key_group} cannot fit in the {} bytes left",
+                        meta.name,
+                        block.remaining()
+                    ),
+                ));
+            }
+            let in_state =
+                |e: &dyn std::fmt::Display| corrupt(path, format!("state `{}`: {e}", meta.name));
+            for _ in 0..count {
+                // One entry is one read: the budget for elements that take no bytes
+                // is the entry's, not shared by the whole block.
+                block.reset_zero_sized_budget();
+                let key_start = block.position();
+                visitor.key(&mut block).map_err(|e| in_state(&e))?;
+                // A key is filed under the key group of its stored bytes: one that
+                // hashes elsewhere would be unreachable (or land outside this
+                // backend's range), so it is corrupt, not a key to file as labelled.
+                let stored_kg = key_group_for_bytes(
+                    block.consumed_since(key_start),
+                    self.header.max_parallelism,
+                );
+                if stored_kg != key_group {
+                    return Err(in_state(&format!(
+                        "a key in the block of key group {key_group} belongs to key group {stored_kg}"
+                    )));
+                }
+                match visitor.rest(key_group, index, &mut block) {
+                    Ok(()) => {}
+                    Err(EntryError::Read(e)) => return Err(in_state(&e)),
+                    Err(EntryError::Other(e)) => return Err(e),
+                }
+            }
+        }
+        Ok(offset + block.position())
+    }
+}
+
+/// Why reading one entry failed.
+pub(crate) enum EntryError {
+    /// Its bytes could not be read: the file is corrupt (reported naming the state).
+    Read(typeinfo::Error),
+    /// Anything else, passed on as it is.
+    Other(Error),
+}
+
+impl From<typeinfo::Error> for EntryError {
+    fn from(e: typeinfo::Error) -> Self {
+        Self::Read(e)
+    }
+}
+
+impl From<Error> for EntryError {
+    fn from(e: Error) -> Self {
+        Self::Other(e)
+    }
+}
+
+/// Reads the entries of a key group block one at a time: the key, then the rest.
+pub(crate) trait EntryVisitor<'a> {
+    /// Reads the key at the input's position.
+    fn key(&mut self, input: &mut DataInputView<'a>) -> typeinfo::Result<()>;
+    /// Reads the rest of an entry of state `state` (`[namespace][value part]`) in the
+    /// block of `key_group`.
+    fn rest(
+        &mut self,
+        key_group: u16,
+        state: usize,
+        input: &mut DataInputView<'a>,
+    ) -> std::result::Result<(), EntryError>;
+}
+
+/// One part of a stored entry (key, namespace, value, list element, user key ...): its
+/// bytes as stored and the value they hold, read without its Rust type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPart<'a> {
+    /// The part's bytes in the file.
+    pub bytes: &'a [u8],
+    /// The part read through the serializer restored from its snapshot.
+    pub value: Value,
+}
+
+/// What an entry holds after its key and namespace, by the kind of its state. `ttl` is the
+/// last-access time (milliseconds since the epoch) of a state with a TTL.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StoredValue<'a> {
+    /// The value of a value, reducing or aggregating state.
+    Single {
+        /// The last-access time, for a state with a TTL.
+        ttl: Option<i64>,
+        /// The value (the accumulator of an aggregating state).
+        value: StoredPart<'a>,
+    },
+    /// The elements of a list, each with its last-access time for a state with a TTL.
+    List(Vec<(Option<i64>, StoredPart<'a>)>),
+    /// One entry of a map (a map state stores each of its entries as an entry).
+    MapEntry {
+        /// The user key.
+        user_key: StoredPart<'a>,
+        /// The last-access time, for a state with a TTL.
+        ttl: Option<i64>,
+        /// The user value.
+        value: StoredPart<'a>,
+    },
+}
+
+/// One entry of a keyed snapshot file, read without its Rust types
+/// ([`SnapshotFile::read_entries`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEntry<'a> {
+    /// The key group of its block (that of its key's bytes).
+    pub key_group: u16,
+    /// The index of its state in the header's states.
+    pub state: usize,
+    /// The key.
+    pub key: StoredPart<'a>,
+    /// The namespace (`()` for plain keyed state, a window for window contents).
+    pub namespace: StoredPart<'a>,
+    /// What it holds after the namespace.
+    pub value: StoredValue<'a>,
+    /// The bytes after the key, `[namespace][value part]`, as stored.
+    pub rest: &'a [u8],
+}
+
+impl StoredEntry<'_> {
+    /// The entry's size in the file (its key and the rest).
+    pub fn len(&self) -> usize {
+        self.key.bytes.len() + self.rest.len()
+    }
+
+    /// Whether the entry takes no bytes (only a `()` key and namespace with an empty value).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The serializers of one state restored from its snapshots.
+struct StateReader {
+    kind: StateKind,
+    ttl: bool,
+    namespace: RestoredSerializer,
+    values: Vec<RestoredSerializer>,
+}
+
+/// Reads one part with a restored serializer: its value and its bytes.
+fn read_part<'a>(
+    serializer: &RestoredSerializer,
+    input: &mut DataInputView<'a>,
+) -> typeinfo::Result<StoredPart<'a>> {
+    let start = input.position();
+    let value = serializer.deserialize(input)?;
+    Ok(StoredPart {
+        bytes: input.consumed_since(start),
+        value,
+    })
+}
+
+fn read_ttl(ttl: bool, input: &mut DataInputView<'_>) -> typeinfo::Result<Option<i64>> {
+    ttl.then(|| input.read_i64()).transpose()
+}
+
+/// The entry visitor of [`SnapshotFile::read_entries`]: every part through the serializers
+/// restored from the header.
+struct ValueReader<'a, F> {
+    key_serializer: RestoredSerializer,
+    states: Vec<StateReader>,
+    key: Option<StoredPart<'a>>,
+    visit: F,
+}
+
+impl<'a, F: FnMut(StoredEntry<'a>) -> Result<()>> ValueReader<'a, F> {
+    fn new(header: &SnapshotHeader, registry: &SnapshotRegistry, visit: F) -> Result<Self> {
+        let restore = |snapshot: &SerializerSnapshot, state: &str, part: &str| {
+            registry.restore(snapshot).map_err(|e| {
+                Error::Serialization(typeinfo::Error::custom(format!(
+                    "the {part} of state `{state}` ({}) cannot be read without its type: {e}",
+                    snapshot.type_name()
+                )))
+            })
+        };
+        let key_serializer = restore(&header.key, "(all)", "key")?;
+        let mut states = Vec::with_capacity(header.states.len());
+        for meta in &header.states {
+            check_value_serializers(meta)?;
+            states.push(StateReader {
+                kind: meta.kind.layout(),
+                ttl: meta.ttl,
+                namespace: restore(&meta.namespace, &meta.name, "namespace")?,
+                values: meta
+                    .values
+                    .iter()
+                    .map(|v| restore(v, &meta.name, "value"))
+                    .collect::<Result<_>>()?,
+            });
+        }
+        Ok(Self {
+            key_serializer,
+            states,
+            key: None,
+            visit,
+        })
+    }
+}
+
+impl<'a, F: FnMut(StoredEntry<'a>) -> Result<()>> EntryVisitor<'a> for ValueReader<'a, F> {
+    fn key(&mut self, input: &mut DataInputView<'a>) -> typeinfo::Result<()> {
+        self.key = Some(read_part(&self.key_serializer, input)?);
+        Ok(())
+    }
+
+    fn rest(
+        &mut self,
+        key_group: u16,
+        state: usize,
+        input: &mut DataInputView<'a>,
+    ) -> std::result::Result<(), EntryError> {
+        let reader = &self.states[state];
+        let start = input.position();
+        let namespace = read_part(&reader.namespace, input)?;
+        let value = match reader.kind {
+            StateKind::List => {
+                let mut elements = DataInputView::new(input.read_len_prefixed()?);
+                let mut list = Vec::new();
+                while !elements.is_empty() {
+                    // Each element of a list is its own value (its own zero-sized budget).
+                    elements.reset_zero_sized_budget();
+                    let ttl = read_ttl(reader.ttl, &mut elements)?;
+                    list.push((ttl, read_part(&reader.values[0], &mut elements)?));
+                }
+                StoredValue::List(list)
+            }
+            StateKind::Map => StoredValue::MapEntry {
+                user_key: read_part(&reader.values[0], input)?,
+                ttl: read_ttl(reader.ttl, input)?,
+                value: read_part(&reader.values[1], input)?,
+            },
+            _ => StoredValue::Single {
+                ttl: read_ttl(reader.ttl, input)?,
+                value: read_part(&reader.values[0], input)?,
+            },
+        };
+        let key = self
+            .key
+            .take()
+            .ok_or_else(|| typeinfo::Error::custom("an entry without a key"))?;
+        (self.visit)(StoredEntry {
+            key_group,
+            state,
+            key,
+            namespace,
+            value,
+            rest: input.consumed_since(start),
+        })?;
+        Ok(())
     }
 }
 
@@ -493,80 +888,24 @@ pub(crate) fn restore_into(
                     report.migrated.push(format!("{}.{part}", meta.name));
                 }
             }
-            let mut key_bytes = DataOutputView::new();
-            let mut entry = DataOutputView::new();
+            let mut ingest = Ingest {
+                target: &mut *target,
+                report: &mut report,
+                names: &file.header.states,
+                key,
+                key_migrates: *key_migrates,
+                states,
+                max_parallelism,
+                range,
+                key_bytes: DataOutputView::new(),
+                entry: DataOutputView::new(),
+            };
             for &(kg, offset) in &file.index {
                 // Keys keep their key group unless the key itself migrates.
                 if !*key_migrates && !range.contains(kg) {
                     continue;
                 }
-                let mut block = file.block(offset);
-                let stored_kg = block
-                    .read_u16()
-                    .map_err(|e| corrupt(&file.path, e.to_string()))?;
-                if stored_kg != kg {
-                    return Err(corrupt(
-                        &file.path,
-                        format!("block of key group {kg} is labelled {stored_kg}"),
-                    ));
-                }
-                for ((index, transcoder), meta) in states.iter().zip(&file.header.states) {
-                    let count = block
-                        .read_varint()
-                        .map_err(|e| corrupt(&file.path, e.to_string()))?;
-                    // Entries of one state in one key group have distinct composite keys, so
-                    // at most one of them can be written in zero bytes: a count beyond the
-                    // bytes left (plus that one) is corrupt, not a reason to loop.
-                    if count > block.remaining() as u64 + 1 {
-                        return Err(corrupt(
-                            &file.path,
-                            format!(
-                                "state `{}`: {count} entries in key group {kg} cannot fit in the {} bytes left",
-                                meta.name,
-                                block.remaining()
-                            ),
-                        ));
-                    }
-                    for _ in 0..count {
-                        key_bytes.clear();
-                        entry.clear();
-                        // One entry is one read: the budget for elements that take no bytes
-                        // is the entry's, not shared by the whole block.
-                        block.reset_zero_sized_budget();
-                        let key_start = block.position();
-                        key(&mut block, &mut key_bytes).map_err(|e| {
-                            corrupt(&file.path, format!("state `{}`: {e}", meta.name))
-                        })?;
-                        // A key is filed under the key group of its stored bytes: one that
-                        // hashes elsewhere would be unreachable (or land outside this
-                        // backend's range), so it is corrupt, not a key to file as labelled.
-                        let stored_kg =
-                            key_group_for_bytes(block.consumed_since(key_start), max_parallelism);
-                        if stored_kg != kg {
-                            return Err(corrupt(
-                                &file.path,
-                                format!(
-                                    "state `{}`: a key in the block of key group {kg} belongs to key group {stored_kg}",
-                                    meta.name
-                                ),
-                            ));
-                        }
-                        transcoder.transcode(&mut block, &mut entry).map_err(|e| {
-                            corrupt(&file.path, format!("state `{}`: {e}", meta.name))
-                        })?;
-                        let today_kg = if *key_migrates {
-                            key_group_for_bytes(key_bytes.as_slice(), max_parallelism)
-                        } else {
-                            kg
-                        };
-                        if !range.contains(today_kg) {
-                            report.skipped += 1;
-                            continue;
-                        }
-                        target.ingest(*index, today_kg, key_bytes.as_slice(), entry.as_slice())?;
-                        *report.entries.entry(meta.name.clone()).or_default() += 1;
-                    }
-                }
+                file.read_block(kg, offset, &mut ingest)?;
             }
         }
         target.flush()
@@ -578,6 +917,145 @@ pub(crate) fn restore_into(
     report.migrated.sort();
     report.migrated.dedup();
     Ok(report)
+}
+
+/// The entry visitor of restore: transcodes each entry into today's layout and stores it
+/// if its key group is in the target's range.
+struct Ingest<'t, 'f> {
+    target: &'t mut dyn RestoreTarget,
+    report: &'t mut RestoreReport,
+    names: &'f [StateMeta],
+    key: &'f PartFn,
+    key_migrates: bool,
+    /// Per stored state: the registered state's index and the transcoder.
+    states: &'f [(usize, EntryTranscoder)],
+    max_parallelism: u32,
+    range: KeyGroupRange,
+    key_bytes: DataOutputView,
+    entry: DataOutputView,
+}
+
+impl<'a> EntryVisitor<'a> for Ingest<'_, '_> {
+    fn key(&mut self, input: &mut DataInputView<'a>) -> typeinfo::Result<()> {
+        self.key_bytes.clear();
+        (self.key)(input, &mut self.key_bytes)
+    }
+
+    fn rest(
+        &mut self,
+        key_group: u16,
+        state: usize,
+        input: &mut DataInputView<'a>,
+    ) -> std::result::Result<(), EntryError> {
+        let (index, transcoder) = &self.states[state];
+        self.entry.clear();
+        transcoder.transcode(input, &mut self.entry)?;
+        let today_kg = if self.key_migrates {
+            key_group_for_bytes(self.key_bytes.as_slice(), self.max_parallelism)
+        } else {
+            key_group
+        };
+        if !self.range.contains(today_kg) {
+            self.report.skipped += 1;
+            return Ok(());
+        }
+        self.target.ingest(
+            *index,
+            today_kg,
+            self.key_bytes.as_slice(),
+            self.entry.as_slice(),
+        )?;
+        *self
+            .report
+            .entries
+            .entry(self.names[state].name.clone())
+            .or_default() += 1;
+        Ok(())
+    }
+}
+
+/// Files the keyed state of one operator under another max parallelism: reads `files`
+/// (the `.kstate` files of all its subtasks, any parallelism) without their Rust types,
+/// computes each key's key group again from its stored bytes (a key group is a hash of
+/// them, so this needs no type), and writes one file per subtask of `parallelism` to
+/// `out(subtask)`, each holding that subtask's key groups of `max_parallelism`. Entries
+/// are copied byte for byte. Everything is read and checked before the first file is
+/// written; the entries are held in memory meanwhile.
+///
+/// # Errors
+///
+/// [`Error::InvalidConfig`] for a max parallelism outside `1..=32768` or a parallelism
+/// above it; [`Error::StateMismatch`] when the files disagree on the key type or the
+/// states; [`Error::Serialization`] when a key or value cannot be delimited without its
+/// Rust type (a serializer kind no restorer in `registry` knows); a corrupt file; an I/O
+/// error.
+pub fn rewrite_max_parallelism(
+    files: &[&Path],
+    max_parallelism: u32,
+    parallelism: u32,
+    registry: &SnapshotRegistry,
+    out: impl Fn(u32) -> PathBuf,
+) -> Result<Vec<KeyedSnapshot>> {
+    crate::key_group::validate(max_parallelism, parallelism)?;
+    let opened = files
+        .iter()
+        .map(|p| SnapshotFile::open(p))
+        .collect::<Result<Vec<_>>>()?;
+    let Some(first) = opened.first() else {
+        return Ok(Vec::new());
+    };
+    for file in &opened[1..] {
+        if file.header.key != first.header.key || file.header.states != first.header.states {
+            return Err(Error::StateMismatch {
+                state: "(all)".to_owned(),
+                detail: format!(
+                    "a key type or states in `{}` that differ from those in `{}`",
+                    file.path.display(),
+                    first.path.display()
+                ),
+            });
+        }
+    }
+    let states = first.header.states.len();
+    // New key group -> per state: entry count and bytes.
+    let mut groups: BTreeMap<u16, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
+    for file in &opened {
+        file.read_entries(registry, |e| {
+            let kg = key_group_for_bytes(e.key.bytes, max_parallelism);
+            let slot = &mut groups
+                .entry(kg)
+                .or_insert_with(|| vec![(0, Vec::new()); states])[e.state];
+            slot.0 += 1;
+            slot.1.extend_from_slice(e.key.bytes);
+            slot.1.extend_from_slice(e.rest);
+            Ok(())
+        })?;
+    }
+    let names: Vec<String> = first.header.states.iter().map(|s| s.name.clone()).collect();
+    let mut written = Vec::with_capacity(parallelism as usize);
+    for subtask in 0..parallelism {
+        let header = SnapshotHeader {
+            max_parallelism,
+            range: KeyGroupRange::for_subtask(max_parallelism, parallelism, subtask)?,
+            key: first.header.key.clone(),
+            states: first.header.states.clone(),
+        };
+        let mut writer = SnapshotWriter::new(&header)?;
+        for kg in header.range.iter() {
+            writer.begin_key_group(kg);
+            let entries = groups.get(&kg);
+            for index in 0..states {
+                writer.state_entries(index, |o| {
+                    Ok(entries.map_or(0, |e| {
+                        o.write_bytes(&e[index].1);
+                        e[index].0
+                    }))
+                })?;
+            }
+        }
+        written.push(writer.finish(&out(subtask), &names)?);
+    }
+    Ok(written)
 }
 
 /// Checks that a stored state matches a registered one in kind and TTL.
@@ -598,7 +1076,13 @@ pub(crate) fn check_shape(stored: &StateMeta, today: &StateMeta) -> Result<()> {
             ),
         });
     }
-    let expected = if today.kind.layout() == StateKind::Map {
+    check_value_serializers(stored)
+}
+
+/// Checks that a stored state has as many value serializers as its kind needs (a map:
+/// user key and user value; every other kind: one).
+fn check_value_serializers(stored: &StateMeta) -> Result<()> {
+    let expected = if stored.kind.layout() == StateKind::Map {
         2
     } else {
         1
