@@ -193,6 +193,23 @@ impl WindowAssigner {
         Ok(())
     }
 
+    /// The one window of a record at `ts` for assigners that give exactly one and never
+    /// merge (tumbling); `None` for the others (use [`assign`](Self::assign)).
+    #[inline]
+    pub(crate) fn assign_one(
+        &self,
+        ts: i64,
+    ) -> Option<std::result::Result<TimeWindow, OutOfRange>> {
+        match *self {
+            WindowAssigner::Tumbling { size, offset, .. } => Some(
+                window_start(ts, offset, size)
+                    .and_then(|start| Some(TimeWindow::new(start, start.checked_add(size)?)))
+                    .ok_or(OutOfRange),
+            ),
+            _ => None,
+        }
+    }
+
     /// The windows of a record at `ts`.
     ///
     /// # Errors
@@ -831,6 +848,29 @@ impl<K: Key, I: Data, O: Data> WindowOperator<K, I, O> {
         Ok(skipped)
     }
 
+    /// Adds `value` to a window of a non-merging assigner; `false` when the window is late
+    /// (nothing added).
+    #[inline]
+    fn add_to_window(
+        &mut self,
+        key: &K,
+        window: TimeWindow,
+        value: &I,
+        now: i64,
+        out: &mut Outputs<O, I>,
+    ) -> Result<bool> {
+        if self.is_window_late(&window) {
+            return Ok(false);
+        }
+        if self.contents.add(&mut self.backend, &window, value)? {
+            self.on_element(key, &window, &window, now, out)?;
+        } else if window.max_timestamp() <= self.trigger_time(now) {
+            // A late element into a window kept for allowed lateness fires it again.
+            self.emit(key, &window, &window, out)?;
+        }
+        Ok(true)
+    }
+
     /// Fires a timer of `key` for `window` at `time`.
     fn on_timer(
         &mut self,
@@ -886,31 +926,31 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
         };
         let key = (self.key_selector)(&value);
         self.backend.set_current_key(&key)?;
-        if self.assigner.assign(now, &mut self.windows).is_err() {
-            return Err(Error::TimestampOutOfRange {
-                operator: self.name.clone(),
-                timestamp: now,
-                assigner: self.assigner.to_string(),
-            });
-        }
-        let skipped = if self.merging.is_some() {
-            self.process_merging(&key, &value, now, out)?
+        let out_of_range = |this: &Self| Error::TimestampOutOfRange {
+            operator: this.name.clone(),
+            timestamp: now,
+            assigner: this.assigner.to_string(),
+        };
+        let skipped = if let Some(window) = self.assigner.assign_one(now) {
+            // One window (tumbling): no list of windows to fill and read back.
+            let window = window.map_err(|_| out_of_range(self))?;
+            !self.add_to_window(&key, window, &value, now, out)?
         } else {
-            let mut skipped = true;
-            for i in 0..self.windows.len() {
-                let window = self.windows[i];
-                if self.is_window_late(&window) {
-                    continue;
-                }
-                skipped = false;
-                if self.contents.add(&mut self.backend, &window, &value)? {
-                    self.on_element(&key, &window, &window, now, out)?;
-                } else if window.max_timestamp() <= self.trigger_time(now) {
-                    // A late element into a window kept for allowed lateness fires it again.
-                    self.emit(&key, &window, &window, out)?;
-                }
+            if self.assigner.assign(now, &mut self.windows).is_err() {
+                return Err(out_of_range(self));
             }
-            skipped
+            if self.merging.is_some() {
+                self.process_merging(&key, &value, now, out)?
+            } else {
+                let mut skipped = true;
+                for i in 0..self.windows.len() {
+                    let window = self.windows[i];
+                    if self.add_to_window(&key, window, &value, now, out)? {
+                        skipped = false;
+                    }
+                }
+                skipped
+            }
         };
         if skipped
             && self.assigner.is_event_time()
@@ -1014,7 +1054,16 @@ mod tests {
             .iter()
             .all(|&(s, e)| i64::try_from(s).is_ok() && i64::try_from(e).is_ok());
         let mut got = Vec::new();
-        match assigner.assign(ts, &mut got) {
+        let assigned = assigner.assign(ts, &mut got);
+        if let Some(one) = assigner.assign_one(ts) {
+            // The one-window path agrees with the general one, refusals included.
+            match (&one, &assigned) {
+                (Ok(w), Ok(())) => assert_eq!(vec![*w], got, "{assigner} at {ts}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{assigner} at {ts}: assign_one {one:?}, assign {assigned:?}"),
+            }
+        }
+        match assigned {
             Ok(()) => {
                 assert!(
                     representable,
