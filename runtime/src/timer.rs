@@ -52,14 +52,9 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
         }
     }
 
-    /// Deletes a timer (nothing happens if there is none).
-    pub(crate) fn delete(&mut self, key: &K, namespace: &N, time: i64) {
-        self.take(key, namespace, time);
-    }
-
-    /// Removes `(key, namespace, time)` from the set; `false` when it was not there (deleted).
+    /// Deletes a timer; `false` when there was none (nothing happens then).
     #[inline]
-    fn take(&mut self, key: &K, namespace: &N, time: i64) -> bool {
+    pub(crate) fn delete(&mut self, key: &K, namespace: &N, time: i64) -> bool {
         let hash = Self::hash(&self.hasher, key, namespace, time);
         match self
             .set
@@ -89,7 +84,7 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
             if first.get().is_empty() {
                 first.remove();
             }
-            if self.take(&key, &namespace, due) {
+            if self.delete(&key, &namespace, due) {
                 return Some((due, key, namespace));
             }
         }

@@ -331,7 +331,9 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn delete_event_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| t.event.delete(k, &(), time))
+        self.timer(|t, k| {
+            t.event.delete(k, &(), time);
+        })
     }
     /// Fires [`on_timer`](OneInputOperator::on_timer) for the current key when the wall
     /// clock reaches `time` (ms since the Unix epoch).
@@ -348,7 +350,9 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn delete_processing_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| t.processing.delete(k, &(), time))
+        self.timer(|t, k| {
+            t.processing.delete(k, &(), time);
+        })
     }
 }
 

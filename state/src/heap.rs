@@ -334,6 +334,14 @@ impl<UK: MapKey, UV: StateValue> Iterator for HeapMapIter<'_, UK, UV> {
     }
 }
 
+/// A registered state: its table, with the table's type and whether it has a TTL, which
+/// every access checks without a virtual call.
+struct Registered<K: StateKey> {
+    table: Box<dyn HeapState<K>>,
+    type_id: TypeId,
+    ttl: bool,
+}
+
 struct Current<K> {
     key: K,
     key_group: u16,
@@ -365,10 +373,7 @@ pub struct HeapKeyedStateBackend<K: StateKey> {
     key_serializer: K::Serializer,
     key_buf: DataOutputView,
     current: Option<Current<K>>,
-    states: Vec<Box<dyn HeapState<K>>>,
-    /// Per state (same index): its table's type and whether it has a TTL, read on every
-    /// access without a virtual call.
-    access_info: Vec<(TypeId, bool)>,
+    states: Vec<Registered<K>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -396,7 +401,6 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
             key_buf: DataOutputView::with_capacity(64),
             current: None,
             states: Vec::new(),
-            access_info: Vec::new(),
             by_name: HashMap::new(),
         })
     }
@@ -417,23 +421,25 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
         make: impl FnOnce(usize) -> Result<S>,
     ) -> Result<StateId> {
         if let Some(&index) = self.by_name.get(name) {
-            let existing = &mut self.states[index];
-            let same_kind = existing.codec().meta().kind == kind;
-            if !same_kind || existing.as_any_mut().downcast_mut::<S>().is_none() {
+            let existing = &self.states[index];
+            let same_kind = existing.table.codec().meta().kind == kind;
+            if !same_kind || existing.type_id != TypeId::of::<S>() {
                 return Err(Error::StateMismatch {
                     state: name.to_owned(),
                     detail: format!(
                         "kind {kind} or types other than its first registration ({})",
-                        existing.codec().meta().kind
+                        existing.table.codec().meta().kind
                     ),
                 });
             }
             return Ok(StateId(index as u32));
         }
         let state = make(self.groups())?;
-        self.access_info
-            .push((TypeId::of::<S>(), state.codec().meta().ttl));
-        self.states.push(Box::new(state));
+        self.states.push(Registered {
+            type_id: TypeId::of::<S>(),
+            ttl: state.codec().meta().ttl,
+            table: Box::new(state),
+        });
         self.by_name.insert(name.to_owned(), self.states.len() - 1);
         Ok(StateId((self.states.len() - 1) as u32))
     }
@@ -443,15 +449,18 @@ impl<K: StateKey> HeapKeyedStateBackend<K> {
     #[inline]
     fn access<S: 'static>(&mut self, id: StateId) -> Result<(&Current<K>, &mut S, i64)> {
         let current = self.current.as_ref().ok_or(Error::NoCurrentKey)?;
-        let (&(type_id, ttl), state) = self
-            .access_info
-            .get(id.0 as usize)
-            .zip(self.states.get_mut(id.0 as usize))
+        let Registered {
+            table: state,
+            type_id,
+            ttl,
+        } = self
+            .states
+            .get_mut(id.0 as usize)
             .ok_or_else(|| unknown(id))?;
-        if type_id != TypeId::of::<S>() {
+        if *type_id != TypeId::of::<S>() {
             return Err(wrong_types(&state.codec().meta().name));
         }
-        let now = if ttl {
+        let now = if *ttl {
             let now = self.options.clock.now_ms();
             state.cleanup_incrementally(current.group, now);
             now
@@ -873,6 +882,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let s = self
             .states
             .get_mut(state.0 as usize)
+            .map(|r| &mut r.table)
             .ok_or_else(|| unknown(state))?;
         if !s.clear(current.group, &current.key, namespace) {
             return Err(wrong_types(&s.codec().meta().name.clone()));
@@ -884,6 +894,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let s = self
             .states
             .get(state.0 as usize)
+            .map(|r| &r.table)
             .ok_or_else(|| unknown(state))?;
         let mut out = Vec::new();
         if !s.keys(namespace, &mut out) {
@@ -895,7 +906,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     fn states(&self) -> Vec<StateMeta> {
         self.states
             .iter()
-            .map(|s| s.codec().meta().clone())
+            .map(|s| s.table.codec().meta().clone())
             .collect()
     }
 
@@ -912,7 +923,9 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             writer.begin_key_group(key_group);
             for (index, state) in self.states.iter().enumerate() {
                 writer.state_entries(index, |out| {
-                    state.write_key_group(group, &self.key_serializer, out, now)
+                    state
+                        .table
+                        .write_key_group(group, &self.key_serializer, out, now)
                 })?;
             }
         }
@@ -946,18 +959,21 @@ impl<K: StateKey> RestoreTarget for HeapKeyedStateBackend<K> {
             .ok_or_else(|| not_registered(&stored.name))?;
         Ok((
             index,
-            self.states[index].codec().transcoder(stored, registry)?,
+            self.states[index]
+                .table
+                .codec()
+                .transcoder(stored, registry)?,
         ))
     }
 
     fn ingest(&mut self, state: usize, key_group: u16, key: &[u8], entry: &[u8]) -> Result<()> {
         let key = typeinfo::from_bytes(&self.key_serializer, key)?;
         let group = self.options.range.index_of(key_group);
-        self.states[state].ingest(group, key, entry)
+        self.states[state].table.ingest(group, key, entry)
     }
 
     fn clear_all(&mut self) -> Result<()> {
-        self.states.iter_mut().for_each(|s| s.clear_all());
+        self.states.iter_mut().for_each(|s| s.table.clear_all());
         Ok(())
     }
 }
