@@ -88,7 +88,6 @@
 /// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
 #[doc(hidden)]
 pub mod __fuzz;
-mod backend;
 mod channel;
 pub mod checkpoint;
 mod cluster;
@@ -115,7 +114,6 @@ mod types;
 pub mod watermark;
 pub mod window;
 
-pub use backend::KeyedBackend;
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, StateBackend,
@@ -134,6 +132,7 @@ pub use transform::{
     OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,
 };
 pub use typeinfo_state::AggregateFunction;
+pub use typeinfo_state::KeyedBackend;
 pub use watermark::WatermarkStrategy;
 pub use window::{
     EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use typeinfo::SerializerConfig;
 use typeinfo_state::{BackendOptions, OperatorStateBackend};
 
-use crate::backend::KeyedBackend;
 use crate::channel::Msg;
 use crate::checkpoint::{CheckpointStore, OperatorPart, Restore};
 use crate::config::StateBackend;
 use crate::error::{Error, Result};
 use crate::job::JobShared;
 use crate::Key;
+use typeinfo_state::KeyedBackend;
 
 /// Where an operator emits: a buffer of elements the driver ships after each input batch.
 pub(crate) struct Output<T> {
@@ -196,7 +196,13 @@ impl OperatorSetup {
         })?
         .serializer_config(self.serializer_config.clone());
         let dir = self.state_dir.join(format!("subtask-{}", self.subtask));
-        KeyedBackend::open(&self.state_backend, options, &dir).map_err(|source| Error::State {
+        let backend = match &self.state_backend {
+            StateBackend::Heap => KeyedBackend::heap(options),
+            StateBackend::RocksDb { options: rocks, .. } => {
+                KeyedBackend::rocks_db(&dir, options, rocks.clone())
+            }
+        };
+        backend.map_err(|source| Error::State {
             operator: self.name.clone(),
             source,
         })

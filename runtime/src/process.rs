@@ -1,12 +1,12 @@
 //! Keyed process functions: per-record logic with keyed state and timers, run as a keyed
 //! [`OneInputOperator`].
 
-use crate::backend::KeyedBackend;
 pub use crate::context::TimeDomain;
 use crate::context::{OutputTag, RuntimeContext};
 use crate::error::Result;
 use crate::transform::{OneInputOperator, OperatorContext, StateContext};
 use crate::{Data, Key};
+use typeinfo_state::KeyedBackend;
 
 /// Per-record logic on a keyed stream, as Flink's `KeyedProcessFunction`.
 ///

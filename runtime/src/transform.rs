@@ -72,7 +72,6 @@ use std::sync::Arc;
 
 use typeinfo_state::{KeyedStateBackend, OperatorStateBackend};
 
-use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
 use crate::context::OutputTag;
@@ -82,6 +81,7 @@ use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
+use typeinfo_state::KeyedBackend;
 
 /// A user's operator with one input, as Flink's `OneInputStreamOperator` with its
 /// `AbstractStreamOperator` conveniences. `K` is the key type on a keyed stream and `()`

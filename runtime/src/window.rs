@@ -25,13 +25,13 @@ use typeinfo_state::{
     AggregatingState, KeyedStateBackend, ListState, ReducingState, ValueState, ValueStateDescriptor,
 };
 
-use crate::backend::KeyedBackend;
 use crate::channel::NO_TIMESTAMP;
 use crate::checkpoint::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::{now_ms, Operator, OperatorSetup, Outputs};
 use crate::timer::{KeyedTimers, TimerQueue};
 use crate::{Data, Key};
+use typeinfo_state::KeyedBackend;
 
 /// A window of time `[start, end)`.
 #[derive(TypeInfo, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -16,8 +16,11 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
-    /// RocksDB reported an error.
-    RocksDb(String),
+    /// RocksDB reported an error (kept as the error's source).
+    RocksDb(rocksdb::Error),
+    /// The backend's own storage is not in the shape it wrote (a column family missing, a
+    /// key prefix it cannot bound).
+    Storage(String),
     /// A savepoint or checkpoint is truncated, corrupt or not one of ours.
     CorruptSavepoint {
         /// The file.
@@ -62,6 +65,7 @@ impl fmt::Display for Error {
             Error::Serialization(e) => write!(f, "serialization failed: {e}"),
             Error::Io { path, source } => write!(f, "i/o error on `{}`: {source}", path.display()),
             Error::RocksDb(e) => write!(f, "rocksdb: {e}"),
+            Error::Storage(e) => write!(f, "state storage: {e}"),
             Error::CorruptSavepoint { path, detail } => {
                 write!(f, "corrupt savepoint `{}`: {detail}", path.display())
             }
@@ -99,6 +103,7 @@ impl std::error::Error for Error {
         match self {
             Error::Serialization(e) => Some(e),
             Error::Io { source, .. } => Some(source),
+            Error::RocksDb(e) => Some(e),
             Error::IncompatibleState {
                 incompatibility, ..
             } => Some(incompatibility.as_ref()),
@@ -125,3 +130,11 @@ impl Error {
 
 /// The result type of the state layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A state found in a savepoint that the backend has not registered.
+pub(crate) fn not_registered(name: &str) -> Error {
+    Error::StateMismatch {
+        state: name.to_owned(),
+        detail: "nothing: it is in the savepoint but not registered; register every state before restoring".to_owned(),
+    }
+}

@@ -14,7 +14,7 @@ use typeinfo::{
 use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::descriptor::*;
-use crate::error::{Error, Result};
+use crate::error::{not_registered, Error, Result};
 use crate::heap_map::KeyGroupMaps;
 use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
@@ -23,37 +23,7 @@ use crate::savepoint::{
     part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
     RestoreTarget, SnapshotHeader, SnapshotWriter,
 };
-use crate::ttl::{Clock, StateTtlConfig, TtlUpdate, TtlVisibility};
-
-/// What a read of a value with a TTL timestamp decides.
-#[derive(PartialEq)]
-pub(crate) enum Visible {
-    Yes,
-    /// Expired and never returned: remove it.
-    Expired,
-}
-
-/// Applies TTL on read: refreshes the timestamp when reads count as access.
-#[inline]
-pub(crate) fn on_read(ttl: &Option<StateTtlConfig>, ts: &mut i64, now: i64) -> Visible {
-    let Some(ttl) = ttl else { return Visible::Yes };
-    if ttl.is_expired(*ts, now) {
-        return match ttl.visibility() {
-            TtlVisibility::NeverReturnExpired => Visible::Expired,
-            TtlVisibility::ReturnExpiredIfNotCleanedUp => Visible::Yes,
-        };
-    }
-    if ttl.update() == TtlUpdate::OnReadAndWrite {
-        *ts = now;
-    }
-    Visible::Yes
-}
-
-#[inline]
-fn expired_for_snapshot(ttl: &Option<StateTtlConfig>, ts: i64, now: i64) -> bool {
-    ttl.as_ref()
-        .is_some_and(|t| t.cleans_up_in_full_snapshot() && t.is_expired(ts, now))
-}
+use crate::ttl::{expired_for_snapshot, on_read, stamp, Clock, StateTtlConfig, Visible};
 
 /// One registered state on the heap, without its value types.
 trait HeapState<K: StateKey>: Send {
@@ -486,14 +456,6 @@ fn wrong_types(name: &str) -> Error {
     Error::StateMismatch {
         state: name.to_owned(),
         detail: "types other than its registration".to_owned(),
-    }
-}
-
-fn stamp(ttl: &Option<StateTtlConfig>, now: i64) -> i64 {
-    if ttl.is_some() {
-        now
-    } else {
-        0
     }
 }
 
@@ -975,13 +937,6 @@ impl<K: StateKey> RestoreTarget for HeapKeyedStateBackend<K> {
     fn clear_all(&mut self) -> Result<()> {
         self.states.iter_mut().for_each(|s| s.table.clear_all());
         Ok(())
-    }
-}
-
-pub(crate) fn not_registered(name: &str) -> Error {
-    Error::StateMismatch {
-        state: name.to_owned(),
-        detail: "nothing: it is in the savepoint but not registered; register every state before restoring".to_owned(),
     }
 }
 

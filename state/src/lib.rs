@@ -35,6 +35,7 @@ mod handles;
 mod heap;
 mod heap_map;
 pub mod key_group;
+mod keyed_backend;
 mod managed_memory;
 mod map_iter;
 mod meta;
@@ -52,6 +53,7 @@ pub use heap::HeapKeyedStateBackend;
 pub use key_group::{
     default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange,
 };
+pub use keyed_backend::KeyedBackend;
 pub use managed_memory::{default_managed_memory_bytes, RocksDbMemory, MIN_MANAGED_MEMORY_BYTES};
 pub use map_iter::{MapIter, MapKeys, MapValues};
 pub use operator::{

@@ -24,8 +24,7 @@ use crate::backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::composite_key::CompositeKeyBuilder;
 use crate::descriptor::*;
-use crate::error::{Error, Result};
-use crate::heap::{not_registered, on_read, Visible};
+use crate::error::{not_registered, Error, Result};
 use crate::key_group::KeyGroupRange;
 use crate::managed_memory::{default_managed_memory_bytes, RocksDbMemory};
 use crate::map_iter::MapIter;
@@ -34,7 +33,7 @@ use crate::savepoint::{
     part_transcoder, restore_into, EntryTranscoder, KeyedSnapshot, PartFn, RestoreReport,
     RestoreTarget, SnapshotHeader, SnapshotWriter,
 };
-use crate::ttl::{Clock, StateTtlConfig};
+use crate::ttl::{expired_bytes_for_snapshot, on_read, Clock, StateTtlConfig, Visible};
 
 /// The name of the marker file that identifies a directory this backend owns.
 const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
@@ -163,7 +162,7 @@ impl RocksDbOptions {
 }
 
 fn rocks(e: rocksdb::Error) -> Error {
-    Error::RocksDb(e.into_string())
+    Error::RocksDb(e)
 }
 
 /// Concatenates list elements: the merge operator of list state (elements are
@@ -226,16 +225,6 @@ struct Rocks<C> {
     cf: Arc<str>,
     codec: C,
     ttl: Option<StateTtlConfig>,
-}
-
-fn expired_in_snapshot(ttl: &Option<StateTtlConfig>, value: &[u8], now: i64) -> bool {
-    match (ttl, value.get(..8)) {
-        (Some(t), Some(ts)) => {
-            t.cleans_up_in_full_snapshot()
-                && t.is_expired(i64::from_le_bytes(ts.try_into().unwrap_or([0; 8])), now)
-        }
-        _ => false,
-    }
 }
 
 /// Where the namespace ends in today's entry `[namespace][value part]`.
@@ -306,7 +295,7 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<Valu
             out.write_len_prefixed(&kept);
             return Ok(1);
         }
-        if expired_in_snapshot(&self.ttl, value, now) {
+        if expired_bytes_for_snapshot(&self.ttl, value, now) {
             return Ok(0);
         }
         out.write_bytes(&composite[prefix_len..]);
@@ -385,7 +374,7 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K>
         // The value is `[user key][ts?][user value]`.
         let mut input = DataInputView::new(value);
         self.codec.user_key.skip(&mut input)?;
-        if expired_in_snapshot(&self.ttl, input.rest(), now) {
+        if expired_bytes_for_snapshot(&self.ttl, input.rest(), now) {
             return Ok(0);
         }
         let ns = PhantomSkip(self.codec.namespace.clone(), PhantomData::<fn() -> N>);
@@ -475,7 +464,7 @@ impl<UK: MapKey, UV: StateValue> Iterator for RocksMapIter<'_, UK, UV> {
 }
 
 fn missing_cf(name: &str) -> Error {
-    Error::RocksDb(format!("column family `{name}` is missing"))
+    Error::Storage(format!("column family `{name}` is missing"))
 }
 
 struct Current<K> {
@@ -1493,7 +1482,7 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
         if is_map {
             match prefix_end(&prefix) {
                 Some(end) => self.db.delete_range_cf(cf, &prefix, &end).map_err(rocks),
-                None => Err(Error::RocksDb(
+                None => Err(Error::Storage(
                     "cannot bound a prefix of 0xff bytes".to_owned(),
                 )),
             }
@@ -1702,6 +1691,20 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
     use super::*;
+
+    /// A RocksDB error keeps RocksDB's error as its source (for callers that log chains).
+    #[test]
+    fn rocksdb_errors_keep_their_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options::default(); // create_if_missing is off: the open fails
+        let error = rocks(DB::open(&opts, dir.path().join("absent")).err().unwrap());
+        let source = std::error::Error::source(&error).expect("a source");
+        assert!(
+            source.downcast_ref::<rocksdb::Error>().is_some(),
+            "{source:?}"
+        );
+        assert!(error.to_string().starts_with("rocksdb: "), "{error}");
+    }
 
     /// Corrupt bytes under a map's prefix are an error of lazy and eager reads, never a panic
     /// or a silently shorter map.

@@ -180,3 +180,62 @@ impl StateTtlConfig {
         last_access_ms.saturating_add(self.ttl_ms()) <= now_ms
     }
 }
+
+// What both backends do with the timestamps (the rules above, in one place).
+
+/// What a read of a value with a TTL timestamp decides.
+#[derive(PartialEq)]
+pub(crate) enum Visible {
+    Yes,
+    /// Expired and never returned: remove it.
+    Expired,
+}
+
+/// Applies TTL on read: refreshes the timestamp when reads count as access.
+#[inline]
+pub(crate) fn on_read(ttl: &Option<StateTtlConfig>, ts: &mut i64, now: i64) -> Visible {
+    let Some(ttl) = ttl else { return Visible::Yes };
+    if ttl.is_expired(*ts, now) {
+        return match ttl.visibility() {
+            TtlVisibility::NeverReturnExpired => Visible::Expired,
+            TtlVisibility::ReturnExpiredIfNotCleanedUp => Visible::Yes,
+        };
+    }
+    if ttl.update() == TtlUpdate::OnReadAndWrite {
+        *ts = now;
+    }
+    Visible::Yes
+}
+
+/// Whether a full snapshot leaves out a value stamped `ts`.
+#[inline]
+pub(crate) fn expired_for_snapshot(ttl: &Option<StateTtlConfig>, ts: i64, now: i64) -> bool {
+    ttl.as_ref()
+        .is_some_and(|t| t.cleans_up_in_full_snapshot() && t.is_expired(ts, now))
+}
+
+/// The timestamp a write stores: `now` with a TTL, 0 without (never read then).
+#[inline]
+pub(crate) fn stamp(ttl: &Option<StateTtlConfig>, now: i64) -> i64 {
+    if ttl.is_some() {
+        now
+    } else {
+        0
+    }
+}
+
+/// Whether a full snapshot leaves out a serialized value whose first 8 bytes are its
+/// timestamp (RocksDB's entries).
+pub(crate) fn expired_bytes_for_snapshot(
+    ttl: &Option<StateTtlConfig>,
+    value: &[u8],
+    now: i64,
+) -> bool {
+    match (ttl, value.get(..8)) {
+        (Some(t), Some(ts)) => {
+            t.cleans_up_in_full_snapshot()
+                && t.is_expired(i64::from_le_bytes(ts.try_into().unwrap_or([0; 8])), now)
+        }
+        _ => false,
+    }
+}

@@ -1,27 +1,47 @@
-//! The keyed state backend of one keyed operator's subtask: heap or RocksDB, chosen when the
-//! job runs.
+//! The backend a job chooses when it runs: one type for keyed state on the heap or in
+//! RocksDB, so that operators written once use either.
 
 use std::path::Path;
 
-use typeinfo_state::savepoint::{KeyedSnapshot, RestoreReport};
-use typeinfo_state::{
-    AggregatingState, AggregatingStateDescriptor, BackendOptions, HeapKeyedStateBackend,
-    KeyGroupRange, KeyedStateBackend, ListState, ListStateDescriptor, MapIter, MapKey, MapState,
-    MapStateDescriptor, ReducingState, ReducingStateDescriptor, RocksDbKeyedStateBackend, StateId,
-    StateKey, StateMeta, StateNamespace, StateValue, ValueState, ValueStateDescriptor,
+use crate::backend::{KeyedStateBackend, StateId, StateMeta};
+use crate::descriptor::{
+    AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor, MapKey, MapState,
+    MapStateDescriptor, ReducingState, ReducingStateDescriptor, StateKey, StateNamespace,
+    StateValue, ValueState, ValueStateDescriptor,
 };
+use crate::heap::HeapKeyedStateBackend;
+use crate::key_group::KeyGroupRange;
+use crate::map_iter::MapIter;
+use crate::options::BackendOptions;
+use crate::rocks::{RocksDbKeyedStateBackend, RocksDbOptions};
+use crate::savepoint::{KeyedSnapshot, RestoreReport};
 
-use crate::config::StateBackend;
-
-/// The keyed state of one operator subtask, on the heap or in RocksDB.
+/// Keyed state on the heap or in RocksDB, chosen at run time.
 ///
-/// Keyed process functions reach it through [`KeyedContext::state`](crate::KeyedContext::state)
-/// and use the state crate's handles on it (`ValueState::value(backend, &())`, ...).
-// One per subtask, matched on every state access: boxing the larger variant would add an
-// indirection to the hot path to save a few hundred bytes once.
+/// Both variants implement [`KeyedStateBackend`]; this type does too, by passing every call
+/// to the chosen one, so that code written against it (an operator, a function) runs on
+/// either. The match is a branch the processor predicts on every access, never a lookup.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_state::{BackendOptions, KeyGroupRange, KeyedBackend, KeyedStateBackend, ValueStateDescriptor};
+///
+/// # fn main() -> typeinfo_state::Result<()> {
+/// let options = BackendOptions::new(128, KeyGroupRange::all(128))?;
+/// let mut backend = KeyedBackend::<String>::heap(options)?;
+/// let count = backend.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
+/// backend.set_current_key(&"ada".to_owned())?;
+/// count.update(&mut backend, &(), 3)?;
+/// assert_eq!(count.value(&mut backend, &())?, Some(3));
+/// # Ok(())
+/// # }
+/// ```
+// One per operator subtask, matched on every state access: boxing the larger variant would
+// add an indirection to the hot path to save a few hundred bytes once.
 #[allow(clippy::large_enum_variant)]
 pub enum KeyedBackend<K: StateKey> {
-    /// Live objects in hash maps per key group.
+    /// Live objects in hash tables per key group.
     Heap(HeapKeyedStateBackend<K>),
     /// Serialized entries in RocksDB.
     RocksDb(RocksDbKeyedStateBackend<K>),
@@ -37,22 +57,29 @@ impl<K: StateKey> std::fmt::Debug for KeyedBackend<K> {
 }
 
 impl<K: StateKey> KeyedBackend<K> {
-    /// Opens the backend `config` names for one subtask; RocksDB lives in `dir`.
-    pub(crate) fn open(
-        config: &StateBackend,
-        options: BackendOptions,
+    /// Keyed state on the heap.
+    ///
+    /// # Errors
+    ///
+    /// As [`HeapKeyedStateBackend::new`].
+    pub fn heap(options: BackendOptions) -> crate::Result<Self> {
+        Ok(KeyedBackend::Heap(HeapKeyedStateBackend::new(options)?))
+    }
+
+    /// Keyed state in a RocksDB instance in `dir` (created when missing).
+    ///
+    /// # Errors
+    ///
+    /// `dir` cannot be created; as [`RocksDbKeyedStateBackend::open`].
+    pub fn rocks_db(
         dir: &Path,
-    ) -> typeinfo_state::Result<Self> {
-        Ok(match config {
-            StateBackend::Heap => KeyedBackend::Heap(HeapKeyedStateBackend::new(options)?),
-            StateBackend::RocksDb { options: rocks, .. } => {
-                std::fs::create_dir_all(dir).map_err(|source| typeinfo_state::Error::Io {
-                    path: dir.to_owned(),
-                    source,
-                })?;
-                KeyedBackend::RocksDb(RocksDbKeyedStateBackend::open(dir, options, rocks.clone())?)
-            }
-        })
+        options: BackendOptions,
+        rocks: RocksDbOptions,
+    ) -> crate::Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|source| crate::Error::io(dir, source))?;
+        Ok(KeyedBackend::RocksDb(RocksDbKeyedStateBackend::open(
+            dir, options, rocks,
+        )?))
     }
 }
 
@@ -73,43 +100,43 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         delegate!(self, b => b.key_group_range())
     }
     #[inline]
-    fn set_current_key(&mut self, key: &K) -> typeinfo_state::Result<()> {
+    fn set_current_key(&mut self, key: &K) -> crate::Result<()> {
         delegate!(self, b => b.set_current_key(key))
     }
-    fn current_key(&self) -> typeinfo_state::Result<&K> {
+    fn current_key(&self) -> crate::Result<&K> {
         delegate!(self, b => b.current_key())
     }
-    fn current_key_group(&self) -> typeinfo_state::Result<u16> {
+    fn current_key_group(&self) -> crate::Result<u16> {
         delegate!(self, b => b.current_key_group())
     }
     fn value_state<N: StateNamespace, V: StateValue>(
         &mut self,
         d: &ValueStateDescriptor<V>,
-    ) -> typeinfo_state::Result<ValueState<N, V>> {
+    ) -> crate::Result<ValueState<N, V>> {
         delegate!(self, b => b.value_state(d))
     }
     fn list_state<N: StateNamespace, V: StateValue>(
         &mut self,
         d: &ListStateDescriptor<V>,
-    ) -> typeinfo_state::Result<ListState<N, V>> {
+    ) -> crate::Result<ListState<N, V>> {
         delegate!(self, b => b.list_state(d))
     }
     fn map_state<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,
         d: &MapStateDescriptor<UK, UV>,
-    ) -> typeinfo_state::Result<MapState<N, UK, UV>> {
+    ) -> crate::Result<MapState<N, UK, UV>> {
         delegate!(self, b => b.map_state(d))
     }
     fn reducing_state<N: StateNamespace, V: StateValue>(
         &mut self,
         d: &ReducingStateDescriptor<V>,
-    ) -> typeinfo_state::Result<ReducingState<N, V>> {
+    ) -> crate::Result<ReducingState<N, V>> {
         delegate!(self, b => b.reducing_state(d))
     }
     fn aggregating_state<N: StateNamespace, In: 'static, Acc: StateValue, Out: 'static>(
         &mut self,
         d: &AggregatingStateDescriptor<In, Acc, Out>,
-    ) -> typeinfo_state::Result<AggregatingState<N, In, Acc, Out>> {
+    ) -> crate::Result<AggregatingState<N, In, Acc, Out>> {
         delegate!(self, b => b.aggregating_state(d))
     }
     #[inline]
@@ -117,7 +144,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> typeinfo_state::Result<Option<V>> {
+    ) -> crate::Result<Option<V>> {
         delegate!(self, b => b.value_get(state, namespace))
     }
     #[inline]
@@ -126,7 +153,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         value: V,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.value_put(state, namespace, value))
     }
     #[inline]
@@ -135,21 +162,17 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         update: &mut dyn FnMut(Option<&mut V>) -> Option<V>,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.value_update(state, namespace, update))
     }
-    fn copy_value<V: StateValue>(
-        &mut self,
-        state: StateId,
-        value: &V,
-    ) -> typeinfo_state::Result<V> {
+    fn copy_value<V: StateValue>(&mut self, state: StateId, value: &V) -> crate::Result<V> {
         delegate!(self, b => b.copy_value(state, value))
     }
     fn list_get<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> typeinfo_state::Result<Vec<V>> {
+    ) -> crate::Result<Vec<V>> {
         delegate!(self, b => b.list_get(state, namespace))
     }
     fn list_add<N: StateNamespace, V: StateValue>(
@@ -157,7 +180,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         value: V,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.list_add(state, namespace, value))
     }
     fn list_add_all<N: StateNamespace, V: StateValue>(
@@ -165,7 +188,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         values: Vec<V>,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.list_add_all(state, namespace, values))
     }
     fn list_update<N: StateNamespace, V: StateValue>(
@@ -173,7 +196,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         values: Vec<V>,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.list_update(state, namespace, values))
     }
     fn map_get<N: StateNamespace, UK: MapKey, UV: StateValue>(
@@ -181,7 +204,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         key: &UK,
-    ) -> typeinfo_state::Result<Option<UV>> {
+    ) -> crate::Result<Option<UV>> {
         delegate!(self, b => b.map_get(state, namespace, key))
     }
     fn map_put<N: StateNamespace, UK: MapKey, UV: StateValue>(
@@ -190,7 +213,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         namespace: &N,
         key: UK,
         value: UV,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.map_put::<N, UK, UV>(state, namespace, key, value))
     }
     fn map_remove<N: StateNamespace, UK: MapKey, UV: StateValue>(
@@ -198,7 +221,7 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         key: &UK,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.map_remove::<N, UK, UV>(state, namespace, key))
     }
     fn map_put_all<N: StateNamespace, UK: MapKey, UV: StateValue>(
@@ -206,44 +229,36 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         state: StateId,
         namespace: &N,
         entries: &mut dyn Iterator<Item = (UK, UV)>,
-    ) -> typeinfo_state::Result<()> {
+    ) -> crate::Result<()> {
         delegate!(self, b => b.map_put_all::<N, UK, UV>(state, namespace, entries))
     }
     fn map_iter<'a, N: StateNamespace, UK: MapKey, UV: StateValue>(
         &'a mut self,
         state: StateId,
         namespace: &N,
-    ) -> typeinfo_state::Result<MapIter<'a, UK, UV>> {
+    ) -> crate::Result<MapIter<'a, UK, UV>> {
         delegate!(self, b => b.map_iter(state, namespace))
     }
     fn map_entries<N: StateNamespace, UK: MapKey, UV: StateValue>(
         &mut self,
         state: StateId,
         namespace: &N,
-    ) -> typeinfo_state::Result<Vec<(UK, UV)>> {
+    ) -> crate::Result<Vec<(UK, UV)>> {
         delegate!(self, b => b.map_entries(state, namespace))
     }
-    fn clear<N: StateNamespace>(
-        &mut self,
-        state: StateId,
-        namespace: &N,
-    ) -> typeinfo_state::Result<()> {
+    fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> crate::Result<()> {
         delegate!(self, b => b.clear(state, namespace))
     }
-    fn keys<N: StateNamespace>(
-        &mut self,
-        state: StateId,
-        namespace: &N,
-    ) -> typeinfo_state::Result<Vec<K>> {
+    fn keys<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> crate::Result<Vec<K>> {
         delegate!(self, b => b.keys(state, namespace))
     }
     fn states(&self) -> Vec<StateMeta> {
         delegate!(self, b => b.states())
     }
-    fn snapshot(&mut self, path: &Path) -> typeinfo_state::Result<KeyedSnapshot> {
+    fn snapshot(&mut self, path: &Path) -> crate::Result<KeyedSnapshot> {
         delegate!(self, b => b.snapshot(path))
     }
-    fn restore(&mut self, files: &[&Path]) -> typeinfo_state::Result<RestoreReport> {
+    fn restore(&mut self, files: &[&Path]) -> crate::Result<RestoreReport> {
         delegate!(self, b => b.restore(files))
     }
 }
