@@ -1,4 +1,21 @@
 //! The keyed state backend trait both backends implement, and what they share.
+//!
+//! # Why a handle is an id, not an owner of its storage
+//!
+//! A state handle ([`ValueState`], [`MapState`], ...) is what registration returns: the
+//! state's id, its namespace and value types, and (for value state) its default. Each access
+//! passes the backend (`count.value(&mut backend, &ns)`), which finds the state's storage by
+//! index and checks that the handle's types are the registered ones (a compare of two type
+//! ids kept beside the table, no virtual call), then works on the typed table.
+//!
+//! A handle that owned its storage (Flink's state objects hold a reference to their table)
+//! was considered and not taken: the heap backend's live objects are also reached by
+//! snapshots, restores and TTL clean-up through the backend, so a handle owning them would
+//! share mutable ownership with the backend, paid on every access with a lock (`Arc<Mutex>`)
+//! or by making every backend `!Send` (`Rc<RefCell>`), and the handle type would depend on
+//! the backend type (`ValueState<B, N, V>`), which every function and operator would carry.
+//! The id check costs less than either and keeps one handle type for both backends and for
+//! [`KeyedBackend`](crate::KeyedBackend), the run-time choice between them.
 
 use std::path::Path;
 
