@@ -106,6 +106,7 @@ mod plan;
 mod process;
 mod run;
 pub mod sink;
+pub mod sort;
 pub mod source;
 mod stream;
 mod timer;

@@ -1,0 +1,660 @@
+//! The sorter of batch execution: records sorted by (normalized key, timestamp) in bounded
+//! memory, as Flink's `NormalizedKeySorter` and its external merge sort do.
+//!
+//! Records are serialized (key, then value) into fixed-size memory segments. Beside them an
+//! index holds one fixed-size entry per record: the first 16 bytes of the key's normalized
+//! key (big-endian in a `u128`, so that comparing two prefixes is one integer comparison and
+//! orders as `memcmp` of the bytes), the record's timestamp, and where its bytes are. Sorting
+//! moves only the index entries. Two entries compare by prefix; only when the prefixes tie and
+//! both keys were longer than the prefix does the comparator read the two serialized keys
+//! ([`TypeComparator::compare_serialized`]). The normalized keys of the built-in comparators
+//! are prefix-free, so a tie of prefixes where one key fit whole means equal keys. Within a
+//! key, records are ordered by timestamp, then by arrival (the sort is stable: a record's
+//! position in the segments is the last tie-breaker).
+//!
+//! When the segments and the index reach the memory budget (default 128 MiB), the index is
+//! sorted and the run is written to a temporary file in the spill directory; the memory is
+//! reused for the next run. [`finish`](NormalizedKeySorter::finish) merges the runs and the
+//! last in-memory run (a k-way merge over a heap of run heads). Spill files are created
+//! unlinked ([`tempfile::tempfile_in`]): nothing is left behind on success, on an error, on
+//! a cancel, or when the process is killed.
+//!
+//! [`SortConfig::normalized_keys`]`(false)` turns the prefixes off (every comparison reads
+//! the serialized keys), which is how the benchmark measures what normalized keys buy.
+//!
+//! # Examples
+//!
+//! ```
+//! use typeinfo_runtime::sort::{NormalizedKeySorter, SortConfig};
+//!
+//! # fn main() -> typeinfo_runtime::Result<()> {
+//! let mut sorter = NormalizedKeySorter::<String, u32>::new(SortConfig::default())?;
+//! sorter.add(&"bob".to_owned(), 20, &2)?;
+//! sorter.add(&"ada".to_owned(), 30, &3)?;
+//! sorter.add(&"bob".to_owned(), 10, &1)?;
+//! let sorted: Vec<(String, i64, u32)> = sorter.finish()?.collect::<Result<_, _>>()?;
+//! assert_eq!(
+//!     sorted,
+//!     vec![("ada".into(), 30, 3), ("bob".into(), 10, 1), ("bob".into(), 20, 2)]
+//! );
+//! # Ok(())
+//! # }
+//! ```
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use typeinfo::{KeyType, TypeInfo};
+use typeinfo_serializers::{DataInputView, DataOutputView, TypeComparator, TypeSerializer};
+
+use crate::error::{Error, Result};
+
+/// Bytes of the normalized-key prefix kept in each index entry.
+pub const PREFIX_BYTES: usize = 16;
+
+/// The default memory budget of one sorter (Flink's default managed memory per slot is of
+/// this order; batch mode gives one sorter per keyed input of a subtask).
+pub const DEFAULT_MEMORY_BUDGET: usize = 128 << 20;
+
+/// The default size of one memory segment (Flink's default page size).
+pub const DEFAULT_SEGMENT_BYTES: usize = 32 << 10;
+
+/// How a [`NormalizedKeySorter`] uses memory and disk.
+#[derive(Debug, Clone)]
+pub struct SortConfig {
+    memory_budget: usize,
+    segment_bytes: usize,
+    spill_dir: Option<PathBuf>,
+    normalized_keys: bool,
+}
+
+impl Default for SortConfig {
+    fn default() -> Self {
+        Self {
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+            spill_dir: None,
+            normalized_keys: true,
+        }
+    }
+}
+
+impl SortConfig {
+    /// The bytes of segments and index held before a run is spilled (at least two
+    /// segments).
+    pub fn memory_budget(mut self, bytes: usize) -> Self {
+        self.memory_budget = bytes;
+        self
+    }
+
+    /// The size of one memory segment (at least 64 bytes; a record larger than a segment
+    /// gets a segment of its own size).
+    pub fn segment_bytes(mut self, bytes: usize) -> Self {
+        self.segment_bytes = bytes;
+        self
+    }
+
+    /// Where spilled runs go (default: the system's temporary directory).
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether index entries carry normalized-key prefixes (default `true`); without them
+    /// every comparison reads the serialized keys.
+    pub fn normalized_keys(mut self, enabled: bool) -> Self {
+        self.normalized_keys = enabled;
+        self
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.segment_bytes < 64 || self.segment_bytes > u32::MAX as usize {
+            return Err(Error::Config(format!(
+                "sort segment size {} is outside 64 bytes..4 GiB",
+                self.segment_bytes
+            )));
+        }
+        if self.memory_budget < 2 * self.segment_bytes {
+            return Err(Error::Config(format!(
+                "sort memory budget {} is below two segments of {} bytes",
+                self.memory_budget, self.segment_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One record in the index: its key's prefix, its timestamp, where its bytes are.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    prefix: u128,
+    timestamp: i64,
+    segment: u32,
+    offset: u32,
+    len: u32,
+    /// The whole normalized key fit in the prefix.
+    whole: bool,
+}
+
+const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
+/// A sorted run written to an unlinked temporary file.
+#[derive(Debug)]
+struct Run {
+    file: File,
+    records: u64,
+}
+
+/// Sorts `(key, timestamp, value)` records by key (the key type's comparator order), then
+/// timestamp, then arrival, in bounded memory; see the [module docs](self).
+pub struct NormalizedKeySorter<K: KeyType, V: TypeInfo> {
+    config: SortConfig,
+    key_serializer: K::Serializer,
+    value_serializer: V::Serializer,
+    comparator: K::Comparator,
+    segments: Vec<Vec<u8>>,
+    /// Segments of earlier runs, kept for reuse (cleared).
+    free: Vec<Vec<u8>>,
+    /// Bytes of all segments held (in use and free).
+    segment_bytes_held: usize,
+    index: Vec<Entry>,
+    runs: Vec<Run>,
+    /// The longest record written (bounds what a run's reader allocates).
+    longest: u32,
+    records: u64,
+    key_buf: Vec<u8>,
+    out: DataOutputView,
+}
+
+impl<K: KeyType, V: TypeInfo> std::fmt::Debug for NormalizedKeySorter<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NormalizedKeySorter")
+            .field("records", &self.records)
+            .field("in_memory", &self.index.len())
+            .field("spilled_runs", &self.runs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
+    /// An empty sorter.
+    ///
+    /// # Errors
+    ///
+    /// The configuration is out of range; a serializer cannot be created.
+    pub fn new(config: SortConfig) -> Result<Self> {
+        config.check()?;
+        let serializer_config = typeinfo::SerializerConfig::default();
+        Ok(Self {
+            key_serializer: K::create_serializer(&serializer_config)?,
+            value_serializer: V::create_serializer(&serializer_config)?,
+            comparator: K::comparator(),
+            config,
+            segments: Vec::new(),
+            free: Vec::new(),
+            segment_bytes_held: 0,
+            index: Vec::new(),
+            runs: Vec::new(),
+            longest: 0,
+            records: 0,
+            key_buf: Vec::with_capacity(64),
+            out: DataOutputView::with_capacity(256),
+        })
+    }
+
+    /// Records added so far.
+    pub fn len(&self) -> u64 {
+        self.records
+    }
+
+    /// Whether no record was added.
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// Runs spilled to disk so far.
+    pub fn spilled_runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Bytes of memory the segments and the index hold now.
+    pub fn memory_in_use(&self) -> usize {
+        self.segment_bytes_held + self.index.capacity() * ENTRY_BYTES
+    }
+
+    /// Adds a record.
+    ///
+    /// # Errors
+    ///
+    /// Serialization fails; a record is larger than 4 GiB; spilling fails (I/O).
+    pub fn add(&mut self, key: &K, timestamp: i64, value: &V) -> Result<()> {
+        self.out.clear();
+        self.key_serializer.serialize(key, &mut self.out)?;
+        self.value_serializer.serialize(value, &mut self.out)?;
+        let len = self.out.len();
+        let len32 = u32::try_from(len)
+            .map_err(|_| Error::Config(format!("a record of {len} bytes is too large to sort")))?;
+        let (prefix, whole) = if self.config.normalized_keys {
+            self.key_buf.clear();
+            self.comparator.write_normalized_key(key, &mut self.key_buf);
+            let pad = if self.comparator.is_descending() {
+                0xff
+            } else {
+                0
+            };
+            let mut bytes = [pad; PREFIX_BYTES];
+            let n = self.key_buf.len().min(PREFIX_BYTES);
+            bytes[..n].copy_from_slice(&self.key_buf[..n]);
+            (
+                u128::from_be_bytes(bytes),
+                self.key_buf.len() <= PREFIX_BYTES,
+            )
+        } else {
+            (0, false)
+        };
+        // Room in the index, or spill first.
+        if self.index.len() == self.index.capacity() {
+            let grow = (self.index.capacity() / 2).max(1024);
+            if !self.index.is_empty()
+                && self.memory_in_use() + grow * ENTRY_BYTES > self.config.memory_budget
+            {
+                self.spill()?;
+            }
+            if self.index.len() == self.index.capacity() {
+                self.index.reserve_exact(grow);
+            }
+        }
+        // Room in the current segment, or a segment (a free one, a new one, or a spill).
+        let fits = self
+            .segments
+            .last()
+            .is_some_and(|s| s.capacity() - s.len() >= len);
+        if !fits {
+            let size = self.config.segment_bytes.max(len);
+            if self.free.is_empty()
+                && !self.index.is_empty()
+                && self.memory_in_use() + size > self.config.memory_budget
+            {
+                self.spill()?;
+            }
+            let segment = match self.free.pop() {
+                Some(s) if s.capacity() >= len => s,
+                other => {
+                    if let Some(s) = other {
+                        self.segment_bytes_held -= s.capacity();
+                    }
+                    self.segment_bytes_held += size;
+                    Vec::with_capacity(size)
+                }
+            };
+            self.segments.push(segment);
+        }
+        let segment_index = self.segments.len() - 1;
+        let segment = &mut self.segments[segment_index];
+        let offset = segment.len();
+        segment.extend_from_slice(self.out.as_slice());
+        self.index.push(Entry {
+            prefix,
+            timestamp,
+            segment: segment_index as u32,
+            offset: offset as u32,
+            len: len32,
+            whole,
+        });
+        self.longest = self.longest.max(len32);
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Sorts the in-memory index.
+    fn sort_index(&mut self) -> Result<()> {
+        let segments = &self.segments;
+        let comparator = &self.comparator;
+        let failed: Cell<Option<typeinfo::Error>> = Cell::new(None);
+        let bytes = |e: &Entry| {
+            &segments[e.segment as usize][e.offset as usize..(e.offset + e.len) as usize]
+        };
+        self.index.sort_unstable_by(|a, b| {
+            compare_keys(
+                comparator,
+                (a.prefix, a.whole, bytes(a)),
+                (b.prefix, b.whole, bytes(b)),
+            )
+            .unwrap_or_else(|e| {
+                failed.set(Some(e));
+                Ordering::Equal
+            })
+            .then(a.timestamp.cmp(&b.timestamp))
+            .then((a.segment, a.offset).cmp(&(b.segment, b.offset)))
+        });
+        match failed.into_inner() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Sorts the in-memory run, writes it to an unlinked temporary file, frees the memory
+    /// for the next run.
+    fn spill(&mut self) -> Result<()> {
+        self.sort_index()?;
+        let dir = self
+            .config
+            .spill_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        let file = tempfile::tempfile_in(&dir).map_err(|source| io(&dir, source))?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        for e in &self.index {
+            let bytes =
+                &self.segments[e.segment as usize][e.offset as usize..(e.offset + e.len) as usize];
+            let mut head = [0u8; 29];
+            head[..16].copy_from_slice(&e.prefix.to_be_bytes());
+            head[16..24].copy_from_slice(&e.timestamp.to_le_bytes());
+            head[24] = u8::from(e.whole);
+            head[25..29].copy_from_slice(&e.len.to_le_bytes());
+            out.write_all(&head).map_err(|source| io(&dir, source))?;
+            out.write_all(bytes).map_err(|source| io(&dir, source))?;
+        }
+        let file = out.into_inner().map_err(|e| io(&dir, e.into_error()))?;
+        self.runs.push(Run {
+            file,
+            records: self.index.len() as u64,
+        });
+        self.index.clear();
+        for mut s in self.segments.drain(..) {
+            s.clear();
+            self.free.push(s);
+        }
+        Ok(())
+    }
+
+    /// Sorts what is in memory and returns every record in order: merged from the spilled
+    /// runs and the last in-memory run when the budget was reached, straight from memory
+    /// when not.
+    ///
+    /// # Errors
+    ///
+    /// Reading a spilled run fails; a comparison of serialized keys fails.
+    pub fn finish(mut self) -> Result<SortedRecords<K, V>> {
+        self.sort_index()?;
+        self.free.clear();
+        let mut sources = Vec::with_capacity(self.runs.len() + 1);
+        let dir = self
+            .config
+            .spill_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        for mut run in std::mem::take(&mut self.runs) {
+            run.file
+                .seek(SeekFrom::Start(0))
+                .map_err(|source| io(&dir, source))?;
+            let mut reader = RunReader {
+                input: BufReader::with_capacity(1 << 16, run.file),
+                left: run.records,
+                longest: self.longest,
+                dir: dir.clone(),
+            };
+            let mut head = Head::default();
+            if reader.next_into(&mut head)? {
+                sources.push(Source::Run(reader, head));
+            }
+        }
+        let merging = !sources.is_empty();
+        let index = std::mem::take(&mut self.index);
+        let mut memory = MemoryRun {
+            index: index.into_iter(),
+            head: Head::default(),
+        };
+        if memory.advance() {
+            sources.push(Source::Memory(memory));
+        }
+        let mut sorted = SortedRecords {
+            heap: (0..sources.len()).collect(),
+            sources,
+            segments: std::mem::take(&mut self.segments),
+            key_serializer: self.key_serializer.clone(),
+            value_serializer: self.value_serializer.clone(),
+            comparator: self.comparator.clone(),
+            merging,
+            failed: false,
+        };
+        sorted.heapify()?;
+        Ok(sorted)
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Orders two records' keys: by prefix, then (both truncated, or no prefixes) by the
+/// serialized keys at the start of the records' bytes.
+#[inline]
+fn compare_keys<K, C: TypeComparator<K>>(
+    comparator: &C,
+    (prefix_a, whole_a, bytes_a): (u128, bool, &[u8]),
+    (prefix_b, whole_b, bytes_b): (u128, bool, &[u8]),
+) -> typeinfo::Result<Ordering> {
+    match prefix_a.cmp(&prefix_b) {
+        Ordering::Equal if whole_a || whole_b => Ok(Ordering::Equal),
+        Ordering::Equal => comparator.compare_serialized(
+            &mut DataInputView::new(bytes_a),
+            &mut DataInputView::new(bytes_b),
+        ),
+        other => Ok(other),
+    }
+}
+
+/// The current record of a source of the merge.
+#[derive(Debug, Default)]
+struct Head {
+    prefix: u128,
+    timestamp: i64,
+    whole: bool,
+    /// A run's record bytes (a memory run's are in the segments).
+    bytes: Vec<u8>,
+    /// A memory run's record.
+    at: Option<(u32, u32, u32)>,
+}
+
+#[derive(Debug)]
+struct RunReader {
+    input: BufReader<File>,
+    left: u64,
+    longest: u32,
+    dir: PathBuf,
+}
+
+impl RunReader {
+    /// Reads the next record into `head`; `false` at the end of the run.
+    fn next_into(&mut self, head: &mut Head) -> Result<bool> {
+        if self.left == 0 {
+            return Ok(false);
+        }
+        let mut fixed = [0u8; 29];
+        self.input
+            .read_exact(&mut fixed)
+            .map_err(|source| io(&self.dir, source))?;
+        let mut prefix = [0u8; 16];
+        prefix.copy_from_slice(&fixed[..16]);
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&fixed[16..24]);
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&fixed[25..29]);
+        let len = u32::from_le_bytes(len);
+        if len > self.longest || fixed[24] > 1 {
+            return Err(Error::Corrupt(format!(
+                "a spilled sort run in `{}` is corrupt (record of {len} bytes)",
+                self.dir.display()
+            )));
+        }
+        head.prefix = u128::from_be_bytes(prefix);
+        head.timestamp = i64::from_le_bytes(ts);
+        head.whole = fixed[24] == 1;
+        head.bytes.resize(len as usize, 0);
+        self.input
+            .read_exact(&mut head.bytes)
+            .map_err(|source| io(&self.dir, source))?;
+        self.left -= 1;
+        Ok(true)
+    }
+}
+
+#[derive(Debug)]
+struct MemoryRun {
+    index: std::vec::IntoIter<Entry>,
+    head: Head,
+}
+
+impl MemoryRun {
+    fn advance(&mut self) -> bool {
+        match self.index.next() {
+            Some(e) => {
+                self.head.prefix = e.prefix;
+                self.head.timestamp = e.timestamp;
+                self.head.whole = e.whole;
+                self.head.at = Some((e.segment, e.offset, e.len));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Source {
+    Run(RunReader, Head),
+    Memory(MemoryRun),
+}
+
+impl Source {
+    fn head(&self) -> &Head {
+        match self {
+            Source::Run(_, h) => h,
+            Source::Memory(m) => &m.head,
+        }
+    }
+}
+
+fn head_bytes<'a>(head: &'a Head, segments: &'a [Vec<u8>]) -> &'a [u8] {
+    match head.at {
+        Some((s, o, l)) => &segments[s as usize][o as usize..(o + l) as usize],
+        None => &head.bytes,
+    }
+}
+
+/// The sorted records of a [`NormalizedKeySorter`], read (and merged) lazily.
+pub struct SortedRecords<K: KeyType, V: TypeInfo> {
+    sources: Vec<Source>,
+    /// A binary min-heap of source indices (sources in spill order, memory last: equal
+    /// records come out in arrival order).
+    heap: Vec<usize>,
+    segments: Vec<Vec<u8>>,
+    key_serializer: K::Serializer,
+    value_serializer: V::Serializer,
+    comparator: K::Comparator,
+    merging: bool,
+    failed: bool,
+}
+
+impl<K: KeyType, V: TypeInfo> std::fmt::Debug for SortedRecords<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SortedRecords")
+            .field("sources", &self.heap.len())
+            .field("merging", &self.merging)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: KeyType, V: TypeInfo> SortedRecords<K, V> {
+    /// Whether source `a`'s head comes before source `b`'s.
+    fn less(&self, a: usize, b: usize) -> Result<bool> {
+        let (ha, hb) = (self.sources[a].head(), self.sources[b].head());
+        let order = compare_keys(
+            &self.comparator,
+            (ha.prefix, ha.whole, head_bytes(ha, &self.segments)),
+            (hb.prefix, hb.whole, head_bytes(hb, &self.segments)),
+        )?
+        .then(ha.timestamp.cmp(&hb.timestamp))
+        .then(a.cmp(&b));
+        Ok(order == Ordering::Less)
+    }
+
+    fn sift_down(&mut self, mut at: usize) -> Result<()> {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * at + 1, 2 * at + 2);
+            let mut smallest = at;
+            if l < n && self.less(self.heap[l], self.heap[smallest])? {
+                smallest = l;
+            }
+            if r < n && self.less(self.heap[r], self.heap[smallest])? {
+                smallest = r;
+            }
+            if smallest == at {
+                return Ok(());
+            }
+            self.heap.swap(at, smallest);
+            at = smallest;
+        }
+    }
+
+    fn heapify(&mut self) -> Result<()> {
+        for at in (0..self.heap.len() / 2).rev() {
+            self.sift_down(at)?;
+        }
+        Ok(())
+    }
+
+    fn decode(&self, source: usize) -> Result<(K, i64, V)> {
+        let head = self.sources[source].head();
+        let mut input = DataInputView::new(head_bytes(head, &self.segments));
+        let key = self.key_serializer.deserialize(&mut input)?;
+        let value = self.value_serializer.deserialize(&mut input)?;
+        Ok((key, head.timestamp, value))
+    }
+
+    fn next_record(&mut self) -> Result<Option<(K, i64, V)>> {
+        let Some(&top) = self.heap.first() else {
+            return Ok(None);
+        };
+        let record = self.decode(top)?;
+        let more = match &mut self.sources[top] {
+            Source::Run(reader, head) => reader.next_into(head)?,
+            Source::Memory(m) => m.advance(),
+        };
+        if !more {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+        }
+        if self.heap.len() > 1 {
+            self.sift_down(0)?;
+        }
+        Ok(Some(record))
+    }
+}
+
+impl<K: KeyType, V: TypeInfo> Iterator for SortedRecords<K, V> {
+    type Item = Result<(K, i64, V)>;
+
+    /// The next record in order; after an error, `None`.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.next_record() {
+            Ok(r) => r.map(Ok),
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The batch sorter: records come out grouped as `Eq` groups keys, in the order the key's
+//! comparator gives, by timestamp within a key and in arrival order on ties; the same with
+//! and without normalized keys, in memory and spilled to disk; spill files never outlive
+//! the sorter; bad configuration and a missing spill directory are clear errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+use std::fmt::Debug;
+
+use proptest::prelude::*;
+use typeinfo::{KeyType, TypeComparator, TypeInfo};
+use typeinfo_runtime::sort::{NormalizedKeySorter, SortConfig};
+
+#[derive(TypeInfo, Clone, Debug, PartialEq, Eq, Hash)]
+enum Shape {
+    Dot,
+    Line(i32),
+    Named { name: String, sides: u8 },
+}
+
+#[derive(TypeInfo, Clone, Debug, PartialEq, Eq, Hash)]
+struct Account {
+    region: String,
+    id: i64,
+    tag: Option<String>,
+}
+
+/// What a sort must produce: a stable sort by (comparator order, timestamp), the index of
+/// arrival breaking ties.
+fn reference<K: KeyType + Clone, V: Clone>(records: &[(K, i64, V)]) -> Vec<(K, i64, V)> {
+    let comparator = K::comparator();
+    let mut sorted = records.to_vec();
+    sorted.sort_by(|a, b| comparator.compare(&a.0, &b.0).then(a.1.cmp(&b.1)));
+    sorted
+}
+
+fn sort<K: KeyType, V: TypeInfo>(
+    records: &[(K, i64, V)],
+    config: SortConfig,
+) -> (Vec<(K, i64, V)>, usize) {
+    let mut sorter = NormalizedKeySorter::<K, V>::new(config).unwrap();
+    for (k, ts, v) in records {
+        sorter.add(k, *ts, v).unwrap();
+    }
+    let runs = sorter.spilled_runs();
+    let out = sorter
+        .finish()
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    (out, runs)
+}
+
+/// Sorted four ways (normalized keys on and off, in memory and spilled under a budget of
+/// two 64-byte segments), each equal to the reference; keys equal by `Eq` form one group.
+fn check<K, V>(records: Vec<(K, i64, V)>) -> Result<(), TestCaseError>
+where
+    K: KeyType + Clone + Debug + PartialEq,
+    V: TypeInfo + Clone + Debug + PartialEq,
+{
+    let expected = reference(&records);
+    for normalized in [true, false] {
+        for spill in [false, true] {
+            let mut config = SortConfig::default().normalized_keys(normalized);
+            if spill {
+                config = config.memory_budget(128).segment_bytes(64);
+            }
+            let (out, runs) = sort(&records, config);
+            prop_assert_eq!(&out, &expected, "normalized {} spill {}", normalized, spill);
+            if spill && records.len() > 8 {
+                prop_assert!(runs > 0, "a budget of 128 bytes spills");
+            }
+        }
+    }
+    // Groups: a key never comes back after another key came between.
+    let mut seen: Vec<&K> = Vec::new();
+    for (k, _, _) in &expected {
+        if seen.last() != Some(&k) {
+            prop_assert!(!seen.contains(&k), "{:?} in two groups", k);
+            seen.push(k);
+        }
+    }
+    Ok(())
+}
+
+/// Strings that share long prefixes (past the 16 bytes of a normalized-key prefix) and are
+/// prefixes of each other.
+fn strings() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ab]{0,3}",
+        "[ab]{15,19}",
+        ("aaaaaaaaaaaaaaaaaaaa", "[ab]{0,3}").prop_map(|(a, b)| a.to_owned() + &b),
+        any::<String>(),
+    ]
+}
+
+fn shapes() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        Just(Shape::Dot),
+        any::<i32>().prop_map(Shape::Line),
+        (strings(), any::<u8>()).prop_map(|(name, sides)| Shape::Named { name, sides }),
+    ]
+}
+
+fn accounts() -> impl Strategy<Value = Account> {
+    (strings(), -3i64..3, proptest::option::of(strings())).prop_map(|(region, id, tag)| Account {
+        region,
+        id,
+        tag,
+    })
+}
+
+fn records<K: Debug>(keys: impl Strategy<Value = K>) -> impl Strategy<Value = Vec<(K, i64, u32)>> {
+    proptest::collection::vec((keys, -3i64..3, any::<u32>()), 0..120)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn string_keys(r in records(strings())) { check(r)?; }
+
+    #[test]
+    fn negative_and_positive_numbers(r in records(prop_oneof![any::<i64>(), -2i64..2])) { check(r)?; }
+
+    #[test]
+    fn options_and_tuples(r in records((proptest::option::of(strings()), -2i32..2))) { check(r)?; }
+
+    #[test]
+    fn derived_enums(r in records(shapes())) { check(r)?; }
+
+    #[test]
+    fn derived_structs(r in records(accounts())) { check(r)?; }
+
+    #[test]
+    fn byte_keys(r in records(proptest::collection::vec(any::<u8>(), 0..40))) { check(r)?; }
+}
+
+/// Many records with colliding prefixes under a small budget: many runs, the same output
+/// as in memory.
+#[test]
+fn many_runs_merge_to_the_in_memory_order() {
+    let records: Vec<(String, i64, u64)> = (0..20_000u64)
+        .map(|i| {
+            let key = format!("customer-with-a-long-name-{:04}", (i * 7919) % 1000);
+            (key, ((i * 31) % 50) as i64, i)
+        })
+        .collect();
+    let (in_memory, runs) = sort(&records, SortConfig::default());
+    assert_eq!(runs, 0);
+    assert_eq!(in_memory, reference(&records));
+    let (spilled, runs) = sort(
+        &records,
+        SortConfig::default()
+            .memory_budget(64 << 10)
+            .segment_bytes(4 << 10),
+    );
+    assert!(runs >= 10, "{runs} runs");
+    assert_eq!(spilled, in_memory);
+}
+
+/// Spill files have no names: the spill directory stays empty while runs exist and after.
+#[test]
+fn spill_files_never_outlive_the_sorter() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SortConfig::default()
+        .memory_budget(4096)
+        .segment_bytes(1024)
+        .spill_dir(dir.path());
+    let mut sorter = NormalizedKeySorter::<u64, String>::new(config).unwrap();
+    for i in 0..5000u64 {
+        sorter.add(&(i % 97), 0, &format!("value {i}")).unwrap();
+    }
+    assert!(sorter.spilled_runs() > 3);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let mut sorted = sorter.finish().unwrap();
+    let first = sorted.next().unwrap().unwrap();
+    assert_eq!((first.0, first.2.as_str()), (0, "value 0"));
+    drop(sorted); // a cancelled read
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn byte_sized_keys_order_as_their_comparator_says() {
+    // u8 keys around the sign boundary of i8 and at the top of u8 order as unsigned
+    // numbers (a normalized key written as a signed byte would put 128 first).
+    let records: Vec<(u8, i64, ())> = [255u8, 0, 128, 127, 1, 254]
+        .iter()
+        .map(|&k| (k, 0, ()))
+        .collect();
+    let (out, _) = sort(&records, SortConfig::default());
+    let keys: Vec<u8> = out.iter().map(|r| r.0).collect();
+    assert_eq!(keys, vec![0, 1, 127, 128, 254, 255]);
+}
+
+#[test]
+fn bad_configuration_and_missing_spill_directory_are_clear_errors() {
+    let err =
+        NormalizedKeySorter::<u64, u64>::new(SortConfig::default().memory_budget(100)).unwrap_err();
+    assert!(err.to_string().contains("below two segments"), "{err}");
+    let err =
+        NormalizedKeySorter::<u64, u64>::new(SortConfig::default().segment_bytes(8)).unwrap_err();
+    assert!(err.to_string().contains("segment size"), "{err}");
+
+    let missing = std::env::temp_dir().join("typeinfo-sorter-no-such-dir/inner");
+    let config = SortConfig::default()
+        .memory_budget(256)
+        .segment_bytes(128)
+        .spill_dir(&missing);
+    let mut sorter = NormalizedKeySorter::<u64, u64>::new(config).unwrap();
+    let mut failure = None;
+    for i in 0..1000u64 {
+        if let Err(e) = sorter.add(&i, 0, &i) {
+            failure = Some(e);
+            break;
+        }
+    }
+    let err = failure.expect("spilling into a missing directory fails");
+    assert!(
+        err.to_string().contains("typeinfo-sorter-no-such-dir"),
+        "names the directory: {err}"
+    );
+}
+
+/// A record larger than a segment gets a segment of its own.
+#[test]
+fn records_larger_than_a_segment() {
+    let records: Vec<(String, i64, String)> = (0..50)
+        .map(|i| (format!("k{}", i % 5), i, "x".repeat(1000 + i as usize)))
+        .collect();
+    for budget in [1 << 20, 4096] {
+        let (out, _) = sort(
+            &records,
+            SortConfig::default()
+                .memory_budget(budget)
+                .segment_bytes(256),
+        );
+        assert_eq!(out, reference(&records));
+    }
+}
