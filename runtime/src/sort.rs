@@ -317,19 +317,34 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let bytes = |e: &Entry| {
             &segments[e.segment as usize][e.offset as usize..(e.offset + e.len) as usize]
         };
-        self.index.sort_unstable_by(|a, b| {
-            compare_keys(
-                comparator,
-                (a.prefix, a.whole, bytes(a)),
-                (b.prefix, b.whole, bytes(b)),
-            )
-            .unwrap_or_else(|e| {
-                failed.set(Some(e));
-                Ordering::Equal
-            })
-            .then(a.timestamp.cmp(&b.timestamp))
-            .then((a.segment, a.offset).cmp(&(b.segment, b.offset)))
-        });
+        let order = |a: &Entry, b: &Entry| {
+            // The prefixes decide almost every comparison: nothing else is touched then.
+            let keys = match a.prefix.cmp(&b.prefix) {
+                Ordering::Equal if a.whole || b.whole => Ordering::Equal,
+                Ordering::Equal => comparator
+                    .compare_serialized(
+                        &mut DataInputView::new(bytes(a)),
+                        &mut DataInputView::new(bytes(b)),
+                    )
+                    .unwrap_or_else(|e| {
+                        failed.set(Some(e));
+                        Ordering::Equal
+                    }),
+                other => return other,
+            };
+            keys.then(a.timestamp.cmp(&b.timestamp))
+                .then((a.segment, a.offset).cmp(&(b.segment, b.offset)))
+        };
+        if self.config.normalized_keys {
+            // Bytes every prefix shares are skipped at once (one pass instead of one per byte).
+            let first = self.index.first().map_or(0, |e| e.prefix);
+            let differ = self.index.iter().fold(0, |acc, e| acc | (e.prefix ^ first));
+            let shared = (differ.leading_zeros() / 8) as usize;
+            let mut scratch = Vec::new();
+            radix_sort(&mut self.index, shared, &mut scratch, &order);
+        } else {
+            self.index.sort_unstable_by(order);
+        }
         match failed.into_inner() {
             Some(e) => Err(e.into()),
             None => Ok(()),
@@ -423,6 +438,51 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         };
         sorted.heapify()?;
         Ok(sorted)
+    }
+}
+
+/// Below this many entries a bucket is sorted by comparisons.
+const RADIX_CUTOFF: usize = 64;
+
+/// Sorts `entries` into `order`: an MSD radix sort on the prefix bytes from `byte` on (a
+/// byte that every entry shares is skipped), each bucket of few entries (or of equal
+/// prefixes) finished by comparisons, which `order` decides in full.
+fn radix_sort(
+    entries: &mut [Entry],
+    byte: usize,
+    scratch: &mut Vec<Entry>,
+    order: &impl Fn(&Entry, &Entry) -> Ordering,
+) {
+    if entries.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
+        entries.sort_unstable_by(order);
+        return;
+    }
+    let digit = |e: &Entry| (e.prefix >> (8 * (PREFIX_BYTES - 1 - byte))) as u8 as usize;
+    let mut counts = [0usize; 256];
+    for e in entries.iter() {
+        counts[digit(e)] += 1;
+    }
+    if counts.contains(&entries.len()) {
+        return radix_sort(entries, byte + 1, scratch, order);
+    }
+    let mut starts = [0usize; 256];
+    let mut sum = 0;
+    for (start, count) in starts.iter_mut().zip(counts) {
+        *start = sum;
+        sum += count;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(entries);
+    let mut next = starts;
+    for e in scratch.iter() {
+        let d = digit(e);
+        entries[next[d]] = *e;
+        next[d] += 1;
+    }
+    for (start, count) in starts.into_iter().zip(counts) {
+        if count > 1 {
+            radix_sort(&mut entries[start..start + count], byte + 1, scratch, order);
+        }
     }
 }
 

@@ -238,3 +238,78 @@ fn records_larger_than_a_segment() {
         assert_eq!(out, reference(&records));
     }
 }
+
+/// Enough records for the radix passes (buckets of more than 64 entries), with keys that
+/// share long prefixes, tie on 16 bytes, and are prefixes of each other.
+#[test]
+fn large_sorts_take_the_radix_path_and_agree_with_the_reference() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let records: Vec<(String, i64, u32)> = (0..60_000u32)
+        .map(|i| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let key = match x % 4 {
+                0 => format!("{:x}", x % 5000),
+                1 => format!("shared-prefix-of-20-{:x}", x % 300),
+                2 => "shared-prefix-of-20".to_owned(),
+                _ => format!("{}", (x % 7) as u8 as char),
+            };
+            (key, (x % 5) as i64, i)
+        })
+        .collect();
+    let expected = reference(&records);
+    for config in [
+        SortConfig::default(),
+        SortConfig::default()
+            .memory_budget(256 << 10)
+            .segment_bytes(8 << 10),
+    ] {
+        let (out, _) = sort(&records, config);
+        assert_eq!(out, expected);
+    }
+}
+
+/// A sort larger than its memory budget spills, merges, and prints what the in-memory sort
+/// prints, while the process's peak resident memory stays within the budget plus 16 MiB
+/// (the program, its allocator and the readers' buffers), measured in a child process.
+#[test]
+fn a_sort_larger_than_its_budget_stays_within_it() {
+    let run = |budget_mib: u64| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sort_records"))
+            .args([
+                "--records",
+                "400000",
+                "--budget-mib",
+                &budget_mib.to_string(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let field = |name: &str| -> String {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .unwrap_or_else(|| panic!("no {name} in {text}"))
+                .to_owned()
+        };
+        (
+            field("runs").parse::<u64>().unwrap(),
+            field("checksum"),
+            field("peak_rss_kib").parse::<u64>().unwrap(),
+        )
+    };
+    let (runs, checksum, peak_kib) = run(8);
+    let (memory_runs, memory_checksum, _) = run(512);
+    assert!(runs >= 3, "400,000 records spill under 8 MiB: {runs} runs");
+    assert_eq!(memory_runs, 0);
+    assert_eq!(checksum, memory_checksum, "the same order");
+    assert!(
+        peak_kib <= (8 + 16) * 1024,
+        "peak {peak_kib} KiB over the 8 MiB budget + 16 MiB"
+    );
+}
