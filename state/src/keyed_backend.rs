@@ -10,6 +10,7 @@ use crate::descriptor::{
     StateValue, ValueState, ValueStateDescriptor,
 };
 use crate::heap::HeapKeyedStateBackend;
+use crate::incremental::native_to_canonical;
 use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
@@ -80,6 +81,31 @@ impl<K: StateKey> KeyedBackend<K> {
         Ok(KeyedBackend::RocksDb(RocksDbKeyedStateBackend::open(
             dir, options, rocks,
         )?))
+    }
+
+    /// Restores this (empty) backend's key groups from native RocksDB checkpoints (see
+    /// [`RocksDbKeyedStateBackend::restore_native`]): RocksDB opens their files, the heap
+    /// reads them through the savepoint format ([`native_to_canonical`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`RocksDbKeyedStateBackend::restore_native`]; a scratch file cannot be written.
+    pub fn restore_native(&mut self, dirs: &[&Path]) -> crate::Result<RestoreReport> {
+        match self {
+            KeyedBackend::RocksDb(b) => b.restore_native(dirs),
+            KeyedBackend::Heap(b) => {
+                let scratch = tempfile::tempdir()
+                    .map_err(|source| crate::Error::io(std::env::temp_dir(), source))?;
+                let mut files = Vec::with_capacity(dirs.len());
+                for (i, dir) in dirs.iter().enumerate() {
+                    let file = scratch.path().join(format!("part-{i}.kstate"));
+                    native_to_canonical(dir, &file)?;
+                    files.push(file);
+                }
+                let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+                b.restore(&refs)
+            }
+        }
     }
 }
 

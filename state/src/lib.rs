@@ -34,6 +34,7 @@ mod error;
 mod handles;
 mod heap;
 mod heap_map;
+mod incremental;
 pub mod key_group;
 mod keyed_backend;
 mod managed_memory;
@@ -50,6 +51,9 @@ pub use composite_key::{key_group_prefix_len, CompositeKeyBuilder};
 pub use descriptor::*;
 pub use error::{Error, Result};
 pub use heap::HeapKeyedStateBackend;
+pub use incremental::{
+    native_to_canonical, read_native_meta, NativeCheckpoint, NativeFile, NATIVE_META,
+};
 pub use key_group::{
     default_max_parallelism, key_group_for_bytes, subtask_for_key_group, KeyGroupRange,
 };

@@ -36,7 +36,7 @@ use crate::savepoint::{
 use crate::ttl::{expired_bytes_for_snapshot, on_read, Clock, StateTtlConfig, Visible};
 
 /// The name of the marker file that identifies a directory this backend owns.
-const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
+pub(crate) const MARKER: &str = "TYPEINFO_ROCKSDB_BACKEND";
 /// Entries per write batch when restoring.
 const RESTORE_BATCH: usize = 4096;
 /// Entries per write batch of `put_all`.
@@ -161,13 +161,17 @@ impl RocksDbOptions {
     }
 }
 
-fn rocks(e: rocksdb::Error) -> Error {
+pub(crate) fn rocks(e: rocksdb::Error) -> Error {
     Error::RocksDb(e)
 }
 
 /// Concatenates list elements: the merge operator of list state (elements are
 /// self-delimiting, so appending is concatenation).
-fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+pub(crate) fn concat_merge(
+    _key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &MergeOperands,
+) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(
         existing.map_or(0, <[u8]>::len) + operands.iter().map(<[u8]>::len).sum::<usize>(),
     );
@@ -181,10 +185,12 @@ fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) 
 }
 
 /// One registered state in RocksDB, without its value types.
-trait RocksState<K: StateKey>: Send {
+pub(crate) trait RocksState<K: StateKey>: Send {
     fn codec(&self) -> &dyn ErasedCodec;
     fn as_any(&self) -> &dyn Any;
     fn cf(&self) -> &str;
+    /// Moves the state to another column family (a restore that opened stored files).
+    fn set_cf(&mut self, cf: Arc<str>);
     /// Today's entry `[namespace][value part]` as a RocksDB key suffix and value.
     fn ingest(
         &self,
@@ -208,7 +214,7 @@ trait RocksState<K: StateKey>: Send {
 }
 
 /// Moves past one serialized value (the key serializer, without its type).
-trait Skip {
+pub(crate) trait Skip {
     fn skip_value(&self, input: &mut DataInputView<'_>) -> typeinfo::Result<()>;
 }
 
@@ -251,6 +257,9 @@ impl<K: StateKey, N: StateNamespace, V: StateValue> RocksState<K> for Rocks<Valu
     }
     fn cf(&self) -> &str {
         &self.cf
+    }
+    fn set_cf(&mut self, cf: Arc<str>) {
+        self.cf = cf;
     }
     fn ingest(
         &self,
@@ -338,6 +347,9 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> RocksState<K>
     }
     fn cf(&self) -> &str {
         &self.cf
+    }
+    fn set_cf(&mut self, cf: Arc<str>) {
+        self.cf = cf;
     }
     fn ingest(
         &self,
@@ -484,16 +496,16 @@ pub struct RocksDbKeyedStateBackend<K: StateKey> {
     rocks_options: RocksDbOptions,
     memory: RocksDbMemory,
     path: PathBuf,
-    db: DB,
+    pub(crate) db: DB,
     /// The options of every column family, kept alive after the database: RocksDB holds
     /// raw pointers to their compaction filters (declared after `db`, so dropped after it).
-    cf_options: Vec<Options>,
+    pub(crate) cf_options: Vec<Options>,
     write: WriteOptions,
-    key_serializer: K::Serializer,
+    pub(crate) key_serializer: K::Serializer,
     builder: CompositeKeyBuilder,
     current: Option<Current<K>>,
-    states: Vec<Box<dyn RocksState<K>>>,
-    by_name: HashMap<String, usize>,
+    pub(crate) states: Vec<Box<dyn RocksState<K>>>,
+    pub(crate) by_name: HashMap<String, usize>,
     value_buf: DataOutputView,
 }
 
@@ -522,15 +534,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         prepare_dir(dir)?;
         let key_serializer = K::create_serializer(&options.serializer_config)?;
         let memory = rocks_options.memory();
-        let mut db_opts = Options::default();
-        db_opts.create_if_missing(true);
-        // Every memtable of every backend of the pool is charged to its one cache.
-        db_opts.set_write_buffer_manager(memory.write_buffer_manager());
-        db_opts.set_block_based_table_factory(&RocksDbOptions::table(&memory));
-        db_opts.set_max_background_jobs(rocks_options.max_background_jobs);
-        // Required by in-place memtable updates (one writer thread per backend anyway).
-        db_opts.set_allow_concurrent_memtable_write(false);
-        let db = DB::open(&db_opts, dir).map_err(rocks)?;
+        let db = DB::open(&Self::make_db_options(&memory, &rocks_options), dir).map_err(rocks)?;
         fs::write(dir.join(MARKER), b"typeinfo rocksdb keyed state backend\n")
             .map_err(|e| Error::io(dir.join(MARKER), e))?;
         let mut write = WriteOptions::default();
@@ -550,6 +554,50 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
             by_name: HashMap::new(),
             value_buf: DataOutputView::with_capacity(256),
         })
+    }
+
+    fn make_db_options(memory: &RocksDbMemory, rocks_options: &RocksDbOptions) -> Options {
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        // Every memtable of every backend of the pool is charged to its one cache.
+        db_opts.set_write_buffer_manager(memory.write_buffer_manager());
+        db_opts.set_block_based_table_factory(&RocksDbOptions::table(memory));
+        db_opts.set_max_background_jobs(rocks_options.max_background_jobs);
+        // Required by in-place memtable updates (one writer thread per backend anyway).
+        db_opts.set_allow_concurrent_memtable_write(false);
+        db_opts
+    }
+
+    /// The database options of this backend (for a database opened in its place).
+    pub(crate) fn db_options(&self) -> Options {
+        Self::make_db_options(&self.memory, &self.rocks_options)
+    }
+
+    /// The handle of column family `name`.
+    pub(crate) fn cf_handle(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
+        self.db.cf_handle(name).ok_or_else(|| missing_cf(name))
+    }
+
+    /// Puts `db` (opened in `path`) in place of this backend's database, which is closed;
+    /// returns the old database's directory.
+    pub(crate) fn replace_db(&mut self, db: DB, path: PathBuf) -> PathBuf {
+        drop(std::mem::replace(&mut self.db, db));
+        std::mem::replace(&mut self.path, path)
+    }
+
+    /// Removes every entry of every state.
+    pub(crate) fn clear_all_states(&mut self) -> Result<()> {
+        for state in &self.states {
+            let cf = self.cf_handle(state.cf())?;
+            // Every key of a state starts with its key group (below 2^15, big-endian, in
+            // one or two bytes), so its first byte is below 0x80 and one range covers them
+            // all. (Finding the last key with a reverse seek fails on column families that
+            // are updated in place, which left their entries in place.)
+            self.db
+                .delete_range_cf(cf, &[] as &[u8], &[0x80u8] as &[u8])
+                .map_err(rocks)?;
+        }
+        Ok(())
     }
 
     /// The database directory.
@@ -1664,22 +1712,7 @@ impl<K: StateKey> RestoreTarget for RocksRestore<'_, K> {
     fn clear_all(&mut self) -> Result<()> {
         self.batch = WriteBatch::default();
         self.pending = 0;
-        for state in &self.backend.states {
-            let cf = self
-                .backend
-                .db
-                .cf_handle(state.cf())
-                .ok_or_else(|| missing_cf(state.cf()))?;
-            // Every key of a state starts with its key group (below 2^15, big-endian, in
-            // one or two bytes), so its first byte is below 0x80 and one range covers them
-            // all. (Finding the last key with a reverse seek fails on column families that
-            // are updated in place, which left their entries in place.)
-            self.backend
-                .db
-                .delete_range_cf(cf, &[] as &[u8], &[0x80u8] as &[u8])
-                .map_err(rocks)?;
-        }
-        Ok(())
+        self.backend.clear_all_states()
     }
 }
 
