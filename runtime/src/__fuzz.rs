@@ -174,7 +174,51 @@ pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, V
             .into_iter()
             .map(|p| (p.watermark, p.data))
             .collect();
-        out.push((key.clone(), parts, restore.keyed_files(key)));
+        let files = restore
+            .keyed_files(key)
+            .into_iter()
+            .map(|f| match f {
+                crate::native_part::KeyedFile::Full(path)
+                | crate::native_part::KeyedFile::Native { part: path, .. } => path,
+            })
+            .collect();
+        out.push((key.clone(), parts, files));
     }
     Ok(out)
+}
+
+/// Decodes an incremental keyed-state part (`.native`) as a restore does.
+///
+/// # Errors
+///
+/// [`crate::Error::Corrupt`] for bytes that are not a whole part.
+pub fn read_native_part(bytes: &[u8]) -> Result<crate::native_part::NativePart> {
+    crate::native_part::NativePart::decode(Path::new("input.native"), bytes)
+}
+
+/// The bytes of an incremental keyed-state part.
+pub fn native_part_bytes(part: &crate::native_part::NativePart) -> Vec<u8> {
+    part.encode()
+}
+
+/// A part of private files `(name, bytes)` and shared ones `(name, object, size, crc)`.
+#[allow(clippy::type_complexity)]
+pub fn native_part(
+    private: Vec<(String, Vec<u8>)>,
+    shared: Vec<(String, String, u64, u32)>,
+    uploaded_bytes: u64,
+) -> crate::native_part::NativePart {
+    crate::native_part::NativePart::of(
+        private,
+        shared
+            .into_iter()
+            .map(|(name, object, bytes, crc)| {
+                (
+                    name,
+                    crate::native_part::SharedObject { object, bytes, crc },
+                )
+            })
+            .collect(),
+        uploaded_bytes,
+    )
 }

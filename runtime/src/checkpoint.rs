@@ -26,7 +26,16 @@
 //! <operator>/subtask-<i>.ostate   operator-local state of subtask i
 //! <operator>/subtask-<i>.kstate   keyed state of subtask i (state/FORMAT.md)
 //! <operator>/subtask-<i>.opstate  operator state of subtask i (state/FORMAT.md, `TIOS`)
+//! <operator>/subtask-<i>.native   keyed state of subtask i, incremental (RocksDB; FORMAT.md)
 //! ```
+//!
+//! With RocksDB state, checkpoints are incremental by default
+//! ([`CheckpointConfig::incremental`]): a subtask's keyed state is a native RocksDB
+//! checkpoint whose SST files are uploaded once into `<dir>/shared/<operator>/` and referred
+//! to by every later checkpoint that still holds them, with reference counting at retention
+//! (see [`crate::native_part`]'s docs for the layout, the naming and why deletion is safe). A
+//! savepoint is always written in the backend-independent format: copying a checkpoint into
+//! a savepoint converts its incremental parts.
 //!
 //! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
 //! on stateful operators of jobs that will change).
@@ -59,6 +68,7 @@ use typeinfo_state::savepoint::write_atomically;
 
 pub use crate::config::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
+use crate::native_part::{self, KeyedFile, NativePart, SharedFiles, SHARED_DIR};
 use crate::plan::{StreamGraph, StreamNode};
 
 /// The marker of a job that ran to its end (in the checkpoint root).
@@ -193,6 +203,11 @@ pub fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
 /// The keyed state file of subtask `subtask` in an operator's directory `dir`.
 pub fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
     dir.join(format!("subtask-{subtask}.kstate"))
+}
+
+/// The incremental keyed-state part of subtask `subtask` in an operator's directory `dir`.
+pub fn native_path(dir: &Path, subtask: usize) -> PathBuf {
+    dir.join(format!("subtask-{subtask}.native"))
 }
 
 /// The operator state file of subtask `subtask` in an operator's directory `dir`.
@@ -502,9 +517,24 @@ impl Restore {
             .collect()
     }
 
-    /// The keyed state files of every old subtask of `key`.
-    pub(crate) fn keyed_files(&self, key: &str) -> Vec<PathBuf> {
-        self.files(key, kstate_path)
+    /// The keyed state files of every old subtask of `key`: full files of the savepoint
+    /// format, incremental parts (their objects in the checkpoint root), or none.
+    pub(crate) fn keyed_files(&self, key: &str) -> Vec<KeyedFile> {
+        let root = self.dir.parent().unwrap_or(&self.dir).to_owned();
+        let mut files: Vec<KeyedFile> = self
+            .files(key, kstate_path)
+            .into_iter()
+            .map(KeyedFile::Full)
+            .collect();
+        files.extend(
+            self.files(key, native_path)
+                .into_iter()
+                .map(|part| KeyedFile::Native {
+                    part,
+                    root: root.clone(),
+                }),
+        );
+        files
     }
 
     /// The operator state files of every old subtask of `key`.
@@ -525,6 +555,7 @@ impl Restore {
 }
 
 /// Copies a completed checkpoint to `target` (a savepoint): files first, `_metadata` last.
+/// Incremental keyed-state parts become keyed state files of the savepoint format.
 pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
     let io = |path: &Path, source| Error::Io {
         path: path.to_owned(),
@@ -539,10 +570,20 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
             fs::create_dir_all(&sub).map_err(|e| io(&sub, e))?;
             for f in fs::read_dir(&path).map_err(|e| io(&path, e))? {
                 let f = f.map_err(|e| io(&path, e))?.path();
+                if f.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                {
+                    continue; // a temporary file of a write in progress
+                }
                 let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
                 let Some(name) = f.file_name() else {
                     continue;
                 };
+                if f.extension().is_some_and(|e| e == "native") {
+                    let to = sub.join(name).with_extension("kstate");
+                    native_part::to_canonical(&f, chk.parent().unwrap_or(chk), &to)?;
+                    continue;
+                }
                 let to = sub.join(name);
                 write_atomically(&to, &bytes).map_err(|source| Error::State {
                     operator: String::new(),
@@ -564,13 +605,29 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
 #[derive(Debug, Clone)]
 pub(crate) struct CheckpointStore {
     root: PathBuf,
+    /// RocksDB state is written as incremental parts.
+    incremental: bool,
 }
 
 impl CheckpointStore {
     pub(crate) fn new(root: &Path) -> Self {
         CheckpointStore {
             root: root.to_owned(),
+            incremental: false,
         }
+    }
+
+    /// The store of `config`'s directory, incremental as it says.
+    pub(crate) fn of(config: &CheckpointConfig) -> Self {
+        CheckpointStore {
+            root: config.dir.clone(),
+            incremental: config.incremental,
+        }
+    }
+
+    /// The checkpoint root.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The directory of checkpoint `epoch`.
@@ -582,15 +639,22 @@ impl CheckpointStore {
         self.checkpoint(epoch).join(key)
     }
 
-    /// Where subtask `subtask` of operator `key` writes the keyed state of checkpoint `epoch`
-    /// (its directory is created).
-    pub(crate) fn keyed_state_path(
+    /// Where and how subtask `subtask` of operator `key` writes the keyed state of
+    /// checkpoint `epoch` (its directory is created).
+    pub(crate) fn keyed_part(
         &self,
         epoch: u64,
         key: &str,
         subtask: usize,
-    ) -> Result<PathBuf> {
-        self.file_path(epoch, key, subtask, kstate_path)
+    ) -> Result<KeyedPart<'_>> {
+        Ok(KeyedPart {
+            store: self,
+            full: self.file_path(epoch, key, subtask, kstate_path)?,
+            native: native_path(&self.operator_dir(epoch, key), subtask),
+            key: key.to_owned(),
+            epoch,
+            subtask,
+        })
     }
 
     /// Where subtask `subtask` of operator `key` writes the operator state of checkpoint
@@ -742,18 +806,61 @@ impl CheckpointStore {
         let all = checkpoints(&self.root);
         let completed = all.iter().filter(|(_, _, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
+        let mut dropped_objects = std::collections::BTreeSet::new();
         for (e, path, complete) in &all {
             if *e >= epoch {
                 continue;
             }
             if *complete && to_drop > 0 {
                 to_drop -= 1;
-                let _ = fs::remove_dir_all(path);
+                // A part that cannot be read keeps its objects (a leak, never a loss).
+                dropped_objects.extend(shared_objects(path).unwrap_or_default());
+                remove_checkpoint(path);
             } else if !*complete {
-                let _ = fs::remove_dir_all(path);
+                // Its uploads are referenced by nothing completed: collected before the
+                // next run (a checkpoint in flight may share them until then).
+                remove_checkpoint(path);
+            }
+        }
+        if !dropped_objects.is_empty() {
+            if let Some(kept) = referenced_objects(&self.root) {
+                for object in dropped_objects.difference(&kept) {
+                    let _ = fs::remove_file(self.root.join(SHARED_DIR).join(object));
+                }
             }
         }
         Ok(Some(stats))
+    }
+
+    /// Deletes every shared object no completed checkpoint refers to (uploads of
+    /// checkpoints that never completed, temporary files of interrupted uploads). Only
+    /// while no checkpoint is in flight: before a run.
+    fn collect_shared_objects(&self) -> Result<()> {
+        let shared = self.root.join(SHARED_DIR);
+        if !shared.is_dir() {
+            return Ok(());
+        }
+        let Some(kept) = referenced_objects(&self.root) else {
+            return Ok(());
+        };
+        for operator in fs::read_dir(&shared)
+            .map_err(|e| io_error(&shared, e))?
+            .flatten()
+        {
+            let dir = operator.path();
+            let Ok(objects) = fs::read_dir(&dir) else {
+                continue;
+            };
+            let name = operator.file_name().to_string_lossy().into_owned();
+            for object in objects.flatten() {
+                let id = format!("{name}/{}", object.file_name().to_string_lossy());
+                if !kept.contains(&id) {
+                    let _ = fs::remove_file(object.path());
+                }
+            }
+            let _ = fs::remove_dir(&dir); // when empty
+        }
+        Ok(())
     }
 
     /// The bytes of checkpoint `epoch` (in all and per operator) and the time from its first
@@ -764,7 +871,15 @@ impl CheckpointStore {
         for n in graph.nodes() {
             let mut bytes = 0;
             if let Ok(entries) = fs::read_dir(self.operator_dir(epoch, &Self::node_key(n))) {
-                for meta in entries.flatten().filter_map(|e| e.metadata().ok()) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    if path.extension().is_some_and(|e| e == "native") {
+                        // What this checkpoint uploaded to the shared folder.
+                        bytes += NativePart::read(&path).map_or(0, |p| p.uploaded_bytes);
+                    }
+                    let Ok(meta) = entry.metadata() else {
+                        continue;
+                    };
                     bytes += meta.len();
                     if let Ok(modified) = meta.modified() {
                         first = Some(first.map_or(modified, |f| f.min(modified)));
@@ -811,9 +926,10 @@ impl CheckpointStore {
         })?;
         for (epoch, path, complete) in checkpoints(&self.root) {
             if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| k != path) {
-                let _ = fs::remove_dir_all(&path);
+                remove_checkpoint(&path);
             }
         }
+        self.collect_shared_objects()?;
         // The end of an earlier run: the marker first, so that no run can take the final
         // parts that are about to go for a finished job's.
         let marker = self.root.join(FINISHED_FILE);
@@ -831,6 +947,99 @@ impl CheckpointStore {
         }
         Ok(())
     }
+}
+
+/// Where and how one subtask writes the keyed state of one checkpoint: a full file of the
+/// savepoint format, or, for RocksDB in an incremental store, an incremental part.
+pub(crate) struct KeyedPart<'a> {
+    store: &'a CheckpointStore,
+    full: PathBuf,
+    native: PathBuf,
+    key: String,
+    epoch: u64,
+    subtask: usize,
+}
+
+impl KeyedPart<'_> {
+    /// Writes `backend`'s keyed state; `shared` is what the subtask uploaded before (kept up
+    /// to date by incremental parts).
+    pub(crate) fn write<K: typeinfo_state::StateKey>(
+        &self,
+        backend: &mut typeinfo_state::KeyedBackend<K>,
+        shared: &mut SharedFiles,
+    ) -> Result<()> {
+        use typeinfo_state::KeyedStateBackend;
+        match backend {
+            typeinfo_state::KeyedBackend::RocksDb(b) if self.store.incremental => {
+                native_part::write_native_part(
+                    b,
+                    &self.store.root,
+                    &self.key,
+                    self.epoch,
+                    self.subtask,
+                    &self.native,
+                    shared,
+                )
+            }
+            _ => {
+                backend
+                    .snapshot(&self.full)
+                    .map_err(|source| Error::State {
+                        operator: self.key.clone(),
+                        source,
+                    })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Deletes a checkpoint directory, its `_metadata` first: a deletion cut short leaves an
+/// incomplete checkpoint, never a complete-looking one with parts missing.
+fn remove_checkpoint(path: &Path) {
+    let _ = fs::remove_file(path.join(METADATA_FILE));
+    let _ = fs::remove_dir_all(path);
+}
+
+/// Every shared object a completed checkpoint under `root` refers to; `None` when a part
+/// cannot be read (then nothing may be deleted).
+fn referenced_objects(root: &Path) -> Option<std::collections::BTreeSet<String>> {
+    let mut kept = std::collections::BTreeSet::new();
+    for (_, path) in completed(root) {
+        kept.extend(shared_objects(&path).ok()?);
+    }
+    Some(kept)
+}
+
+/// The shared objects the incremental parts of checkpoint `chk` refer to.
+///
+/// # Errors
+///
+/// A part cannot be read (then nothing is deleted on its account).
+fn shared_objects(chk: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let Ok(operators) = fs::read_dir(chk) else {
+        return Ok(out);
+    };
+    for operator in operators.flatten() {
+        let Ok(files) = fs::read_dir(operator.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let path = f.path();
+            if path.extension().is_some_and(|e| e == "native") {
+                out.extend(NativePart::read(&path)?.objects().map(|o| o.object.clone()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What a completed checkpoint took.

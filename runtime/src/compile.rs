@@ -354,10 +354,7 @@ impl<'s> CompileCx<'s> {
     }
 
     fn checkpoint_store(&self) -> Option<CheckpointStore> {
-        self.config
-            .checkpointing
-            .as_ref()
-            .map(|c| CheckpointStore::new(&c.dir))
+        self.config.checkpointing.as_ref().map(CheckpointStore::of)
     }
 }
 

@@ -293,16 +293,40 @@ pub struct CheckpointConfig {
     pub interval: Duration,
     /// How many completed checkpoints to keep.
     pub retained: usize,
+    /// RocksDB keyed state is checkpointed incrementally (the default): each checkpoint
+    /// uploads the SST files written since the last one and refers to the others. `false`
+    /// writes every checkpoint whole, in the savepoint format. The heap backend always
+    /// writes whole checkpoints; savepoints are always whole.
+    pub incremental: bool,
 }
 
 impl CheckpointConfig {
-    /// Checkpoints in `dir` every `interval`, keeping the last 3.
+    /// Checkpoints in `dir` every `interval`, keeping the last 3, incremental with RocksDB.
     pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
         CheckpointConfig {
             dir: dir.into(),
             interval,
             retained: 3,
+            incremental: true,
         }
+    }
+
+    /// Whether RocksDB keyed state is checkpointed incrementally (see
+    /// [`incremental`](Self::incremental)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typeinfo_runtime::CheckpointConfig;
+    ///
+    /// let full = CheckpointConfig::new("/tmp/checkpoints", Duration::from_secs(10)).incremental(false);
+    /// assert!(!full.incremental);
+    /// ```
+    #[must_use]
+    pub fn incremental(mut self, incremental: bool) -> Self {
+        self.incremental = incremental;
+        self
     }
 }
 

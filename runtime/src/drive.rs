@@ -357,8 +357,8 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         let Some(store) = &self.checkpoints else {
             return Ok(());
         };
-        let kstate = store.keyed_state_path(epoch, &self.setup.key, self.setup.subtask)?;
-        let data = self.operator.snapshot(epoch, &kstate)?;
+        let keyed = store.keyed_part(epoch, &self.setup.key, self.setup.subtask)?;
+        let data = self.operator.snapshot(epoch, &keyed)?;
         if let Some(state) = self.operator.operator_state() {
             let path = store.operator_state_path(epoch, &self.setup.key, self.setup.subtask)?;
             state.snapshot(&path).map_err(|source| Error::State {
@@ -450,7 +450,7 @@ impl<O: Data> SourceDriver<O> {
                 function.seek(&part.position)?;
             }
         }
-        let checkpoints = checkpoints.map(|c| (CheckpointStore::new(&c.dir), c.interval));
+        let checkpoints = checkpoints.map(|c| (CheckpointStore::of(c), c.interval));
         Ok(SourceDriver {
             function,
             output: Output::new(sender_id(setup.node, setup.subtask)),
@@ -674,7 +674,7 @@ impl Coordinator {
             graph,
             committers,
             job,
-            checkpoints: checkpoints.map(|c| (CheckpointStore::new(&c.dir), c.retained)),
+            checkpoints: checkpoints.map(|c| (CheckpointStore::of(c), c.retained)),
             stop,
             last_completed: start_epoch.checked_sub(1),
             done: false,

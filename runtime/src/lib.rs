@@ -14,6 +14,10 @@
 //! drivers -> operators and the checkpoint store (a test derives the module graph and fails
 //! on a cycle).
 //!
+//! Checkpoints ([`checkpoint`]) of RocksDB state are incremental by default: each uploads
+//! the SST files written since the last one and refers to the others ([`native_part`]);
+//! savepoints are always in the backend-independent format.
+//!
 //! Users bring their own [`Source`]s (splits, positions, idleness), two-phase [`Sink`]s,
 //! operators ([`OneInputOperator`]) and functions ([`ProcessFunction`],
 //! [`KeyedProcessFunction`]); see the modules [`source`], [`sink`] and [`metrics`].
@@ -101,6 +105,7 @@ pub mod functions;
 pub mod handshake;
 mod job;
 pub mod metrics;
+pub mod native_part;
 mod operator;
 mod plan;
 mod process;

@@ -1,17 +1,18 @@
 //! The operator interface the drivers run: what an operator does with a record, a watermark,
 //! the passing of processing time, and the end of its input.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use typeinfo::SerializerConfig;
 use typeinfo_state::{BackendOptions, OperatorStateBackend};
 
 use crate::channel::Msg;
-use crate::checkpoint::{CheckpointStore, OperatorPart, Restore};
+use crate::checkpoint::{CheckpointStore, KeyedPart, OperatorPart, Restore};
 use crate::config::StateBackend;
 use crate::error::{Error, Result};
 use crate::job::JobShared;
+use crate::native_part::KeyedFile;
 use crate::Key;
 use typeinfo_state::KeyedBackend;
 
@@ -115,15 +116,15 @@ pub(crate) trait Operator<I, O>: 'static {
         Ok(())
     }
 
-    /// Writes the operator's part of checkpoint `epoch`: keyed state to `kstate` (if it has
-    /// any); returns its operator-local bytes.
-    fn snapshot(&mut self, _epoch: u64, _kstate: &Path) -> Result<Vec<u8>> {
+    /// Writes the operator's part of checkpoint `epoch`: keyed state through `keyed` (if it
+    /// has any); returns its operator-local bytes.
+    fn snapshot(&mut self, _epoch: u64, _keyed: &KeyedPart<'_>) -> Result<Vec<u8>> {
         Ok(Vec::new())
     }
 
     /// Restores from the keyed state files and operator-local parts of every subtask of
     /// the snapshot (any parallelism); called once, before the first record.
-    fn restore(&mut self, _keyed: &[PathBuf], _parts: &[OperatorPart]) -> Result<()> {
+    fn restore(&mut self, _keyed: &[KeyedFile], _parts: &[OperatorPart]) -> Result<()> {
         Ok(())
     }
 

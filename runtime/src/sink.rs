@@ -278,7 +278,11 @@ impl<T: Data, S: Sink<T>> Operator<T, ()> for SinkOperator<T, S> {
     fn watermark(&mut self, _watermark: i64, _out: &mut Outputs<(), T>) -> Result<()> {
         Ok(())
     }
-    fn snapshot(&mut self, epoch: u64, _kstate: &std::path::Path) -> Result<Vec<u8>> {
+    fn snapshot(
+        &mut self,
+        epoch: u64,
+        _keyed: &crate::checkpoint::KeyedPart<'_>,
+    ) -> Result<Vec<u8>> {
         let prepared = self.writer.prepare_commit(epoch)?;
         self.pending.insert(epoch, prepared);
         // What a completed checkpoint covered was committed with it.

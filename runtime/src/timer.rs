@@ -112,6 +112,8 @@ pub(crate) struct KeyedTimers<K, N> {
     pub(crate) event: TimerQueue<K, N>,
     pub(crate) processing: TimerQueue<K, N>,
     state: TimerState<N>,
+    /// The SST files of this subtask's incremental checkpoints (RocksDB).
+    shared: crate::native_part::SharedFiles,
 }
 
 impl<K, N> KeyedTimers<K, N>
@@ -128,15 +130,16 @@ where
             event: TimerQueue::new(),
             processing: TimerQueue::new(),
             state,
+            shared: crate::native_part::SharedFiles::default(),
         })
     }
 
     /// Writes the operator's keyed part of a checkpoint: the timers into their state
-    /// (replacing an earlier snapshot's), then the backend's snapshot file.
+    /// (replacing an earlier snapshot's), then the backend's state (whole, or incremental).
     pub(crate) fn snapshot(
-        &self,
+        &mut self,
         backend: &mut crate::KeyedBackend<K>,
-        kstate: &std::path::Path,
+        keyed: &crate::checkpoint::KeyedPart<'_>,
     ) -> crate::Result<()> {
         use typeinfo_state::KeyedStateBackend;
         for key in backend.keys::<()>(self.state.id(), &())? {
@@ -155,8 +158,7 @@ where
             backend.set_current_key(&k)?;
             self.state.update(backend, &(), timers)?;
         }
-        backend.snapshot(kstate)?;
-        Ok(())
+        keyed.write(backend, &mut self.shared)
     }
 
     /// Restores keyed state from the snapshot's files (any parallelism, either backend;
@@ -165,20 +167,22 @@ where
     pub(crate) fn restore(
         &mut self,
         backend: &mut crate::KeyedBackend<K>,
-        keyed: &[std::path::PathBuf],
+        keyed: &[crate::native_part::KeyedFile],
         parts: &[crate::checkpoint::OperatorPart],
         setup: &crate::operator::OperatorSetup,
     ) -> crate::Result<i64> {
         use typeinfo_state::KeyedStateBackend;
         if !keyed.is_empty() {
-            let files: Vec<&std::path::Path> =
-                keyed.iter().map(std::path::PathBuf::as_path).collect();
-            let report = backend
-                .restore(&files)
-                .map_err(|source| crate::Error::State {
-                    operator: setup.name.clone(),
-                    source,
-                })?;
+            let (report, shared) = crate::native_part::restore_keyed(
+                backend,
+                keyed,
+                setup
+                    .checkpoints
+                    .as_ref()
+                    .map(crate::checkpoint::CheckpointStore::root),
+                &setup.name,
+            )?;
+            self.shared = shared;
             if setup.subtask == 0 {
                 for m in &report.migrated {
                     eprintln!(

@@ -606,7 +606,11 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
         Ok(())
     }
 
-    fn snapshot(&mut self, epoch: u64, kstate: &std::path::Path) -> Result<Vec<u8>> {
+    fn snapshot(
+        &mut self,
+        epoch: u64,
+        keyed: &crate::checkpoint::KeyedPart<'_>,
+    ) -> Result<Vec<u8>> {
         let mut ctx = StateContext {
             operator_state: &mut self.operator_state,
             keyed: self.keyed.as_mut().map(|(b, _)| b),
@@ -615,12 +619,16 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
         };
         self.op.snapshot_state(epoch, &mut ctx)?;
         if let Some((backend, timers)) = self.keyed.as_mut() {
-            timers.snapshot(backend, kstate)?;
+            timers.snapshot(backend, keyed)?;
         }
         Ok(Vec::new())
     }
 
-    fn restore(&mut self, keyed: &[std::path::PathBuf], parts: &[OperatorPart]) -> Result<()> {
+    fn restore(
+        &mut self,
+        keyed: &[crate::native_part::KeyedFile],
+        parts: &[OperatorPart],
+    ) -> Result<()> {
         if let Some((backend, timers)) = self.keyed.as_mut() {
             self.watermark = timers.restore(backend, keyed, parts, &self.setup)?;
         } else {

@@ -237,7 +237,11 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
         Ok(())
     }
 
-    fn snapshot(&mut self, _epoch: u64, _kstate: &std::path::Path) -> Result<Vec<u8>> {
+    fn snapshot(
+        &mut self,
+        _epoch: u64,
+        _keyed: &crate::checkpoint::KeyedPart<'_>,
+    ) -> Result<Vec<u8>> {
         let mut data = self.max_timestamp.to_le_bytes().to_vec();
         data.extend_from_slice(&self.emitted.to_le_bytes());
         Ok(data)
@@ -248,7 +252,7 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
     /// meet the watermark they met before.
     fn restore(
         &mut self,
-        _keyed: &[std::path::PathBuf],
+        _keyed: &[crate::native_part::KeyedFile],
         parts: &[crate::checkpoint::OperatorPart],
     ) -> Result<()> {
         let mut restored = None::<(i64, i64)>;

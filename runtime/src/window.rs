@@ -16,7 +16,6 @@
 //! again with the updated contents. Processing-time windows assign and fire by the wall clock.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -999,12 +998,20 @@ impl<K: Key, I: Data, O: Data> Operator<I, O> for WindowOperator<K, I, O> {
         Ok(())
     }
 
-    fn snapshot(&mut self, _epoch: u64, kstate: &Path) -> Result<Vec<u8>> {
-        self.timers.snapshot(&mut self.backend, kstate)?;
+    fn snapshot(
+        &mut self,
+        _epoch: u64,
+        keyed: &crate::checkpoint::KeyedPart<'_>,
+    ) -> Result<Vec<u8>> {
+        self.timers.snapshot(&mut self.backend, keyed)?;
         Ok(self.late_dropped.to_le_bytes().to_vec())
     }
 
-    fn restore(&mut self, keyed: &[PathBuf], parts: &[OperatorPart]) -> Result<()> {
+    fn restore(
+        &mut self,
+        keyed: &[crate::native_part::KeyedFile],
+        parts: &[OperatorPart],
+    ) -> Result<()> {
         self.watermark = self
             .timers
             .restore(&mut self.backend, keyed, parts, &self.setup)?;

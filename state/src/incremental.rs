@@ -301,6 +301,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         };
         let result = (|| {
             let mut report = self.open_base(dirs[base], &headers[base])?;
+            report.opened_directly = Some(base);
             for (i, dir) in dirs.iter().enumerate() {
                 if i != base && overlap(&headers[i]) > 0 {
                     self.copy_key_groups(dir, &headers[i], &mut report)?;

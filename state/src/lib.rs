@@ -65,6 +65,6 @@ pub use operator::{
     ReadOnlyBroadcastState, Redistribution, StoredOperatorState,
 };
 pub use options::BackendOptions;
-pub use rocks::{Compression, RocksDbKeyedStateBackend, RocksDbOptions};
+pub use rocks::{Compaction, Compression, RocksDbKeyedStateBackend, RocksDbOptions};
 pub use savepoint::{KeyedSnapshot, RestoreReport};
 pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};

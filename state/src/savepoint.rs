@@ -65,6 +65,10 @@ pub struct RestoreReport {
     pub migrated: Vec<String>,
     /// Entries of key groups outside this backend's range that were skipped.
     pub skipped: u64,
+    /// For a restore from native RocksDB checkpoints: the index (in the directories given)
+    /// of the checkpoint whose files the database was opened from, if one was (a checkpoint
+    /// store may then keep referring to those files instead of uploading them again).
+    pub opened_directly: Option<usize>,
 }
 
 /// The header of a keyed snapshot file.

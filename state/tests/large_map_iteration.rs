@@ -95,10 +95,17 @@ fn map_bytes() -> usize {
 }
 
 /// The meter sees what a materialized map would allocate (so that a bound met is not an
-/// allocator that counts nothing).
+/// allocator that counts nothing). The counters are the process's: another thread of the
+/// test harness (the previous test's output capture, a RocksDB thread's Rust callback) may
+/// free a few bytes meanwhile, which lowers the baseline, so the peak must reach the
+/// allocation less 1 MiB, not the exact byte (CI once saw 24 bytes fewer).
 fn meter_counts() {
     let (v, peak) = peak_during(|| vec![1u8; 2 * BOUND]);
-    assert!(peak >= 2 * BOUND && v.len() == 2 * BOUND, "{peak}");
+    assert!(
+        peak >= 2 * BOUND - MIB && v.len() == 2 * BOUND,
+        "the meter saw {peak} bytes of a {} byte allocation",
+        2 * BOUND
+    );
 }
 
 /// Fills the map of key `big`, then iterates it lazily, checking every entry in order, and

@@ -1,5 +1,6 @@
 //! The runtime's bytes from outside: batches from another process (as timely hands them
-//! over: length word, body, padding), operator parts of checkpoints, and `_metadata` with
+//! over: length word, body, padding), operator parts and incremental keyed-state parts of
+//! checkpoints, and `_metadata` with
 //! what a restore reads after it (every operator's parts and keyed files).
 
 use std::fmt::Debug;
@@ -202,6 +203,41 @@ fn metadata_sub(scratch: Arc<TempDir>) -> Result<Sub, String> {
     .seal(seal_metadata))
 }
 
+/// Incremental keyed-state parts (`.native`): decoded, re-encoded, decoded to the same part.
+fn native_part_sub(g: &mut Gen) -> Sub {
+    let seeds = (0..8)
+        .map(|i| {
+            let private = (0..g.rng.usize(..4))
+                .map(|j| (format!("MANIFEST-{j:06}"), Vec::<u8>::arb(g)))
+                .collect();
+            let shared = (0..i)
+                .map(|j| {
+                    (
+                        format!("{j:06}.sst"),
+                        format!("uid-op/{i}-0-{j:06}.sst"),
+                        u64::arb(g),
+                        u32::arb(g),
+                    )
+                })
+                .collect();
+            __fuzz::native_part_bytes(&__fuzz::native_part(private, shared, u64::arb(g)))
+        })
+        .collect();
+    Sub::new("incremental part", seeds, |bytes| {
+        let Ok(part) = __fuzz::read_native_part(bytes) else {
+            return Ok(Outcome::Error);
+        };
+        match __fuzz::read_native_part(&__fuzz::native_part_bytes(&part)) {
+            Ok(back) if back == part => Ok(Outcome::Value),
+            Ok(_) => Err("a re-encoded incremental part reads back as another part".to_owned()),
+            Err(e) => Err(format!(
+                "a re-encoded incremental part does not read back: {e}"
+            )),
+        }
+    })
+    .seal(seal_part)
+}
+
 /// Builds the sub-targets.
 pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
     let dir = Arc::new(crate::targets::scratch_dir()?);
@@ -219,6 +255,7 @@ pub fn build(g: &mut Gen) -> Result<Vec<Sub>, String> {
         batch_sub::<Event>("batch of Event", g, Vec::new()),
         batch_sub::<Tree>("batch of Tree", g, tree_nests),
         part_sub(g, Arc::clone(&dir))?,
+        native_part_sub(g),
         metadata_sub(dir)?,
     ])
 }
