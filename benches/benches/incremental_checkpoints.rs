@@ -18,7 +18,10 @@
 //! `--leveled` uses leveled compaction instead of universal (the backend's default).
 //!
 //! Targets (issue 12): incremental writes at most 5% of the full checkpoint's bytes and
-//! takes at most 10% of its time, in every round after the first. Exits 1 on a miss.
+//! takes at most 10% of its time, in every round after the first; and a checkpoint every
+//! 10 s costs the job at most 5% of its throughput. A subtask writes its part synchronously
+//! (it processes no record while it does), so that cost is the incremental time over 10 s;
+//! it is derived from the measured time, not measured on a running job. Exits 1 on a miss.
 //!
 //! Run: `cargo bench -p typeinfo-benches --bench incremental_checkpoints` (options after
 //! `--`). Under `cargo test --all-targets` it makes a small run and checks nothing.
@@ -167,6 +170,15 @@ fn main() {
                     time_ratio * 100.0
                 ));
             }
+            // A subtask writes its part synchronously (it processes no record meanwhile), so
+            // with a checkpoint every 10 s the job loses that share of its time.
+            let cost = inc_time.as_secs_f64() / 10.0;
+            if cost > 0.05 {
+                failures.push(format!(
+                    "round {round}: a checkpoint every 10 s costs {:.1}% of the throughput > 5%",
+                    cost * 100.0
+                ));
+            }
         }
     }
     if !ratios.is_empty() {
@@ -183,7 +195,7 @@ fn main() {
         println!("- MISSED: {f}");
     }
     if failures.is_empty() && !quick {
-        println!("- PASS: incremental at most 5% of the bytes and 10% of the time of full");
+        println!("- PASS: incremental at most 5% of the bytes and 10% of the time of full, a checkpoint every 10 s at most 5% of the throughput");
     }
     if !failures.is_empty() {
         std::process::exit(1);

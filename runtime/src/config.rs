@@ -340,3 +340,17 @@ pub struct RestoreSettings {
     /// state is dropped).
     pub allow_non_restored_state: bool,
 }
+
+/// `TYPEINFO_CHECKPOINT_WRITE_DELAY_MS`: a pause between an operator's keyed state and its
+/// part marker when it writes a checkpoint, and before each upload of an incremental
+/// checkpoint's SST file is renamed into place. A fault-injection aid for crash tests (a kill then
+/// often lands while a checkpoint is half written); unset in production.
+pub(crate) fn checkpoint_write_delay() -> Option<Duration> {
+    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    })
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::channel::{sender_id, Batch, Msg};
 use crate::checkpoint::{CheckpointStore, OperatorPart, SourcePart};
-use crate::config::{CheckpointConfig, StopWithSavepoint};
+use crate::config::{checkpoint_write_delay, CheckpointConfig, StopWithSavepoint};
 use crate::error::{Error, Result};
 use crate::job::{Epoch, JobShared};
 use crate::metrics::{Counter, Gauge, MetricGroup};
@@ -376,19 +376,6 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         };
         store.write_part(epoch, &self.setup.key, self.setup.subtask, &part)
     }
-}
-
-/// `TYPEINFO_CHECKPOINT_WRITE_DELAY_MS`: a pause between an operator's keyed state and its
-/// part marker when it writes a checkpoint. A fault-injection aid for crash tests (a kill then
-/// often lands while a checkpoint is half written); unset in production.
-fn checkpoint_write_delay() -> Option<Duration> {
-    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
-    *DELAY.get_or_init(|| {
-        std::env::var("TYPEINFO_CHECKPOINT_WRITE_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(Duration::from_millis)
-    })
 }
 
 /// Where a source driver's output goes.

@@ -383,6 +383,10 @@ fn upload(from: &Path, to: &Path) -> Result<(u64, u32)> {
             bytes += n as u64;
         }
         output.sync_all().map_err(|e| io(&tmp, e))?;
+        if let Some(delay) = crate::config::checkpoint_write_delay() {
+            // Fault injection: a crash then often lands while an upload is in flight.
+            std::thread::sleep(delay);
+        }
         fs::rename(&tmp, to).map_err(|e| io(to, e))?;
         Ok((bytes, hasher.finalize()))
     })();
