@@ -82,6 +82,13 @@ impl Savepoint {
                 e => e.into(),
             }
         })?;
+        if let Some(part) = incremental_part(&dir) {
+            return Err(Error::Refused(format!(
+                "{}: an incremental checkpoint (RocksDB's own files, `{}`): this tool reads savepoints and whole checkpoints; take a savepoint of the job (stop-with-savepoint or a triggered one: savepoints are always whole) or checkpoint with `CheckpointConfig::incremental(false)`",
+                dir.display(),
+                part.display()
+            )));
+        }
         Ok(Self {
             dir,
             metadata,
@@ -204,4 +211,16 @@ impl Savepoint {
             })
             .collect()
     }
+}
+
+/// An incremental keyed-state part (`subtask-<i>.native`) in a checkpoint directory, if
+/// there is one.
+fn incremental_part(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|op| {
+        std::fs::read_dir(op.path())
+            .ok()?
+            .flatten()
+            .map(|f| f.path())
+            .find(|p| p.extension().is_some_and(|e| e == "native"))
+    })
 }

@@ -186,3 +186,22 @@ fn a_real_savepoint_is_inspected_dumped_verified_and_read_as_types_on_both_backe
         assert!(tree(&dir) == before, "a read changed the savepoint");
     }
 }
+
+/// A RocksDB job's checkpoints are incremental (RocksDB's own files): every command refuses
+/// them, saying what to use instead, rather than calling them damaged; the whole savepoint
+/// the same run wrote opens.
+#[test]
+fn an_incremental_checkpoint_is_refused_with_what_to_use_instead() {
+    let work = tempfile::tempdir().unwrap();
+    let (savepoint, _) = real_savepoint(work.path(), typeinfo_runtime::StateBackend::rocksdb());
+    let checkpoints = work.path().join("checkpoints-output-v1-2");
+    assert!(checkpoints.is_dir(), "the run's checkpoint directory");
+    let err = Savepoint::open(&checkpoints).unwrap_err();
+    assert!(matches!(err, Error::Refused(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("an incremental checkpoint") && message.contains("incremental(false)"),
+        "{message}"
+    );
+    assert!(Savepoint::open(&savepoint).is_ok());
+}
