@@ -339,8 +339,8 @@ impl NativePart {
     }
 }
 
-/// The size and CRC-32 of a file, read in blocks.
-fn checksum(path: &Path) -> Result<(u64, u32)> {
+/// Reads the file at `path` in blocks, handing each to `sink`; returns its size and CRC-32.
+fn stream(path: &Path, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<(u64, u32)> {
     let mut file = fs::File::open(path).map_err(|e| io(path, e))?;
     let mut hasher = crc32fast::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -351,9 +351,15 @@ fn checksum(path: &Path) -> Result<(u64, u32)> {
             break;
         }
         hasher.update(&buf[..n]);
+        sink(&buf[..n])?;
         bytes += n as u64;
     }
     Ok((bytes, hasher.finalize()))
+}
+
+/// The size and CRC-32 of a file.
+fn checksum(path: &Path) -> Result<(u64, u32)> {
+    stream(path, |_| Ok(()))
 }
 
 /// Copies `from` to `to` under a temporary name, synced, then renamed; returns the size
@@ -368,27 +374,17 @@ fn upload(from: &Path, to: &Path) -> Result<(u64, u32)> {
         std::process::id()
     ));
     let result = (|| {
-        let mut input = fs::File::open(from).map_err(|e| io(from, e))?;
         let mut output = fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        let mut hasher = crc32fast::Hasher::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut bytes = 0u64;
-        loop {
-            let n = input.read(&mut buf).map_err(|e| io(from, e))?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            output.write_all(&buf[..n]).map_err(|e| io(&tmp, e))?;
-            bytes += n as u64;
-        }
+        let copied = stream(from, |block| {
+            output.write_all(block).map_err(|e| io(&tmp, e))
+        })?;
         output.sync_all().map_err(|e| io(&tmp, e))?;
         if let Some(delay) = crate::config::checkpoint_write_delay() {
             // Fault injection: a crash then often lands while an upload is in flight.
             std::thread::sleep(delay);
         }
         fs::rename(&tmp, to).map_err(|e| io(to, e))?;
-        Ok((bytes, hasher.finalize()))
+        Ok(copied)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

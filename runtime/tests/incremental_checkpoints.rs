@@ -6,12 +6,13 @@
 //! retained checkpoint refers to; `incremental(false)` writes whole checkpoints.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod common;
+use common::{copy_dir, published, referenced_objects};
 use typeinfo::TypeInfo;
-use typeinfo_runtime::native_part::{NativePart, SHARED_DIR};
+use typeinfo_runtime::native_part::SHARED_DIR;
 use typeinfo_runtime::{
     AggregateFunction, CheckpointConfig, RestoreSettings, StateBackend, StopWithSavepoint,
     StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy,
@@ -106,36 +107,6 @@ fn run(r: &Run<'_>) {
     env.execute("incremental").expect("the job runs");
 }
 
-fn published(dir: &Path) -> Vec<String> {
-    let mut lines: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
-        .flat_map(|e| {
-            std::fs::read_to_string(e.path())
-                .unwrap()
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    lines.sort();
-    lines
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The completed checkpoints under `root`, oldest first.
 fn completed(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(root)
@@ -167,34 +138,6 @@ fn files_with(dir: &Path, extension: &str) -> usize {
                 .count()
         })
         .unwrap_or(0)
-}
-
-/// Every object the completed checkpoints under `root` refer to exists with its size;
-/// returns them.
-fn referenced_objects_exist(root: &Path) -> BTreeSet<String> {
-    let mut all = BTreeSet::new();
-    for chk in completed(root) {
-        for e in std::fs::read_dir(chk.join("uid-totals")).unwrap().flatten() {
-            if e.path().extension().is_some_and(|x| x == "native") {
-                let part = NativePart::read(&e.path()).unwrap();
-                for o in part.objects() {
-                    let path = root.join(SHARED_DIR).join(&o.object);
-                    let len = std::fs::metadata(&path)
-                        .unwrap_or_else(|_| {
-                            panic!(
-                                "{} refers to missing {}",
-                                e.path().display(),
-                                path.display()
-                            )
-                        })
-                        .len();
-                    assert_eq!(len, o.bytes, "{}", path.display());
-                    all.insert(o.object.clone());
-                }
-            }
-        }
-    }
-    all
 }
 
 #[test]
@@ -233,7 +176,7 @@ fn a_job_checkpoints_incrementally_and_restores_from_its_parts_anywhere() {
         latest.display()
     );
     assert_eq!(files_with(&latest.join("uid-totals"), "kstate"), 0);
-    let objects = referenced_objects_exist(&checkpoints);
+    let objects = referenced_objects(&checkpoints);
     assert!(!objects.is_empty(), "SST files under shared/");
     assert_eq!(
         files_with(&savepoint.join("uid-totals"), "kstate"),
@@ -269,7 +212,7 @@ fn a_job_checkpoints_incrementally_and_restores_from_its_parts_anywhere() {
         });
         assert_eq!(published(&out), reference, "restored {name}");
         if own {
-            referenced_objects_exist(&chk);
+            referenced_objects(&chk);
         }
     }
 

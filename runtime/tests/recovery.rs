@@ -14,7 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{has_completed_checkpoint, incomplete_checkpoints, published, Rng};
+use common::{
+    has_completed_checkpoint, incomplete_checkpoints, published, referenced_objects, Rng,
+};
 
 /// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
 /// from an earlier build can never stand in for it.
@@ -139,39 +141,6 @@ fn remove_named(dir: &Path, prefix: &str) -> bool {
     found
 }
 
-/// Every object the completed checkpoints' incremental parts refer to, checked to exist
-/// with its size.
-fn referenced_objects(checkpoints: &Path) -> usize {
-    let mut count = 0;
-    for chk in std::fs::read_dir(checkpoints).unwrap().flatten() {
-        if !chk.path().join("_metadata").is_file() {
-            continue;
-        }
-        for op in std::fs::read_dir(chk.path()).unwrap().flatten() {
-            for f in std::fs::read_dir(op.path()).into_iter().flatten().flatten() {
-                if f.path().extension().is_some_and(|x| x == "native") {
-                    let part = typeinfo_runtime::native_part::NativePart::read(&f.path()).unwrap();
-                    for o in part.objects() {
-                        let path = checkpoints.join("shared").join(&o.object);
-                        let len = std::fs::metadata(&path)
-                            .unwrap_or_else(|_| {
-                                panic!(
-                                    "{} refers to missing {}",
-                                    f.path().display(),
-                                    path.display()
-                                )
-                            })
-                            .len();
-                        assert_eq!(len, o.bytes, "{}", path.display());
-                        count += 1;
-                    }
-                }
-            }
-        }
-    }
-    count
-}
-
 fn crash_and_recover(processes: usize, state: &str, seed: u64) {
     let expected = reference(state);
     let work = tempfile::tempdir().expect("temp dir");
@@ -244,7 +213,7 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
     );
     if state == "rocksdb" {
         assert!(
-            referenced_objects(&checkpoints) > 0,
+            !referenced_objects(&checkpoints).is_empty(),
             "incremental checkpoints refer to shared SST files"
         );
     }

@@ -1,7 +1,8 @@
-//! What the crash tests share: reading committed output, a seeded generator, and looking at
-//! a checkpoint directory.
+//! What the crash and checkpoint tests share: reading committed output, a seeded
+//! generator, looking at a checkpoint directory, copying one.
 #![allow(dead_code)] // each test uses what it needs
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Every published line of an output directory, sorted; fails on unpublished leftovers.
@@ -66,4 +67,57 @@ pub fn has_completed_checkpoint(dir: &Path) -> bool {
                 .any(|e| e.path().join("_metadata").exists())
         })
         .unwrap_or(false)
+}
+
+/// Every shared object the incremental parts of the completed checkpoints under
+/// `checkpoints` refer to; fails when one is missing or of another size.
+pub fn referenced_objects(checkpoints: &Path) -> BTreeSet<String> {
+    let mut all = BTreeSet::new();
+    for chk in std::fs::read_dir(checkpoints)
+        .expect("checkpoint dir")
+        .flatten()
+    {
+        if !chk.path().join("_metadata").is_file() {
+            continue;
+        }
+        for op in std::fs::read_dir(chk.path()).expect("checkpoint").flatten() {
+            for f in std::fs::read_dir(op.path()).into_iter().flatten().flatten() {
+                if f.path().extension().is_none_or(|x| x != "native") {
+                    continue;
+                }
+                let part = typeinfo_runtime::native_part::NativePart::read(&f.path())
+                    .expect("an incremental part");
+                for o in part.objects() {
+                    let path = checkpoints
+                        .join(typeinfo_runtime::native_part::SHARED_DIR)
+                        .join(&o.object);
+                    let len = std::fs::metadata(&path)
+                        .unwrap_or_else(|_| {
+                            panic!(
+                                "{} refers to missing {}",
+                                f.path().display(),
+                                path.display()
+                            )
+                        })
+                        .len();
+                    assert_eq!(len, o.bytes, "{}", path.display());
+                    all.insert(o.object.clone());
+                }
+            }
+        }
+    }
+    all
+}
+
+/// Copies the directory tree `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create");
+    for e in std::fs::read_dir(from).expect("read").flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
 }
