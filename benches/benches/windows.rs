@@ -1,6 +1,8 @@
 //! Keyed tumbling event-time windows: the runtime (heap and RocksDB state, one worker) beside
 //! the loop a user would write by hand for the same job on one thread (a hash map of
-//! `(key, window)` accumulators, fired when the watermark passes), in the same run.
+//! `(key, window)` accumulators, fired when the watermark passes), in the same run; and
+//! RocksDB with leveled compaction beside the default (universal), the cost of the default
+//! that keeps incremental checkpoints small.
 //!
 //! The workload is `window_throughput`'s: event `i` has key `(i * 2654435761) % keys`,
 //! timestamp `i / 100` ms and amount `(i % 1000) / 10`; 1-second windows, count and sum per
@@ -108,6 +110,16 @@ fn bench(c: &mut Criterion) {
                     BenchmarkId::new("typeinfo_rocksdb", events),
                     &events,
                     |b, &n| b.iter(|| runtime(n, StateBackend::rocksdb())),
+                );
+                let leveled = StateBackend::RocksDb {
+                    dir: None,
+                    options: typeinfo_state::RocksDbOptions::default()
+                        .compaction(typeinfo_state::Compaction::Leveled),
+                };
+                group.bench_with_input(
+                    BenchmarkId::new("typeinfo_rocksdb_leveled", events),
+                    &events,
+                    |b, &n| b.iter(|| runtime(n, leveled.clone())),
                 );
             }
         }

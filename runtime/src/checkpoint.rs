@@ -575,7 +575,6 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
                 {
                     continue; // a temporary file of a write in progress
                 }
-                let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
                 let Some(name) = f.file_name() else {
                     continue;
                 };
@@ -584,6 +583,7 @@ pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
                     native_part::to_canonical(&f, chk.parent().unwrap_or(chk), &to)?;
                     continue;
                 }
+                let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
                 let to = sub.join(name);
                 write_atomically(&to, &bytes).map_err(|source| Error::State {
                     operator: String::new(),
