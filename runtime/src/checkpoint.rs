@@ -844,7 +844,7 @@ impl CheckpointStore {
             return Ok(());
         };
         for operator in fs::read_dir(&shared)
-            .map_err(|e| io_error(&shared, e))?
+            .map_err(|e| native_part::io(&shared, e))?
             .flatten()
         {
             let dir = operator.path();
@@ -991,13 +991,6 @@ impl KeyedPart<'_> {
                 Ok(())
             }
         }
-    }
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_owned(),
-        source,
     }
 }
 

@@ -60,7 +60,7 @@ const MAX_NAME: usize = 255;
 /// The most bytes a part may carry inline (RocksDB's manifest and options, the metadata).
 const MAX_PRIVATE_BYTES: usize = 256 << 20;
 
-fn io(path: &Path, source: std::io::Error) -> Error {
+pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
     Error::Io {
         path: path.to_owned(),
         source,
@@ -529,6 +529,12 @@ pub(crate) fn restore_keyed<K: StateKey>(
             SharedFiles::default(),
         ));
     }
+    if !full.is_empty() {
+        // This runtime writes one kind per operator and checkpoint.
+        return Err(Error::Corrupt(format!(
+            "operator `{operator}`: its keyed state is in whole files and incremental parts at once"
+        )));
+    }
     let scratch = scratch_for(backend)?;
     let mut dirs = Vec::new();
     let mut parts = Vec::new();
@@ -540,21 +546,6 @@ pub(crate) fn restore_keyed<K: StateKey>(
             dirs.push(dir);
             parts.push((native, root.clone()));
         }
-    }
-    if !full.is_empty() {
-        // Parts of both kinds (not written by this runtime, which writes one kind per
-        // checkpoint): everything through the savepoint format.
-        let mut all: Vec<PathBuf> = full.iter().map(|p| p.to_path_buf()).collect();
-        for (i, dir) in dirs.iter().enumerate() {
-            let out = scratch.path().join(format!("canonical-{i}.kstate"));
-            typeinfo_state::native_to_canonical(dir, &out).map_err(state_error)?;
-            all.push(out);
-        }
-        let refs: Vec<&Path> = all.iter().map(PathBuf::as_path).collect();
-        return Ok((
-            backend.restore(&refs).map_err(state_error)?,
-            SharedFiles::default(),
-        ));
     }
     let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     let report = backend.restore_native(&refs).map_err(state_error)?;
