@@ -31,6 +31,7 @@ use std::fs;
 use std::time::Instant;
 
 use typeinfo_runtime::native_part::{write_native_part, SharedFiles};
+use typeinfo_runtime::storage::Storage;
 use typeinfo_state::*;
 
 fn arg(name: &str, default: u64) -> u64 {
@@ -135,10 +136,11 @@ fn main() {
             .snapshot(&root.path().join(format!("full-{round}.kstate")))
             .unwrap();
         let full_time = t.elapsed();
-        let part = store.join(format!("chk-{round}/uid-values/subtask-0.native"));
-        fs::create_dir_all(part.parent().unwrap()).unwrap();
+        let rel = format!("chk-{round}/uid-values/subtask-0.native");
+        let part = store.join(&rel);
+        let storage = Storage::local(&store);
         let t = Instant::now();
-        write_native_part(&mut b, &store, "uid-values", round, 0, &part, &mut shared).unwrap();
+        write_native_part(&mut b, &storage, "uid-values", round, 0, &rel, &mut shared).unwrap();
         let inc_time = t.elapsed();
         let inc_bytes = typeinfo_runtime::native_part::NativePart::read(&part)
             .unwrap()

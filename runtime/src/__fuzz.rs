@@ -99,7 +99,7 @@ pub fn write_operator_part(
     watermark: i64,
     data: Vec<u8>,
 ) -> Result<PathBuf> {
-    OperatorPart { watermark, data }.write(dir, subtask)?;
+    OperatorPart { watermark, data }.write_to(&crate::storage::Storage::local(dir), "", subtask)?;
     Ok(checkpoint::ostate_path(dir, subtask))
 }
 
@@ -166,7 +166,10 @@ pub fn read_metadata(chk: &Path) -> Result<(u64, u32, Vec<MetadataOperator>)> {
 #[allow(clippy::type_complexity)]
 pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, Vec<PathBuf>)>> {
     let (dir, metadata) = checkpoint::locate(path)?;
-    let restore = Restore { dir, metadata };
+    let restore = Restore {
+        dir: crate::storage::Storage::local(dir),
+        metadata,
+    };
     let mut out = Vec::new();
     for key in restore.metadata.operators.keys() {
         let parts = restore
@@ -175,7 +178,8 @@ pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, V
             .map(|p| (p.watermark, p.data))
             .collect();
         let files = restore
-            .keyed_files(key)
+            .fetch(key)?
+            .keyed
             .into_iter()
             .map(|f| match f {
                 crate::native_part::KeyedFile::Full(path)

@@ -40,6 +40,13 @@
 //! `<operator>` is `uid-<uid>` for operators with a uid and `node-<id>` otherwise (set uids
 //! on stateful operators of jobs that will change).
 //!
+//! The directory may be local or a prefix in an object store (`s3://bucket/prefix`, ...):
+//! the store reads and writes it through [`crate::storage::Storage`], whose promises (a write
+//! is whole or absent, listing shows every completed write) are all the rules above need. A
+//! subtask restoring from an object store downloads its operator's files (every old
+//! subtask's: the state crate keeps the key groups the subtask owns) into a scratch
+//! directory that is removed after the restore.
+//!
 //! A source subtask whose input ends (its splits are read, while other subtasks still run)
 //! takes no part in later epochs, yet every later checkpoint needs its part: when it ends it
 //! writes its last part (its end position) for the current epoch and to
@@ -59,17 +66,16 @@
 //! the directory, commits the final parts again (commits are idempotent) and ends at once:
 //! the job had finished. A run that does not restore from the directory removes both.
 
-use std::collections::BTreeMap;
-use std::fs;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use typeinfo::{DataInputView, DataOutputView};
-use typeinfo_state::savepoint::write_atomically;
 
 pub use crate::config::{CheckpointConfig, RestoreSettings};
 use crate::error::{Error, Result};
 use crate::native_part::{self, KeyedFile, NativePart, SharedFiles, SHARED_DIR};
 use crate::plan::{StreamGraph, StreamNode};
+use crate::storage::{join, Storage};
 
 /// The marker of a job that ran to its end (in the checkpoint root).
 const FINISHED_FILE: &str = "_finished";
@@ -104,8 +110,19 @@ pub fn operator_key(uid: Option<&str>, node: usize) -> String {
     }
 }
 
-pub(crate) fn checkpoint_dir(root: &Path, epoch: u64) -> PathBuf {
-    root.join(format!("chk-{epoch}"))
+/// The name of checkpoint `epoch`'s directory (`chk-<epoch>`).
+pub(crate) fn checkpoint_name(epoch: u64) -> String {
+    format!("chk-{epoch}")
+}
+
+/// The name of subtask `subtask`'s file of kind `extension` (`subtask-<i>.<extension>`).
+fn subtask_file(subtask: usize, extension: &str) -> String {
+    format!("subtask-{subtask}.{extension}")
+}
+
+/// The message path of `rel` in `storage` (errors name the file, local or remote).
+fn shown(storage: &Storage, rel: &str) -> PathBuf {
+    PathBuf::from(storage.describe(rel))
 }
 
 /// The operator-local state of one subtask (a `.ostate` file, `FORMAT.md`).
@@ -129,7 +146,7 @@ impl OperatorPart {
         out.into_inner()
     }
 
-    fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
+    pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
         let corrupt = |detail: String| Error::Corrupt(format!("{}: {detail}", path.display()));
         if bytes.len() < 4 + 1 + 8 + 1 + 4 || &bytes[..4] != OSTATE_MAGIC {
             return Err(corrupt("not an operator state file".into()));
@@ -158,17 +175,14 @@ impl OperatorPart {
         Ok(OperatorPart { watermark, data })
     }
 
-    pub(crate) fn write(&self, dir: &Path, subtask: usize) -> Result<()> {
-        fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.to_owned(),
-            source,
-        })?;
-        write_atomically(&ostate_path(dir, subtask), &self.encode()).map_err(|source| {
-            Error::State {
-                operator: String::new(),
-                source,
-            }
-        })
+    /// Writes the part as `<dir>/subtask-<i>.ostate` in `storage` (whole or not at all).
+    pub(crate) fn write_to(&self, storage: &Storage, dir: &str, subtask: usize) -> Result<()> {
+        storage.put(&join(dir, &subtask_file(subtask, "ostate")), &self.encode())
+    }
+
+    /// Reads and checks the part at `rel` in `storage`.
+    pub(crate) fn read_from(storage: &Storage, rel: &str) -> Result<Self> {
+        Self::decode(&shown(storage, rel), &storage.read(rel)?)
     }
 
     /// Reads and checks the `.ostate` file at `path` (magic, version, checksum, length).
@@ -178,7 +192,7 @@ impl OperatorPart {
     /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged or foreign
     /// file.
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = fs::read(path).map_err(|source| Error::Io {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -186,33 +200,33 @@ impl OperatorPart {
     }
 }
 
-/// The part subtask `subtask` wrote in `dir`, if it wrote one.
-fn find_part_in(dir: &Path, subtask: usize) -> Result<Option<OperatorPart>> {
-    let path = ostate_path(dir, subtask);
-    if !path.is_file() {
+/// The part subtask `subtask` wrote in `dir` of `storage`, if it wrote one.
+fn find_part_in(storage: &Storage, dir: &str, subtask: usize) -> Result<Option<OperatorPart>> {
+    let rel = join(dir, &subtask_file(subtask, "ostate"));
+    if !storage.exists(&rel)? {
         return Ok(None);
     }
-    OperatorPart::read(&path).map(Some)
+    OperatorPart::read_from(storage, &rel).map(Some)
 }
 
 /// The operator-local part of subtask `subtask` in an operator's directory `dir`.
 pub fn ostate_path(dir: &Path, subtask: usize) -> PathBuf {
-    dir.join(format!("subtask-{subtask}.ostate"))
+    dir.join(subtask_file(subtask, "ostate"))
 }
 
 /// The keyed state file of subtask `subtask` in an operator's directory `dir`.
 pub fn kstate_path(dir: &Path, subtask: usize) -> PathBuf {
-    dir.join(format!("subtask-{subtask}.kstate"))
+    dir.join(subtask_file(subtask, "kstate"))
 }
 
 /// The incremental keyed-state part of subtask `subtask` in an operator's directory `dir`.
 pub fn native_path(dir: &Path, subtask: usize) -> PathBuf {
-    dir.join(format!("subtask-{subtask}.native"))
+    dir.join(subtask_file(subtask, "native"))
 }
 
 /// The operator state file of subtask `subtask` in an operator's directory `dir`.
 pub fn opstate_path(dir: &Path, subtask: usize) -> PathBuf {
-    dir.join(format!("subtask-{subtask}.opstate"))
+    dir.join(subtask_file(subtask, "opstate"))
 }
 
 /// The completion marker of a checkpoint or savepoint (`_metadata`, `FORMAT.md`): its
@@ -285,15 +299,16 @@ impl Metadata {
     /// [`Error::Corrupt`] for metadata that would not read back (a number out of range, an
     /// operator key with a space or a line break), naming the file; an I/O error.
     pub fn write(&self, chk: &Path) -> Result<()> {
-        let path = chk.join(METADATA_FILE);
+        self.write_to(&Storage::local(chk))
+    }
+
+    /// Writes `_metadata` into the checkpoint directory `chk`, as [`Metadata::write`].
+    pub(crate) fn write_to(&self, chk: &Storage) -> Result<()> {
         let text = self.encode();
         // What could not be read back is refused before anything is written (operator
         // names are free text: their line breaks are written as spaces).
-        Self::parse(&path, &text)?;
-        write_atomically(&path, text.as_bytes()).map_err(|source| Error::State {
-            operator: String::new(),
-            source,
-        })
+        Self::parse(&shown(chk, METADATA_FILE), &text)?;
+        chk.put(METADATA_FILE, text.as_bytes())
     }
 
     /// Reads and checks `_metadata` in the directory `chk` (checksum, every number in its
@@ -304,11 +319,15 @@ impl Metadata {
     /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged, truncated
     /// or foreign file.
     pub fn read(chk: &Path) -> Result<Self> {
-        let path = chk.join(METADATA_FILE);
-        let text = fs::read_to_string(&path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
+        Self::read_from(&Storage::local(chk))
+    }
+
+    /// Reads and checks `_metadata` in the checkpoint directory `chk`, as [`Metadata::read`].
+    pub(crate) fn read_from(chk: &Storage) -> Result<Self> {
+        let path = shown(chk, METADATA_FILE);
+        let bytes = chk.read(METADATA_FILE)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::Corrupt(format!("{}: not text", path.display())))?;
         Self::parse(&path, &text)
     }
 
@@ -398,29 +417,25 @@ pub(crate) fn checkpoint_epoch(name: &str) -> Option<u64> {
 }
 
 /// Every `chk-<epoch>` directory under `root` with whether it is complete, oldest first.
-fn checkpoints(root: &Path) -> Vec<(u64, PathBuf, bool)> {
+fn checkpoints(root: &Storage) -> Result<Vec<(u64, bool)>> {
     let mut out = Vec::new();
-    if let Ok(entries) = fs::read_dir(root) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(epoch) = checkpoint_epoch(&name) {
-                let path = e.path();
-                let complete = path.join(METADATA_FILE).is_file();
-                out.push((epoch, path, complete));
-            }
+    for name in root.list_dirs("")? {
+        if let Some(epoch) = checkpoint_epoch(&name) {
+            let complete = root.exists(&join(&name, METADATA_FILE))?;
+            out.push((epoch, complete));
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
-/// The completed checkpoints under `root`, oldest first.
-pub(crate) fn completed(root: &Path) -> Vec<(u64, PathBuf)> {
-    checkpoints(root)
+/// The epochs of the completed checkpoints under `root`, oldest first.
+pub(crate) fn completed(root: &Storage) -> Result<Vec<u64>> {
+    Ok(checkpoints(root)?
         .into_iter()
-        .filter(|(_, _, complete)| *complete)
-        .map(|(epoch, path, _)| (epoch, path))
-        .collect()
+        .filter(|(_, complete)| *complete)
+        .map(|(epoch, _)| epoch)
+        .collect())
 }
 
 /// Finds the snapshot `path` names: itself when it holds `_metadata`, else the latest
@@ -441,36 +456,69 @@ pub fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
             ),
         });
     }
-    let chk = if path.join(METADATA_FILE).is_file() {
-        path.to_owned()
+    let (chk, metadata) = locate_in(&Storage::local(path))?;
+    let dir = chk
+        .local_dir()
+        .map_or_else(|| path.to_owned(), Path::to_owned);
+    Ok((dir, metadata))
+}
+
+/// [`locate`] in any storage: the snapshot's directory (as a storage) and metadata.
+pub(crate) fn locate_in(location: &Storage) -> Result<(Storage, Metadata)> {
+    let chk = if location.exists(METADATA_FILE)? {
+        location.clone()
     } else {
-        completed(path).pop().map(|(_, p)| p).ok_or_else(|| {
-            Error::Corrupt(format!(
-                "{}: no completed checkpoint (no chk-*/_metadata)",
-                path.display()
-            ))
-        })?
+        match completed(location)?.pop() {
+            Some(epoch) => location.child(&checkpoint_name(epoch)),
+            None if !location.has_any("")? => {
+                return Err(Error::Io {
+                    path: shown(location, ""),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such checkpoint or savepoint",
+                    ),
+                })
+            }
+            None => {
+                return Err(Error::Corrupt(format!(
+                    "{}: no completed checkpoint (no chk-*/_metadata)",
+                    location.describe("")
+                )))
+            }
+        }
     };
-    let metadata = Metadata::read(&chk)?;
+    let metadata = Metadata::read_from(&chk)?;
     Ok((chk, metadata))
 }
 
 /// What a job restores from, checked against its graph.
 #[derive(Debug, Clone)]
 pub(crate) struct Restore {
-    pub(crate) dir: PathBuf,
+    /// The checkpoint's (or savepoint's) directory.
+    pub(crate) dir: Storage,
     pub(crate) metadata: Metadata,
+}
+
+/// The local files of one operator's state in a snapshot, for its restore: in place for a
+/// local snapshot, downloaded into a scratch directory (removed when this is dropped) for
+/// one in an object store.
+pub(crate) struct RestoreFiles {
+    /// The keyed state of every old subtask.
+    pub(crate) keyed: Vec<KeyedFile>,
+    /// The operator state files of every old subtask.
+    pub(crate) operator_state: Vec<PathBuf>,
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl Restore {
     /// Checks `metadata` against the graph: the same max parallelism, sources at their old
     /// parallelism, and no operator state without an operator (unless allowed).
     pub(crate) fn check(settings: &RestoreSettings, graph: &StreamGraph) -> Result<Self> {
-        let (dir, metadata) = locate(&settings.path)?;
+        let (dir, metadata) = locate_in(&Storage::open(&settings.path)?)?;
+        let shown = dir.describe("");
         if metadata.max_parallelism != graph.max_parallelism() {
             return Err(Error::Config(format!(
-                "{} was written with max parallelism {}, the job has {}: key groups would not match (set the job's max parallelism to {})",
-                dir.display(),
+                "{shown} was written with max parallelism {}, the job has {}: key groups would not match (set the job's max parallelism to {})",
                 metadata.max_parallelism,
                 graph.max_parallelism(),
                 metadata.max_parallelism
@@ -482,20 +530,17 @@ impl Restore {
             .map(|n| (operator_key(n.uid(), n.id()), n))
             .collect();
         for (key, (p, name)) in &metadata.operators {
-            let has_state = dir.join(key).is_dir();
             match keys.get(key) {
-                None if has_state && !settings.allow_non_restored_state => {
+                None if !settings.allow_non_restored_state && dir.has_any(key)? => {
                     return Err(Error::Config(format!(
-                        "{} holds state of operator `{name}` ({key}), which this job does not have; \
-                         give the operator its old uid, or allow non-restored state to drop it",
-                        dir.display()
+                        "{shown} holds state of operator `{name}` ({key}), which this job does not have; \
+                         give the operator its old uid, or allow non-restored state to drop it"
                     )));
                 }
                 Some(node) if graph.is_source(node.id()) && node.parallelism() != *p => {
                     return Err(Error::Config(format!(
-                        "source `{}` ran at parallelism {p} in {}; sources restore at their old parallelism",
+                        "source `{}` ran at parallelism {p} in {shown}; sources restore at their old parallelism",
                         node.name(),
-                        dir.display()
                     )));
                 }
                 _ => {}
@@ -506,181 +551,151 @@ impl Restore {
 
     /// The operator-local parts of every old subtask of `key` (empty for a new operator).
     pub(crate) fn parts(&self, key: &str) -> Result<Vec<OperatorPart>> {
+        let mut parts = Vec::new();
+        for rel in self.files(key, "ostate")? {
+            parts.push(OperatorPart::read_from(&self.dir, &rel)?);
+        }
+        Ok(parts)
+    }
+
+    /// The local files of `key`'s keyed and operator state: full files of the savepoint
+    /// format or incremental parts (their objects in the checkpoint root), and operator
+    /// state files, of every old subtask (none for a new operator).
+    pub(crate) fn fetch(&self, key: &str) -> Result<RestoreFiles> {
+        let scratch = match self.dir.local_dir() {
+            Some(_) => None,
+            None => Some(crate::storage::scratch_dir()?),
+        };
+        let at = scratch.as_ref().map_or(Path::new(""), |s| s.path());
+        let root = self.dir.parent().unwrap_or_else(|| self.dir.clone());
+        let mut keyed = Vec::new();
+        for rel in self.files(key, "kstate")? {
+            keyed.push(KeyedFile::Full(self.dir.local_copy(&rel, at)?));
+        }
+        for rel in self.files(key, "native")? {
+            keyed.push(KeyedFile::Native {
+                part: self.dir.local_copy(&rel, at)?,
+                root: root.clone(),
+            });
+        }
+        let mut operator_state = Vec::new();
+        for rel in self.files(key, "opstate")? {
+            operator_state.push(self.dir.local_copy(&rel, at)?);
+        }
+        Ok(RestoreFiles {
+            keyed,
+            operator_state,
+            _scratch: scratch,
+        })
+    }
+
+    /// The files of kind `extension` of every old subtask of `key` that wrote one.
+    fn files(&self, key: &str, extension: &str) -> Result<Vec<String>> {
         let Some((p, _)) = self.metadata.operators.get(key) else {
             return Ok(Vec::new());
         };
-        let dir = self.dir.join(key);
-        (0..*p as usize)
-            .map(|s| ostate_path(&dir, s))
-            .filter(|p| p.exists())
-            .map(|p| OperatorPart::read(&p))
-            .collect()
-    }
-
-    /// The keyed state files of every old subtask of `key`: full files of the savepoint
-    /// format, incremental parts (their objects in the checkpoint root), or none.
-    pub(crate) fn keyed_files(&self, key: &str) -> Vec<KeyedFile> {
-        let root = self.dir.parent().unwrap_or(&self.dir).to_owned();
-        let mut files: Vec<KeyedFile> = self
-            .files(key, kstate_path)
-            .into_iter()
-            .map(KeyedFile::Full)
-            .collect();
-        files.extend(
-            self.files(key, native_path)
-                .into_iter()
-                .map(|part| KeyedFile::Native {
-                    part,
-                    root: root.clone(),
-                }),
-        );
-        files
-    }
-
-    /// The operator state files of every old subtask of `key`.
-    pub(crate) fn operator_state_files(&self, key: &str) -> Vec<PathBuf> {
-        self.files(key, opstate_path)
-    }
-
-    fn files(&self, key: &str, path: fn(&Path, usize) -> PathBuf) -> Vec<PathBuf> {
-        let Some((p, _)) = self.metadata.operators.get(key) else {
-            return Vec::new();
-        };
-        let dir = self.dir.join(key);
-        (0..*p as usize)
-            .map(|s| path(&dir, s))
-            .filter(|p| p.exists())
-            .collect()
-    }
-}
-
-/// Copies a completed checkpoint to `target` (a savepoint): files first, `_metadata` last.
-/// Incremental keyed-state parts become keyed state files of the savepoint format.
-pub(crate) fn copy_checkpoint(chk: &Path, target: &Path) -> Result<()> {
-    let io = |path: &Path, source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    fs::create_dir_all(target).map_err(|e| io(target, e))?;
-    for entry in fs::read_dir(chk).map_err(|e| io(chk, e))? {
-        let entry = entry.map_err(|e| io(chk, e))?;
-        let path = entry.path();
-        if path.is_dir() {
-            let sub = target.join(entry.file_name());
-            fs::create_dir_all(&sub).map_err(|e| io(&sub, e))?;
-            for f in fs::read_dir(&path).map_err(|e| io(&path, e))? {
-                let f = f.map_err(|e| io(&path, e))?.path();
-                if f.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                {
-                    continue; // a temporary file of a write in progress
-                }
-                let Some(name) = f.file_name() else {
-                    continue;
-                };
-                if f.extension().is_some_and(|e| e == "native") {
-                    let to = sub.join(name).with_extension("kstate");
-                    native_part::to_canonical(&f, chk.parent().unwrap_or(chk), &to)?;
-                    continue;
-                }
-                let bytes = fs::read(&f).map_err(|e| io(&f, e))?;
-                let to = sub.join(name);
-                write_atomically(&to, &bytes).map_err(|source| Error::State {
-                    operator: String::new(),
-                    source,
-                })?;
+        let mut out = Vec::new();
+        for s in 0..*p as usize {
+            let rel = join(key, &subtask_file(s, extension));
+            if self.dir.exists(&rel)? {
+                out.push(rel);
             }
         }
+        Ok(out)
     }
-    let bytes = fs::read(chk.join(METADATA_FILE)).map_err(|e| io(chk, e))?;
-    write_atomically(&target.join(METADATA_FILE), &bytes).map_err(|source| Error::State {
-        operator: String::new(),
-        source,
-    })
 }
 
-/// The checkpoints of one job under its checkpoint directory: the only code that knows the
-/// layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`, `_metadata`), writes parts
-/// atomically, completes checkpoints, retains the last ones and cleans up before a run.
+/// Copies the completed checkpoint `chk` to `target` (a savepoint): files first,
+/// `_metadata` last. Incremental keyed-state parts become keyed state files of the
+/// savepoint format (their objects are in `chk`'s parent, the checkpoint root).
+pub(crate) fn copy_checkpoint(chk: &Storage, target: &Storage) -> Result<()> {
+    let root = chk.parent().unwrap_or_else(|| chk.clone());
+    let scratch = crate::storage::scratch_dir()?;
+    for file in chk.list("")? {
+        let name = file.name.rsplit('/').next().unwrap_or_default();
+        // Only the operators' folders are copied (and `_metadata`, last); names with a dot
+        // in front are temporary files of writes in progress.
+        if !file.name.contains('/') || name.starts_with('.') {
+            continue;
+        }
+        let local = chk.local_copy(&file.name, scratch.path())?;
+        if let Some(stem) = file.name.strip_suffix(".native") {
+            let out = scratch.path().join("canonical.kstate");
+            native_part::to_canonical(&local, &root, &out)?;
+            target.put_file(&format!("{stem}.kstate"), &out)?;
+        } else {
+            target.put_file(&file.name, &local)?;
+        }
+    }
+    target.put(METADATA_FILE, &chk.read(METADATA_FILE)?)
+}
+
+/// The checkpoints of one job under its checkpoint directory (local or in an object store):
+/// the only code that knows the layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`,
+/// `_metadata`), writes parts atomically, completes checkpoints, retains the last ones and
+/// cleans up before a run.
 #[derive(Debug, Clone)]
 pub(crate) struct CheckpointStore {
-    root: PathBuf,
+    root: Storage,
     /// RocksDB state is written as incremental parts.
     incremental: bool,
 }
 
 impl CheckpointStore {
-    pub(crate) fn new(root: &Path) -> Self {
-        CheckpointStore {
-            root: root.to_owned(),
+    /// The store at `location` (a path or a storage URL), writing whole checkpoints.
+    pub(crate) fn open(location: &Path) -> Result<Self> {
+        Ok(CheckpointStore {
+            root: Storage::open(location)?,
             incremental: false,
-        }
-    }
-
-    /// The store of `config`'s directory, incremental as it says.
-    pub(crate) fn of(config: &CheckpointConfig) -> Self {
-        CheckpointStore {
-            root: config.dir.clone(),
-            incremental: config.incremental,
-        }
-    }
-
-    /// The checkpoint root.
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// The directory of checkpoint `epoch`.
-    pub(crate) fn checkpoint(&self, epoch: u64) -> PathBuf {
-        checkpoint_dir(&self.root, epoch)
-    }
-
-    fn operator_dir(&self, epoch: u64, key: &str) -> PathBuf {
-        self.checkpoint(epoch).join(key)
-    }
-
-    /// Where and how subtask `subtask` of operator `key` writes the keyed state of
-    /// checkpoint `epoch` (its directory is created).
-    pub(crate) fn keyed_part(
-        &self,
-        epoch: u64,
-        key: &str,
-        subtask: usize,
-    ) -> Result<KeyedPart<'_>> {
-        Ok(KeyedPart {
-            store: self,
-            full: self.file_path(epoch, key, subtask, kstate_path)?,
-            native: native_path(&self.operator_dir(epoch, key), subtask),
-            key: key.to_owned(),
-            epoch,
-            subtask,
         })
     }
 
-    /// Where subtask `subtask` of operator `key` writes the operator state of checkpoint
-    /// `epoch` (its directory is created).
-    pub(crate) fn operator_state_path(
-        &self,
-        epoch: u64,
-        key: &str,
-        subtask: usize,
-    ) -> Result<PathBuf> {
-        self.file_path(epoch, key, subtask, opstate_path)
+    /// The store of `config`'s directory, incremental as it says.
+    pub(crate) fn of(config: &CheckpointConfig) -> Result<Self> {
+        Ok(CheckpointStore {
+            root: Storage::open(&config.dir)?,
+            incremental: config.incremental,
+        })
     }
 
-    fn file_path(
+    /// The checkpoint root.
+    pub(crate) fn root(&self) -> &Storage {
+        &self.root
+    }
+
+    /// The directory of operator `key` in checkpoint `epoch` (relative to the root).
+    fn operator_dir(epoch: u64, key: &str) -> String {
+        join(&checkpoint_name(epoch), key)
+    }
+
+    /// Where and how subtask `subtask` of operator `key` writes the keyed state of
+    /// checkpoint `epoch`.
+    pub(crate) fn keyed_part(&self, epoch: u64, key: &str, subtask: usize) -> KeyedPart<'_> {
+        let dir = Self::operator_dir(epoch, key);
+        KeyedPart {
+            store: self,
+            full: join(&dir, &subtask_file(subtask, "kstate")),
+            native: join(&dir, &subtask_file(subtask, "native")),
+            key: key.to_owned(),
+            epoch,
+            subtask,
+        }
+    }
+
+    /// Writes the operator state of subtask `subtask` of operator `key` in checkpoint
+    /// `epoch` with `write`, which is handed the local path to write it to.
+    pub(crate) fn write_operator_state(
         &self,
         epoch: u64,
         key: &str,
         subtask: usize,
-        path: fn(&Path, usize) -> PathBuf,
-    ) -> Result<PathBuf> {
-        let dir = self.operator_dir(epoch, key);
-        fs::create_dir_all(&dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        Ok(path(&dir, subtask))
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
+        let rel = join(
+            &Self::operator_dir(epoch, key),
+            &subtask_file(subtask, "opstate"),
+        );
+        self.root.write_with(&rel, write)
     }
 
     /// Writes the operator-local part of one subtask (written last: its presence says the
@@ -692,12 +707,16 @@ impl CheckpointStore {
         subtask: usize,
         part: &OperatorPart,
     ) -> Result<()> {
-        part.write(&self.operator_dir(epoch, key), subtask)
+        part.write_to(&self.root, &Self::operator_dir(epoch, key), subtask)
     }
 
     /// Reads the operator part of one subtask of checkpoint `epoch`.
     pub(crate) fn read_part(&self, epoch: u64, key: &str, subtask: usize) -> Result<OperatorPart> {
-        OperatorPart::read(&ostate_path(&self.operator_dir(epoch, key), subtask))
+        let rel = join(
+            &Self::operator_dir(epoch, key),
+            &subtask_file(subtask, "ostate"),
+        );
+        OperatorPart::read_from(&self.root, &rel)
     }
 
     /// Writes the final part of a sink's subtask: what it had not committed when its input
@@ -708,7 +727,7 @@ impl CheckpointStore {
         subtask: usize,
         part: &OperatorPart,
     ) -> Result<()> {
-        part.write(&self.root.join(FINAL_DIR).join(key), subtask)
+        part.write_to(&self.root, &join(FINAL_DIR, key), subtask)
     }
 
     /// The final part of a sink's subtask, if it wrote one.
@@ -717,7 +736,7 @@ impl CheckpointStore {
         key: &str,
         subtask: usize,
     ) -> Result<Option<OperatorPart>> {
-        find_part_in(&self.root.join(FINAL_DIR).join(key), subtask)
+        find_part_in(&self.root, &join(FINAL_DIR, key), subtask)
     }
 
     /// Writes the last part of a source subtask whose input ended: its part of checkpoint
@@ -730,7 +749,7 @@ impl CheckpointStore {
         part: &OperatorPart,
     ) -> Result<()> {
         self.write_part(epoch, key, subtask, part)?;
-        part.write(&self.root.join(ENDED_DIR).join(key), subtask)
+        part.write_to(&self.root, &join(ENDED_DIR, key), subtask)
     }
 
     /// Gives checkpoint `epoch` the last part of every source subtask that ended before it
@@ -738,12 +757,13 @@ impl CheckpointStore {
     fn fill_ended_sources(&self, graph: &StreamGraph, epoch: u64) -> Result<()> {
         for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
             let key = Self::node_key(n);
-            let ended = self.root.join(ENDED_DIR).join(&key);
+            let ended = join(ENDED_DIR, &key);
+            let dir = Self::operator_dir(epoch, &key);
             for s in 0..n.parallelism() as usize {
-                if ostate_path(&self.operator_dir(epoch, &key), s).is_file() {
+                if self.root.exists(&join(&dir, &subtask_file(s, "ostate")))? {
                     continue;
                 }
-                if let Some(part) = find_part_in(&ended, s)? {
+                if let Some(part) = find_part_in(&self.root, &ended, s)? {
                     self.write_part(epoch, &key, s, &part)?;
                 }
             }
@@ -751,26 +771,29 @@ impl CheckpointStore {
         Ok(())
     }
 
-    /// Marks the job as run to its end (written, synced, renamed): from now on its final
+    /// Marks the job as run to its end (written whole or not at all): from now on its final
     /// parts are the output to publish, and a restore from this directory only publishes
     /// them again.
     pub(crate) fn mark_finished(&self) -> Result<()> {
-        write_atomically(&self.root.join(FINISHED_FILE), b"typeinfo job finished\n").map_err(
-            |source| Error::State {
-                operator: "Checkpoint coordinator".into(),
-                source,
-            },
-        )
+        self.root.put(FINISHED_FILE, b"typeinfo job finished\n")
     }
 
     /// Whether a job that keeps its checkpoints in `root` ran to its end.
-    pub(crate) fn is_finished(root: &Path) -> bool {
-        root.join(FINISHED_FILE).is_file()
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot tell (never taken for "not finished").
+    pub(crate) fn is_finished(root: &Storage) -> Result<bool> {
+        root.exists(FINISHED_FILE)
     }
 
     /// The latest completed checkpoint's epoch.
-    pub(crate) fn latest_completed(&self) -> Option<u64> {
-        completed(&self.root).last().map(|(epoch, _)| *epoch)
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot be listed.
+    pub(crate) fn latest_completed(&self) -> Result<Option<u64>> {
+        Ok(completed(&self.root)?.last().copied())
     }
 
     fn node_key(node: &StreamNode) -> String {
@@ -778,14 +801,19 @@ impl CheckpointStore {
     }
 
     /// Whether every subtask of every operator wrote its part of checkpoint `epoch`.
-    fn all_parts_written(&self, graph: &StreamGraph, epoch: u64) -> bool {
-        graph.nodes().iter().all(|n| {
-            let dir = self.operator_dir(epoch, &Self::node_key(n));
-            (0..n.parallelism() as usize).all(|s| ostate_path(&dir, s).is_file())
-        })
+    fn all_parts_written(&self, graph: &StreamGraph, epoch: u64) -> Result<bool> {
+        for n in graph.nodes() {
+            let dir = Self::operator_dir(epoch, &Self::node_key(n));
+            for s in 0..n.parallelism() as usize {
+                if !self.root.exists(&join(&dir, &subtask_file(s, "ostate")))? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
-    /// Completes checkpoint `epoch` if every part is on disk: writes `_metadata`, then
+    /// Completes checkpoint `epoch` if every part is written: writes `_metadata`, then
     /// deletes completed checkpoints beyond the last `retained` and incomplete older ones.
     /// Returns the checkpoint's statistics when it completed it.
     pub(crate) fn complete(
@@ -794,38 +822,40 @@ impl CheckpointStore {
         epoch: u64,
         retained: usize,
     ) -> Result<Option<CheckpointStats>> {
-        if !self.checkpoint(epoch).is_dir() {
+        let chk = checkpoint_name(epoch);
+        if !self.root.has_any(&chk)? {
             return Ok(None);
         }
         self.fill_ended_sources(graph, epoch)?;
-        if !self.all_parts_written(graph, epoch) {
+        if !self.all_parts_written(graph, epoch)? {
             return Ok(None);
         }
-        Metadata::of(graph, epoch).write(&self.checkpoint(epoch))?;
+        Metadata::of(graph, epoch).write_to(&self.root.child(&chk))?;
         let stats = self.stats(graph, epoch);
-        let all = checkpoints(&self.root);
-        let completed = all.iter().filter(|(_, _, c)| *c).count();
+        let all = checkpoints(&self.root)?;
+        let completed = all.iter().filter(|(_, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
-        let mut dropped_objects = std::collections::BTreeSet::new();
-        for (e, path, complete) in &all {
+        let mut dropped_objects = BTreeSet::new();
+        for (e, complete) in &all {
             if *e >= epoch {
                 continue;
             }
+            let old = self.root.child(&checkpoint_name(*e));
             if *complete && to_drop > 0 {
                 to_drop -= 1;
                 // A part that cannot be read keeps its objects (a leak, never a loss).
-                dropped_objects.extend(shared_objects(path).unwrap_or_default());
-                remove_checkpoint(path);
+                dropped_objects.extend(shared_objects(&old).unwrap_or_default());
+                remove_checkpoint(&old);
             } else if !*complete {
                 // Its uploads are referenced by nothing completed: collected before the
                 // next run (a checkpoint in flight may share them until then).
-                remove_checkpoint(path);
+                remove_checkpoint(&old);
             }
         }
         if !dropped_objects.is_empty() {
             if let Some(kept) = referenced_objects(&self.root) {
                 for object in dropped_objects.difference(&kept) {
-                    let _ = fs::remove_file(self.root.join(SHARED_DIR).join(object));
+                    let _ = self.root.delete(&join(SHARED_DIR, object));
                 }
             }
         }
@@ -836,29 +866,23 @@ impl CheckpointStore {
     /// checkpoints that never completed, temporary files of interrupted uploads). Only
     /// while no checkpoint is in flight: before a run.
     fn collect_shared_objects(&self) -> Result<()> {
-        let shared = self.root.join(SHARED_DIR);
-        if !shared.is_dir() {
+        let objects = self.root.list(SHARED_DIR)?;
+        if objects.is_empty() {
             return Ok(());
         }
         let Some(kept) = referenced_objects(&self.root) else {
             return Ok(());
         };
-        for operator in fs::read_dir(&shared)
-            .map_err(|e| native_part::io(&shared, e))?
-            .flatten()
-        {
-            let dir = operator.path();
-            let Ok(objects) = fs::read_dir(&dir) else {
-                continue;
-            };
-            let name = operator.file_name().to_string_lossy().into_owned();
-            for object in objects.flatten() {
-                let id = format!("{name}/{}", object.file_name().to_string_lossy());
-                if !kept.contains(&id) {
-                    let _ = fs::remove_file(object.path());
-                }
+        for object in objects {
+            if !kept.contains(&object.name) {
+                let _ = self.root.delete(&join(SHARED_DIR, &object.name));
             }
-            let _ = fs::remove_dir(&dir); // when empty
+        }
+        if let Some(shared) = self.root.local_dir().map(|d| d.join(SHARED_DIR)) {
+            // Empty operator folders, locally (an object store has no folders).
+            for dir in self.root.list_dirs(SHARED_DIR)? {
+                let _ = std::fs::remove_dir(shared.join(dir));
+            }
         }
         Ok(())
     }
@@ -869,21 +893,21 @@ impl CheckpointStore {
         let mut stats = CheckpointStats::default();
         let mut first: Option<std::time::SystemTime> = None;
         for n in graph.nodes() {
+            let dir = Self::operator_dir(epoch, &Self::node_key(n));
             let mut bytes = 0;
-            if let Ok(entries) = fs::read_dir(self.operator_dir(epoch, &Self::node_key(n))) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    if path.extension().is_some_and(|e| e == "native") {
-                        // What this checkpoint uploaded to the shared folder.
-                        bytes += NativePart::read(&path).map_or(0, |p| p.uploaded_bytes);
-                    }
-                    let Ok(meta) = entry.metadata() else {
-                        continue;
-                    };
-                    bytes += meta.len();
-                    if let Ok(modified) = meta.modified() {
-                        first = Some(first.map_or(modified, |f| f.min(modified)));
-                    }
+            for file in self.root.list(&dir).unwrap_or_default() {
+                if file.name.ends_with(".native") {
+                    // What this checkpoint uploaded to the shared folder.
+                    let rel = join(&dir, &file.name);
+                    bytes += self
+                        .root
+                        .read(&rel)
+                        .and_then(|b| NativePart::decode(&shown(&self.root, &rel), &b))
+                        .map_or(0, |p| p.uploaded_bytes);
+                }
+                bytes += file.bytes;
+                if let Some(modified) = file.modified {
+                    first = Some(first.map_or(modified, |f| f.min(modified)));
                 }
             }
             stats.bytes += bytes;
@@ -897,9 +921,9 @@ impl CheckpointStore {
     /// `epoch`.
     pub(crate) fn sources_stopped(&self, graph: &StreamGraph, epoch: u64) -> Result<bool> {
         for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
-            let dir = self.operator_dir(epoch, &Self::node_key(n));
             for s in 0..n.parallelism() as usize {
-                if !SourcePart::decode(&OperatorPart::read(&ostate_path(&dir, s))?.data)?.stopped {
+                let part = self.read_part(epoch, &Self::node_key(n), s)?;
+                if !SourcePart::decode(&part.data)?.stopped {
                     return Ok(false);
                 }
             }
@@ -907,43 +931,41 @@ impl CheckpointStore {
         Ok(true)
     }
 
-    /// Copies completed checkpoint `epoch` to `target` (a savepoint).
+    /// Copies completed checkpoint `epoch` to `target` (a savepoint, a path or a storage
+    /// URL).
     pub(crate) fn copy_to(&self, epoch: u64, target: &Path) -> Result<()> {
-        copy_checkpoint(&self.checkpoint(epoch), target)
+        copy_checkpoint(
+            &self.root.child(&checkpoint_name(epoch)),
+            &Storage::open(target)?,
+        )
     }
 
     /// Before a run that starts at `start_epoch`: creates the directory and deletes the
     /// parts of checkpoints that never completed and every checkpoint at or after
     /// `start_epoch` (not part of this run's history), except `keep` (the one restored from).
-    pub(crate) fn prepare_run(&self, start_epoch: u64, keep: Option<&Path>) -> Result<()> {
-        fs::create_dir_all(&self.root).map_err(|source| Error::Io {
-            path: self.root.clone(),
-            source,
-        })?;
-        fs::read_dir(&self.root).map_err(|source| Error::Io {
-            path: self.root.clone(),
-            source,
-        })?;
-        for (epoch, path, complete) in checkpoints(&self.root) {
-            if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| k != path) {
-                remove_checkpoint(&path);
+    pub(crate) fn prepare_run(&self, start_epoch: u64, keep: Option<&Storage>) -> Result<()> {
+        if let Some(dir) = self.root.local_dir() {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+            std::fs::read_dir(dir).map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        for (epoch, complete) in checkpoints(&self.root)? {
+            let chk = self.root.child(&checkpoint_name(epoch));
+            if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| !k.same_location(&chk)) {
+                remove_checkpoint(&chk);
             }
         }
         self.collect_shared_objects()?;
         // The end of an earlier run: the marker first, so that no run can take the final
         // parts that are about to go for a finished job's.
-        let marker = self.root.join(FINISHED_FILE);
-        if marker.exists() {
-            fs::remove_file(&marker).map_err(|source| Error::Io {
-                path: marker,
-                source,
-            })?;
-        }
+        self.root.delete(FINISHED_FILE)?;
         for dir in [FINAL_DIR, ENDED_DIR] {
-            let dir = self.root.join(dir);
-            if dir.exists() {
-                fs::remove_dir_all(&dir).map_err(|source| Error::Io { path: dir, source })?;
-            }
+            self.root.delete_all(dir)?;
         }
         Ok(())
     }
@@ -953,8 +975,8 @@ impl CheckpointStore {
 /// savepoint format, or, for RocksDB in an incremental store, an incremental part.
 pub(crate) struct KeyedPart<'a> {
     store: &'a CheckpointStore,
-    full: PathBuf,
-    native: PathBuf,
+    full: String,
+    native: String,
     key: String,
     epoch: u64,
     subtask: usize,
@@ -981,32 +1003,33 @@ impl KeyedPart<'_> {
                     shared,
                 )
             }
-            _ => {
+            _ => self.store.root.write_with(&self.full, |path| {
                 backend
-                    .snapshot(&self.full)
+                    .snapshot(path)
+                    .map(drop)
                     .map_err(|source| Error::State {
                         operator: self.key.clone(),
                         source,
-                    })?;
-                Ok(())
-            }
+                    })
+            }),
         }
     }
 }
 
 /// Deletes a checkpoint directory, its `_metadata` first: a deletion cut short leaves an
 /// incomplete checkpoint, never a complete-looking one with parts missing.
-fn remove_checkpoint(path: &Path) {
-    let _ = fs::remove_file(path.join(METADATA_FILE));
-    let _ = fs::remove_dir_all(path);
+fn remove_checkpoint(chk: &Storage) {
+    if chk.delete(METADATA_FILE).is_ok() {
+        let _ = chk.delete_all("");
+    }
 }
 
 /// Every shared object a completed checkpoint under `root` refers to; `None` when a part
 /// cannot be read (then nothing may be deleted).
-fn referenced_objects(root: &Path) -> Option<std::collections::BTreeSet<String>> {
-    let mut kept = std::collections::BTreeSet::new();
-    for (_, path) in completed(root) {
-        kept.extend(shared_objects(&path).ok()?);
+fn referenced_objects(root: &Storage) -> Option<BTreeSet<String>> {
+    let mut kept = BTreeSet::new();
+    for epoch in completed(root).ok()? {
+        kept.extend(shared_objects(&root.child(&checkpoint_name(epoch))).ok()?);
     }
     Some(kept)
 }
@@ -1016,20 +1039,12 @@ fn referenced_objects(root: &Path) -> Option<std::collections::BTreeSet<String>>
 /// # Errors
 ///
 /// A part cannot be read (then nothing is deleted on its account).
-fn shared_objects(chk: &Path) -> Result<Vec<String>> {
+fn shared_objects(chk: &Storage) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let Ok(operators) = fs::read_dir(chk) else {
-        return Ok(out);
-    };
-    for operator in operators.flatten() {
-        let Ok(files) = fs::read_dir(operator.path()) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let path = f.path();
-            if path.extension().is_some_and(|e| e == "native") {
-                out.extend(NativePart::read(&path)?.objects().map(|o| o.object.clone()));
-            }
+    for file in chk.list("")? {
+        if file.name.ends_with(".native") {
+            let part = NativePart::decode(&shown(chk, &file.name), &chk.read(&file.name)?)?;
+            out.extend(part.objects().map(|o| o.object.clone()));
         }
     }
     Ok(out)

@@ -196,6 +196,8 @@ pub(crate) struct CompileCx<'s> {
     /// The first epoch of this run (the restored checkpoint's plus one).
     start_epoch: Epoch,
     restore: Option<Arc<Restore>>,
+    /// The job's checkpoints (opened once per run).
+    checkpoints: Option<CheckpointStore>,
 }
 
 /// What a run gives every worker's compile.
@@ -209,6 +211,7 @@ pub(crate) struct CompileSettings {
     pub(crate) builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
     pub(crate) start_epoch: Epoch,
     pub(crate) restore: Option<Arc<Restore>>,
+    pub(crate) checkpoints: Option<CheckpointStore>,
 }
 
 /// Compiles the whole graph on one worker: every node, then the checkpoint coordinator.
@@ -222,6 +225,7 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
         builders,
         start_epoch,
         restore,
+        checkpoints,
     } = settings;
     let mut cx = CompileCx {
         scope,
@@ -235,6 +239,7 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
         progress: Vec::new(),
         start_epoch,
         restore,
+        checkpoints,
     };
     let mut committers = Vec::new();
     for node in graph.nodes() {
@@ -354,7 +359,7 @@ impl<'s> CompileCx<'s> {
     }
 
     fn checkpoint_store(&self) -> Option<CheckpointStore> {
-        self.config.checkpointing.as_ref().map(CheckpointStore::of)
+        self.checkpoints.clone()
     }
 }
 
@@ -564,15 +569,12 @@ fn build_source<'s, O: Data>(
     let mut driver: Option<SourceDriver<O>> = None;
     if cx.worker < node.parallelism as usize && !job.failed() {
         let setup = cx.setup(node);
-        let checkpointing = cx.config.checkpointing.clone();
+        let checkpoints = cx
+            .checkpoint_store()
+            .zip(cx.config.checkpointing.as_ref().map(|c| c.interval));
         let stop = cx.config.stop_with_savepoint.clone();
         guarded(&job, &name, || {
-            driver = Some(SourceDriver::open(
-                &setup,
-                checkpointing.as_ref(),
-                stop,
-                make,
-            )?);
+            driver = Some(SourceDriver::open(&setup, checkpoints, stop, make)?);
             Ok(())
         });
     }
@@ -638,7 +640,8 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
     let mut coordinator = Coordinator::new(
         Arc::clone(&cx.graph),
         Arc::clone(&cx.job),
-        cx.config.checkpointing.as_ref(),
+        cx.checkpoint_store()
+            .zip(cx.config.checkpointing.as_ref().map(|c| c.retained)),
         cx.config.stop_with_savepoint.clone(),
         cx.start_epoch,
         committers,

@@ -215,7 +215,8 @@ impl RestartStrategy {
 pub struct StopWithSavepoint {
     /// Records per source subtask before it stops.
     pub after_records: u64,
-    /// The savepoint directory.
+    /// The savepoint directory: a path or a storage URL such as `s3://bucket/savepoints/1`
+    /// ([`crate::storage`]).
     pub dir: PathBuf,
 }
 
@@ -287,7 +288,9 @@ impl ExecutionConfig {
 /// Periodic checkpoints of a job.
 #[derive(Debug, Clone)]
 pub struct CheckpointConfig {
-    /// Where checkpoints are written (shared by every process of a job).
+    /// Where checkpoints are written, shared by every process of a job: a local (or
+    /// mounted) directory, or an object store's URL, `s3://bucket/prefix`, `gs://...`,
+    /// `az://...` (see [`crate::storage`] for the forms and their configuration).
     pub dir: PathBuf,
     /// Time between checkpoints.
     pub interval: Duration,
@@ -301,7 +304,22 @@ pub struct CheckpointConfig {
 }
 
 impl CheckpointConfig {
-    /// Checkpoints in `dir` every `interval`, keeping the last 3, incremental with RocksDB.
+    /// Checkpoints in `dir` (a path or a storage URL) every `interval`, keeping the last 3,
+    /// incremental with RocksDB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typeinfo_runtime::CheckpointConfig;
+    ///
+    /// let local = CheckpointConfig::new("/var/lib/job/checkpoints", Duration::from_secs(10));
+    /// // The AWS_* variables of the environment configure the client (region, credentials,
+    /// // AWS_ENDPOINT for an S3-compatible server).
+    /// let on_s3 = CheckpointConfig::new("s3://checkpoints/orders-job", Duration::from_secs(10));
+    /// assert_eq!(on_s3.dir.to_str(), Some("s3://checkpoints/orders-job"));
+    /// # let _ = local;
+    /// ```
     pub fn new(dir: impl Into<PathBuf>, interval: Duration) -> Self {
         CheckpointConfig {
             dir: dir.into(),
@@ -334,7 +352,7 @@ impl CheckpointConfig {
 #[derive(Debug, Clone)]
 pub struct RestoreSettings {
     /// A checkpoint directory (its latest completed checkpoint is used), one checkpoint
-    /// (`chk-<epoch>`), or a savepoint.
+    /// (`chk-<epoch>`), or a savepoint; a path or a storage URL ([`crate::storage`]).
     pub path: PathBuf,
     /// Start even if the snapshot holds state of operators the job no longer has (that
     /// state is dropped).

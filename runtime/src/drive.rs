@@ -14,14 +14,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::channel::{sender_id, Batch, Msg};
-use crate::checkpoint::{CheckpointStore, OperatorPart, SourcePart};
-use crate::config::{checkpoint_write_delay, CheckpointConfig, StopWithSavepoint};
+use crate::checkpoint::{CheckpointStore, OperatorPart, SourcePart, METADATA_FILE};
+use crate::config::{checkpoint_write_delay, StopWithSavepoint};
 use crate::error::{Error, Result};
 use crate::job::{Epoch, JobShared};
 use crate::metrics::{Counter, Gauge, MetricGroup};
 use crate::operator::{now_ms, Operator, OperatorSetup, Output, Outputs, SourceFunction};
 use crate::plan::StreamGraph;
 use crate::sink::Committer;
+use crate::storage::Storage;
 use crate::Data;
 
 /// The minimum of the last watermark of each active upstream subtask (Flink's
@@ -218,10 +219,13 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             if let Some(w) = parts.iter().map(|p| p.watermark).min() {
                 tracker.restore(w);
             }
-            operator.restore(&restore.keyed_files(&setup.key), &parts)?;
-            let files = restore.operator_state_files(&setup.key);
-            if let (Some(state), false) = (operator.operator_state(), files.is_empty()) {
-                let files: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
+            let files = restore.fetch(&setup.key)?;
+            operator.restore(&files.keyed, &parts)?;
+            if let (Some(state), false) =
+                (operator.operator_state(), files.operator_state.is_empty())
+            {
+                let files: Vec<&std::path::Path> =
+                    files.operator_state.iter().map(PathBuf::as_path).collect();
                 state.restore(&files).map_err(|source| Error::State {
                     operator: setup.name.clone(),
                     source,
@@ -357,13 +361,17 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         let Some(store) = &self.checkpoints else {
             return Ok(());
         };
-        let keyed = store.keyed_part(epoch, &self.setup.key, self.setup.subtask)?;
+        let keyed = store.keyed_part(epoch, &self.setup.key, self.setup.subtask);
         let data = self.operator.snapshot(epoch, &keyed)?;
         if let Some(state) = self.operator.operator_state() {
-            let path = store.operator_state_path(epoch, &self.setup.key, self.setup.subtask)?;
-            state.snapshot(&path).map_err(|source| Error::State {
-                operator: self.setup.name.clone(),
-                source,
+            store.write_operator_state(epoch, &self.setup.key, self.setup.subtask, |path| {
+                state
+                    .snapshot(path)
+                    .map(drop)
+                    .map_err(|source| Error::State {
+                        operator: self.setup.name.clone(),
+                        source,
+                    })
             })?;
         }
         if let Some(delay) = checkpoint_write_delay() {
@@ -413,6 +421,8 @@ pub(crate) struct SourceDriver<O> {
     checkpoints: Option<(CheckpointStore, Duration)>,
     next_checkpoint: Instant,
     stop: Option<StopWithSavepoint>,
+    /// Where the stop-with-savepoint writes its savepoint.
+    savepoint: Option<Storage>,
     stopped_at: Option<Epoch>,
     /// The last savepoint request this source acted on.
     seen_request: u64,
@@ -423,7 +433,7 @@ impl<O: Data> SourceDriver<O> {
     /// Makes the source function with `make` and moves it to its restored position.
     pub(crate) fn open(
         setup: &OperatorSetup,
-        checkpoints: Option<&CheckpointConfig>,
+        checkpoints: Option<(CheckpointStore, Duration)>,
         stop: Option<StopWithSavepoint>,
         make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>>,
     ) -> Result<Self> {
@@ -437,7 +447,7 @@ impl<O: Data> SourceDriver<O> {
                 function.seek(&part.position)?;
             }
         }
-        let checkpoints = checkpoints.map(|c| (CheckpointStore::of(c), c.interval));
+        let savepoint = stop.as_ref().map(|s| Storage::open(&s.dir)).transpose()?;
         Ok(SourceDriver {
             function,
             output: Output::new(sender_id(setup.node, setup.subtask)),
@@ -449,6 +459,7 @@ impl<O: Data> SourceDriver<O> {
                 + checkpoints.as_ref().map_or(Duration::MAX / 4, |(_, i)| *i),
             checkpoints,
             stop,
+            savepoint,
             stopped_at: None,
             seen_request: 0,
             records_out: MetricGroup::new(
@@ -490,8 +501,8 @@ impl<O: Data> SourceDriver<O> {
         if self.checkpoints.is_some() {
             self.maybe_close_epoch(emit, more)?;
         }
-        if let Some(stop) = &self.stop {
-            if self.stopped() && stop.dir.join("_metadata").is_file() {
+        if let Some(savepoint) = &self.savepoint {
+            if self.stopped() && savepoint.exists(METADATA_FILE)? {
                 // The savepoint is complete: end without a final watermark.
                 more = false;
             }
@@ -652,7 +663,7 @@ impl Coordinator {
     pub(crate) fn new(
         graph: Arc<StreamGraph>,
         job: Arc<JobShared>,
-        checkpoints: Option<&CheckpointConfig>,
+        checkpoints: Option<(CheckpointStore, usize)>,
         stop: Option<StopWithSavepoint>,
         start_epoch: Epoch,
         committers: Vec<NodeCommitter>,
@@ -661,7 +672,7 @@ impl Coordinator {
             graph,
             committers,
             job,
-            checkpoints: checkpoints.map(|c| (CheckpointStore::of(c), c.retained)),
+            checkpoints,
             stop,
             last_completed: start_epoch.checked_sub(1),
             done: false,
@@ -729,7 +740,7 @@ impl Coordinator {
         }
         if let Some(stop) = &self.stop {
             if !self.saved && store.sources_stopped(&self.graph, epoch)? {
-                if !stop.dir.join("_metadata").is_file() {
+                if !Storage::open(&stop.dir)?.exists(METADATA_FILE)? {
                     store.copy_to(epoch, &stop.dir)?;
                 }
                 self.saved = true;

@@ -56,6 +56,14 @@ pub enum Error {
     },
     /// Bytes received from another process could not be decoded.
     Corrupt(String),
+    /// Checkpoint storage on an object store failed (`location` is the object's URL; the
+    /// source is the object store client's error).
+    Storage {
+        /// The URL of the object (or prefix) the request was for.
+        location: String,
+        /// The object store client's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The cluster (timely's communication) could not be set up.
     Cluster(String),
     /// The job was cancelled through its [`JobClient`](crate::JobClient).
@@ -127,6 +135,7 @@ impl fmt::Display for Error {
             Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
             Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),
             Error::Cluster(msg) => write!(f, "cluster: {msg}"),
+            Error::Storage { location, source } => write!(f, "{location}: {source}"),
             Error::Cancelled => f.write_str("the job was cancelled"),
         }
     }
@@ -138,6 +147,7 @@ impl std::error::Error for Error {
             Error::Type { source, .. } => Some(source),
             Error::State { source, .. } => Some(source),
             Error::Io { source, .. } => Some(source),
+            Error::Storage { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -113,6 +113,7 @@ mod run;
 pub mod sink;
 pub mod sort;
 pub mod source;
+pub mod storage;
 mod stream;
 mod timer;
 mod transform;

@@ -41,14 +41,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use typeinfo::{DataInputView, DataOutputView};
-use typeinfo_state::savepoint::write_atomically;
 use typeinfo_state::{KeyedBackend, RocksDbKeyedStateBackend, StateKey};
 
 use crate::error::{Error, Result};
+use crate::storage::{join, Storage};
 
 /// The folder of shared SST objects (in the checkpoint root).
 pub const SHARED_DIR: &str = "shared";
@@ -257,6 +256,16 @@ impl NativePart {
         Self::decode(path, &bytes)
     }
 
+    /// Reads and checks the part at `rel` in `storage` (a checkpoint directory, local or in
+    /// an object store).
+    ///
+    /// # Errors
+    ///
+    /// As [`NativePart::read`]; the storage fails.
+    pub fn read_from(storage: &Storage, rel: &str) -> Result<Self> {
+        Self::decode(Path::new(&storage.describe(rel)), &storage.read(rel)?)
+    }
+
     /// The shared objects the part refers to.
     pub fn objects(&self) -> impl Iterator<Item = &SharedObject> {
         self.entries.iter().filter_map(|e| match e {
@@ -302,13 +311,14 @@ impl NativePart {
     }
 
     /// Lays the part out as a native RocksDB checkpoint in `dir` (created): private files
-    /// written, shared objects of `root` hard-linked (copied across file systems) after
-    /// their size and checksum are checked.
+    /// written, shared objects of the checkpoint root `root` brought over (hard-linked, or
+    /// copied across file systems, or downloaded from an object store), then their size and
+    /// checksum checked.
     ///
     /// # Errors
     ///
-    /// An object is missing, of another size or checksum; the file system fails.
-    pub(crate) fn materialize(&self, root: &Path, dir: &Path) -> Result<()> {
+    /// An object is missing, of another size or checksum; the storage fails.
+    pub(crate) fn materialize(&self, root: &Storage, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         for e in &self.entries {
             match e {
@@ -317,79 +327,24 @@ impl NativePart {
                     fs::write(&to, bytes).map_err(|e| io(&to, e))?;
                 }
                 Entry::Shared { name, shared } => {
-                    let from = root.join(SHARED_DIR).join(&shared.object);
-                    let (bytes, crc) = checksum(&from)?;
+                    let from = join(SHARED_DIR, &shared.object);
+                    let to = dir.join(name);
+                    root.fetch(&from, &to)?;
+                    let (bytes, crc) = crate::storage::stream(&to, |_| Ok(()))?;
                     if bytes != shared.bytes || crc != shared.crc {
                         return Err(corrupt(
-                            &from,
+                            Path::new(&root.describe(&from)),
                             format!(
                                 "shared file of {bytes} bytes with CRC-32 {crc:08x}, the checkpoint lists {} bytes with {:08x}",
                                 shared.bytes, shared.crc
                             ),
                         ));
                     }
-                    let to = dir.join(name);
-                    if fs::hard_link(&from, &to).is_err() {
-                        fs::copy(&from, &to).map_err(|e| io(&from, e))?;
-                    }
                 }
             }
         }
         Ok(())
     }
-}
-
-/// Reads the file at `path` in blocks, handing each to `sink`; returns its size and CRC-32.
-fn stream(path: &Path, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<(u64, u32)> {
-    let mut file = fs::File::open(path).map_err(|e| io(path, e))?;
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut bytes = 0u64;
-    loop {
-        let n = file.read(&mut buf).map_err(|e| io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        sink(&buf[..n])?;
-        bytes += n as u64;
-    }
-    Ok((bytes, hasher.finalize()))
-}
-
-/// The size and CRC-32 of a file.
-fn checksum(path: &Path) -> Result<(u64, u32)> {
-    stream(path, |_| Ok(()))
-}
-
-/// Copies `from` to `to` under a temporary name, synced, then renamed; returns the size
-/// and CRC-32 of what it copied.
-fn upload(from: &Path, to: &Path) -> Result<(u64, u32)> {
-    let dir = to.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        to.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut output = fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        let copied = stream(from, |block| {
-            output.write_all(block).map_err(|e| io(&tmp, e))
-        })?;
-        output.sync_all().map_err(|e| io(&tmp, e))?;
-        if let Some(delay) = crate::config::checkpoint_write_delay() {
-            // Fault injection: a crash then often lands while an upload is in flight.
-            std::thread::sleep(delay);
-        }
-        fs::rename(&tmp, to).map_err(|e| io(to, e))?;
-        Ok(copied)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The SST files a subtask has in the shared folder, by their name in its database: what
@@ -399,11 +354,12 @@ pub struct SharedFiles {
     files: HashMap<String, SharedObject>,
 }
 
-/// Writes the keyed state of a RocksDB backend as an incremental part at `part` (see the
-/// module docs) in the checkpoint directory `root`: `operator` (the operator's directory
-/// name) and `subtask` name the uploads, `shared` is what the subtask uploaded before and
-/// becomes the files of this checkpoint. This is what a keyed operator's subtask does at
-/// each checkpoint; it is public for benchmarks and tools.
+/// Writes the keyed state of a RocksDB backend as an incremental part at `part` (relative
+/// to `root`, see the module docs) in the checkpoint root `root` (a local directory or an
+/// object store): `operator` (the operator's directory name) and `subtask` name the
+/// uploads, `shared` is what the subtask uploaded before and becomes the files of this
+/// checkpoint. This is what a keyed operator's subtask does at each checkpoint; it is
+/// public for benchmarks and tools.
 ///
 /// # Errors
 ///
@@ -411,11 +367,11 @@ pub struct SharedFiles {
 /// file is written last, atomically).
 pub fn write_native_part<K: StateKey>(
     backend: &mut RocksDbKeyedStateBackend<K>,
-    root: &Path,
+    root: &Storage,
     operator: &str,
     epoch: u64,
     subtask: usize,
-    part: &Path,
+    part: &str,
     shared: &mut SharedFiles,
 ) -> Result<()> {
     let local = PathBuf::from(format!("{}-chk-{epoch}", backend.path().display()));
@@ -428,8 +384,7 @@ pub fn write_native_part<K: StateKey>(
     };
     let result = (|| {
         let checkpoint = backend.native_snapshot(&local).map_err(state_error)?;
-        let objects = root.join(SHARED_DIR).join(operator);
-        fs::create_dir_all(&objects).map_err(|e| io(&objects, e))?;
+        let objects = join(SHARED_DIR, operator);
         let mut out = NativePart::default();
         let mut now = SharedFiles::default();
         for f in &checkpoint.files {
@@ -446,7 +401,7 @@ pub fn write_native_part<K: StateKey>(
                 Some(known) if known.bytes == f.bytes => known.clone(),
                 _ => {
                     let name = format!("{epoch}-{subtask}-{}", f.name);
-                    let (bytes, crc) = upload(&path, &objects.join(&name))?;
+                    let (bytes, crc) = root.put_file(&join(&objects, &name), &path)?;
                     out.uploaded_bytes += bytes;
                     SharedObject {
                         object: format!("{operator}/{name}"),
@@ -461,12 +416,7 @@ pub fn write_native_part<K: StateKey>(
                 shared: object,
             });
         }
-        if out.uploaded_bytes > 0 {
-            if let Ok(d) = fs::File::open(&objects) {
-                let _ = d.sync_all();
-            }
-        }
-        write_atomically(part, &out.encode()).map_err(state_error)?;
+        root.put(part, &out.encode())?;
         *shared = now;
         Ok(())
     })();
@@ -489,12 +439,13 @@ fn scratch_for<K: StateKey>(backend: &KeyedBackend<K>) -> Result<tempfile::TempD
 }
 
 /// One old subtask's keyed state in a checkpoint or savepoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum KeyedFile {
     /// The savepoint format (`.kstate`).
     Full(PathBuf),
-    /// An incremental part (`.native`) and the checkpoint root its objects live in.
-    Native { part: PathBuf, root: PathBuf },
+    /// An incremental part (`.native`, a local copy) and the checkpoint root its objects
+    /// live in.
+    Native { part: PathBuf, root: Storage },
 }
 
 /// Restores `backend` from the keyed state of every old subtask. Returns the restore's
@@ -508,7 +459,7 @@ pub(crate) enum KeyedFile {
 pub(crate) fn restore_keyed<K: StateKey>(
     backend: &mut KeyedBackend<K>,
     files: &[KeyedFile],
-    own_root: Option<&Path>,
+    own_root: Option<&Storage>,
     operator: &str,
 ) -> Result<(typeinfo_state::RestoreReport, SharedFiles)> {
     use typeinfo_state::KeyedStateBackend;
@@ -549,14 +500,7 @@ pub(crate) fn restore_keyed<K: StateKey>(
     }
     let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     let report = backend.restore_native(&refs).map_err(state_error)?;
-    let same_root = |root: &Path| {
-        own_root.is_some_and(
-            |own| match (fs::canonicalize(own), fs::canonicalize(root)) {
-                (Ok(a), Ok(b)) => a == b,
-                _ => false,
-            },
-        )
-    };
+    let same_root = |root: &Storage| own_root.is_some_and(|own| own.same_location(root));
     let inherited = match report.opened_directly.and_then(|i| parts.get(i)) {
         Some((part, root)) if same_root(root) => part.shared_files(),
         _ => SharedFiles::default(),
@@ -570,7 +514,7 @@ pub(crate) fn restore_keyed<K: StateKey>(
 /// # Errors
 ///
 /// As [`restore_keyed`].
-pub(crate) fn to_canonical(part: &Path, root: &Path, out: &Path) -> Result<()> {
+pub(crate) fn to_canonical(part: &Path, root: &Storage, out: &Path) -> Result<()> {
     let native = NativePart::read(part)?;
     let scratch = tempfile::Builder::new()
         .prefix(".typeinfo-savepoint-")
@@ -648,10 +592,9 @@ mod tests {
         let KeyedBackend::RocksDb(r) = b else {
             unreachable!()
         };
-        let part = native(root, epoch);
-        fs::create_dir_all(part.parent().unwrap()).unwrap();
-        write_native_part(r, root, "uid-op", epoch, 0, &part, shared).unwrap();
-        NativePart::read(&part).unwrap()
+        let part = format!("chk-{epoch}/uid-op/subtask-0.native");
+        write_native_part(r, &Storage::local(root), "uid-op", epoch, 0, &part, shared).unwrap();
+        NativePart::read(&native(root, epoch)).unwrap()
     }
 
     #[test]
@@ -697,10 +640,11 @@ mod tests {
         // restored backend refers to the same objects (its next part uploads little).
         let files = [KeyedFile::Native {
             part: native(&root, 2),
-            root: root.clone(),
+            root: Storage::local(&root),
         }];
         let (mut c, cv) = backend(&tmp.path().join("restored"), KeyGroupRange::all(MAX));
-        let (report, mut inherited) = restore_keyed(&mut c, &files, Some(&root), "op").unwrap();
+        let (report, mut inherited) =
+            restore_keyed(&mut c, &files, Some(&Storage::local(&root)), "op").unwrap();
         assert_eq!(report.opened_directly, Some(0));
         assert_eq!(read(&mut c, &cv), expected);
         let third = write_part(&mut c, &root, 3, &mut inherited);
@@ -711,8 +655,13 @@ mod tests {
         );
         // Restored from another job's directory: nothing inherited, all uploaded again.
         let (mut d, _) = backend(&tmp.path().join("elsewhere"), KeyGroupRange::all(MAX));
-        let (_, none) =
-            restore_keyed(&mut d, &files, Some(&tmp.path().join("other")), "op").unwrap();
+        let (_, none) = restore_keyed(
+            &mut d,
+            &files,
+            Some(&Storage::local(tmp.path().join("other"))),
+            "op",
+        )
+        .unwrap();
         assert!(none.files.is_empty());
 
         // At another parallelism (two halves) and into the heap: the same entries.
@@ -722,7 +671,7 @@ mod tests {
             KeyGroupRange::new(64, 127).unwrap(),
         ] {
             let (mut h, hv) = backend(&tmp.path().join(format!("half-{}", range.start())), range);
-            restore_keyed(&mut h, &files, Some(&root), "op").unwrap();
+            restore_keyed(&mut h, &files, Some(&Storage::local(&root)), "op").unwrap();
             halves.extend(read(&mut h, &hv));
         }
         halves.sort();
@@ -733,12 +682,12 @@ mod tests {
         let hv = heap
             .value_state::<(), String>(&ValueStateDescriptor::new("v"))
             .unwrap();
-        restore_keyed(&mut heap, &files, Some(&root), "op").unwrap();
+        restore_keyed(&mut heap, &files, Some(&Storage::local(&root)), "op").unwrap();
         assert_eq!(read(&mut heap, &hv), expected);
 
         // And as a savepoint-format file.
         let out = tmp.path().join("subtask-0.kstate");
-        to_canonical(&native(&root, 2), &root, &out).unwrap();
+        to_canonical(&native(&root, 2), &Storage::local(&root), &out).unwrap();
         let (mut e, ev) = backend(&tmp.path().join("from-canonical"), KeyGroupRange::all(MAX));
         restore_keyed(&mut e, &[KeyedFile::Full(out)], None, "op").unwrap();
         assert_eq!(read(&mut e, &ev), expected);
@@ -756,14 +705,14 @@ mod tests {
             .join(&part.objects().next().unwrap().object);
         let files = [KeyedFile::Native {
             part: native(&root, 1),
-            root: root.clone(),
+            root: Storage::local(&root),
         }];
         let mut bytes = fs::read(&object).unwrap();
         let middle = bytes.len() / 2;
         bytes[middle] ^= 1;
         fs::write(&object, &bytes).unwrap();
         let (mut c, _) = backend(&tmp.path().join("restored"), KeyGroupRange::all(MAX));
-        let err = restore_keyed(&mut c, &files, Some(&root), "op")
+        let err = restore_keyed(&mut c, &files, Some(&Storage::local(&root)), "op")
             .unwrap_err()
             .to_string();
         assert!(
@@ -771,7 +720,7 @@ mod tests {
             "{err}"
         );
         fs::remove_file(&object).unwrap();
-        let err = restore_keyed(&mut c, &files, Some(&root), "op")
+        let err = restore_keyed(&mut c, &files, Some(&Storage::local(&root)), "op")
             .unwrap_err()
             .to_string();
         assert!(err.contains(&*object.to_string_lossy()), "{err}");

@@ -70,8 +70,9 @@ pub(crate) fn execute(
         }
         job.reset_for_restart();
         if let Some(c) = &config.checkpointing {
-            if !crate::checkpoint::completed(&c.dir).is_empty()
-                || CheckpointStore::is_finished(&c.dir)
+            let root = crate::storage::Storage::open(&c.dir)?;
+            if !crate::checkpoint::completed(&root)?.is_empty()
+                || CheckpointStore::is_finished(&root)?
             {
                 let allow = config
                     .restore
@@ -101,7 +102,8 @@ fn run(
         Some(_) => None,
     };
     if let Some(settings) = &config.restore {
-        if CheckpointStore::is_finished(&settings.path) {
+        let store = CheckpointStore::open(&settings.path)?;
+        if CheckpointStore::is_finished(store.root())? {
             // Restored from the checkpoints of a job that ran to its end (a crash while or
             // after it published its last output): publish the final parts again and end.
             if config.cluster.as_ref().is_none_or(|c| c.process == 0) {
@@ -119,10 +121,7 @@ fn run(
                         });
                     }
                 }
-                crate::drive::republish_finished(
-                    &CheckpointStore::new(&settings.path),
-                    &committers,
-                )?;
+                crate::drive::republish_finished(&store, &committers)?;
             }
             eprintln!(
                 "job `{job_name}`: {} holds the checkpoints of a job that ran to its end; its output is published, nothing is left to run",
@@ -130,6 +129,10 @@ fn run(
             );
             return Ok((job.metrics.snapshot(), Vec::new()));
         }
+    }
+    if let Some(stop) = &config.stop_with_savepoint {
+        // A savepoint URL no storage serves is refused before the job starts.
+        crate::storage::Storage::open(&stop.dir)?;
     }
     let restore = match &config.restore {
         Some(settings) => Some(Arc::new(Restore::check(settings, &graph)?)),
@@ -160,12 +163,16 @@ fn run(
             }
         }
     }
-    if let Some(c) = &config.checkpointing {
-        // Parts of checkpoints that never completed (a crash while writing them) and any
-        // checkpoint past the one restored from are not part of this run's history.
-        CheckpointStore::new(&c.dir)
-            .prepare_run(start_epoch, restore.as_ref().map(|r| r.dir.as_path()))?;
-    }
+    let checkpoints = match &config.checkpointing {
+        Some(c) => {
+            // Parts of checkpoints that never completed (a crash while writing them) and
+            // any checkpoint past the one restored from are not part of this run's history.
+            let store = CheckpointStore::of(c)?;
+            store.prepare_run(start_epoch, restore.as_ref().map(|r| &r.dir))?;
+            Some(store)
+        }
+        None => None,
+    };
     // RocksDB instances live under the configured directory, or a temporary one removed at
     // the end of the job.
     let (state_root, _temp) = match &config.state_backend {
@@ -191,6 +198,7 @@ fn run(
         builders,
         start_epoch,
         restore,
+        checkpoints,
     };
     let (builders, others) = match (communication, &config.cluster) {
         (Some(c), _) => c.try_build().map_err(Error::Cluster)?,

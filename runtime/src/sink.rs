@@ -286,7 +286,11 @@ impl<T: Data, S: Sink<T>> Operator<T, ()> for SinkOperator<T, S> {
         let prepared = self.writer.prepare_commit(epoch)?;
         self.pending.insert(epoch, prepared);
         // What a completed checkpoint covered was committed with it.
-        if let Some(done) = self.checkpoints.as_ref().and_then(|s| s.latest_completed()) {
+        let done = match &self.checkpoints {
+            Some(store) => store.latest_completed()?,
+            None => None,
+        };
+        if let Some(done) = done {
             self.pending.retain(|e, _| *e > done);
         }
         let all: Vec<S::Committable> = self.pending.values().flatten().cloned().collect();

@@ -249,3 +249,53 @@ fn full_checkpoints_when_incremental_is_off() {
     assert_eq!(files_with(&latest.join("uid-totals"), "native"), 0);
     assert!(!checkpoints.join(SHARED_DIR).exists());
 }
+
+/// The object-store path of the checkpoint store without a server: checkpoints into a
+/// process-wide in-memory object store (`memory://`), stopped with a savepoint there, and
+/// restored from it at another parallelism, with output equal to an uninterrupted run. The
+/// S3 server tests (`object_store_checkpoints.rs`) run the same layout across processes.
+#[test]
+fn checkpoints_and_savepoints_in_an_object_store_restore_exactly() {
+    use typeinfo_runtime::storage::Storage;
+    let tmp = tempfile::tempdir().unwrap();
+    let expected_dir = tmp.path().join("expected");
+    run(&Run {
+        parallelism: 2,
+        state: StateBackend::rocksdb(),
+        checkpoints: None,
+        output: &expected_dir,
+        restore: None,
+        stop: None,
+    });
+    let expected = published(&expected_dir);
+    let out = tmp.path().join("out");
+    let checkpoints = Path::new("memory://incremental-test/job");
+    let savepoint = Path::new("memory://incremental-test/savepoints/one");
+    run(&Run {
+        parallelism: 2,
+        state: StateBackend::rocksdb(),
+        checkpoints: Some((checkpoints, true)),
+        output: &out,
+        restore: None,
+        stop: Some((RECORDS / 2, savepoint)),
+    });
+    let store = Storage::open(checkpoints).unwrap();
+    let dirs = store.list_dirs("").unwrap();
+    assert!(dirs.iter().any(|d| d.starts_with("chk-")), "{dirs:?}");
+    assert!(
+        !store.list(SHARED_DIR).unwrap().is_empty(),
+        "no SST objects were uploaded"
+    );
+    let saved = Storage::open(savepoint).unwrap();
+    assert!(saved.exists("_metadata").unwrap());
+    assert!(published(&out).len() < expected.len());
+    run(&Run {
+        parallelism: 3,
+        state: StateBackend::rocksdb(),
+        checkpoints: Some((checkpoints, true)),
+        output: &out,
+        restore: Some(savepoint),
+        stop: None,
+    });
+    assert_eq!(published(&out), expected);
+}
