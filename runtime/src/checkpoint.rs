@@ -639,6 +639,9 @@ pub(crate) struct CheckpointStore {
     root: Storage,
     /// RocksDB state is written as incremental parts.
     incremental: bool,
+    /// The shared objects each completed checkpoint refers to, by epoch, as read at
+    /// retention (its parts never change; a run's store starts empty).
+    objects: std::sync::Arc<std::sync::Mutex<BTreeMap<u64, Vec<String>>>>,
 }
 
 impl CheckpointStore {
@@ -647,6 +650,7 @@ impl CheckpointStore {
         Ok(CheckpointStore {
             root: Storage::open(location)?,
             incremental: false,
+            objects: Default::default(),
         })
     }
 
@@ -655,6 +659,7 @@ impl CheckpointStore {
         Ok(CheckpointStore {
             root: Storage::open(&config.dir)?,
             incremental: config.incremental,
+            objects: Default::default(),
         })
     }
 
@@ -753,18 +758,25 @@ impl CheckpointStore {
     }
 
     /// Gives checkpoint `epoch` the last part of every source subtask that ended before it
-    /// (they write no more parts).
-    fn fill_ended_sources(&self, graph: &StreamGraph, epoch: u64) -> Result<()> {
+    /// (they write no more parts); `written` is what the checkpoint's directory holds
+    /// (names relative to it), and gains the parts written here.
+    fn fill_ended_sources(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        written: &mut BTreeSet<String>,
+    ) -> Result<()> {
         for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
             let key = Self::node_key(n);
             let ended = join(ENDED_DIR, &key);
-            let dir = Self::operator_dir(epoch, &key);
             for s in 0..n.parallelism() as usize {
-                if self.root.exists(&join(&dir, &subtask_file(s, "ostate")))? {
+                let name = join(&key, &subtask_file(s, "ostate"));
+                if written.contains(&name) {
                     continue;
                 }
                 if let Some(part) = find_part_in(&self.root, &ended, s)? {
                     self.write_part(epoch, &key, s, &part)?;
+                    written.insert(name);
                 }
             }
         }
@@ -800,17 +812,14 @@ impl CheckpointStore {
         operator_key(node.uid(), node.id())
     }
 
-    /// Whether every subtask of every operator wrote its part of checkpoint `epoch`.
-    fn all_parts_written(&self, graph: &StreamGraph, epoch: u64) -> Result<bool> {
-        for n in graph.nodes() {
-            let dir = Self::operator_dir(epoch, &Self::node_key(n));
-            for s in 0..n.parallelism() as usize {
-                if !self.root.exists(&join(&dir, &subtask_file(s, "ostate")))? {
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
+    /// Whether every subtask of every operator wrote its part, by what the checkpoint's
+    /// directory holds (`written`, names relative to it).
+    fn all_parts_written(graph: &StreamGraph, written: &BTreeSet<String>) -> bool {
+        graph.nodes().iter().all(|n| {
+            let key = Self::node_key(n);
+            (0..n.parallelism() as usize)
+                .all(|s| written.contains(&join(&key, &subtask_file(s, "ostate"))))
+        })
     }
 
     /// Completes checkpoint `epoch` if every part is written: writes `_metadata`, then
@@ -823,15 +832,19 @@ impl CheckpointStore {
         retained: usize,
     ) -> Result<Option<CheckpointStats>> {
         let chk = checkpoint_name(epoch);
-        if !self.root.has_any(&chk)? {
+        // One listing of the checkpoint's directory answers which parts are there (one
+        // request on an object store, instead of one per part) and what they weigh.
+        let listing = self.root.list(&chk)?;
+        if listing.is_empty() {
             return Ok(None);
         }
-        self.fill_ended_sources(graph, epoch)?;
-        if !self.all_parts_written(graph, epoch)? {
+        let mut written: BTreeSet<String> = listing.iter().map(|l| l.name.clone()).collect();
+        self.fill_ended_sources(graph, epoch, &mut written)?;
+        if !Self::all_parts_written(graph, &written) {
             return Ok(None);
         }
         Metadata::of(graph, epoch).write_to(&self.root.child(&chk))?;
-        let stats = self.stats(graph, epoch);
+        let stats = self.stats(graph, epoch, &listing);
         let all = checkpoints(&self.root)?;
         let completed = all.iter().filter(|(_, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
@@ -844,7 +857,8 @@ impl CheckpointStore {
             if *complete && to_drop > 0 {
                 to_drop -= 1;
                 // A part that cannot be read keeps its objects (a leak, never a loss).
-                dropped_objects.extend(shared_objects(&old).unwrap_or_default());
+                dropped_objects.extend(self.shared_objects(*e).unwrap_or_default());
+                self.forget(*e);
                 remove_checkpoint(&old);
             } else if !*complete {
                 // Its uploads are referenced by nothing completed: collected before the
@@ -853,7 +867,7 @@ impl CheckpointStore {
             }
         }
         if !dropped_objects.is_empty() {
-            if let Some(kept) = referenced_objects(&self.root) {
+            if let Some(kept) = self.referenced_objects() {
                 for object in dropped_objects.difference(&kept) {
                     let _ = self.root.delete(&join(SHARED_DIR, object));
                 }
@@ -870,7 +884,7 @@ impl CheckpointStore {
         if objects.is_empty() {
             return Ok(());
         }
-        let Some(kept) = referenced_objects(&self.root) else {
+        let Some(kept) = self.referenced_objects() else {
             return Ok(());
         };
         for object in objects {
@@ -888,17 +902,23 @@ impl CheckpointStore {
     }
 
     /// The bytes of checkpoint `epoch` (in all and per operator) and the time from its first
-    /// file to now.
-    fn stats(&self, graph: &StreamGraph, epoch: u64) -> CheckpointStats {
+    /// file to now, from `listing` (its directory's files, names relative to it).
+    fn stats(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        listing: &[crate::storage::Listed],
+    ) -> CheckpointStats {
         let mut stats = CheckpointStats::default();
         let mut first: Option<std::time::SystemTime> = None;
         for n in graph.nodes() {
-            let dir = Self::operator_dir(epoch, &Self::node_key(n));
+            let key = Self::node_key(n);
+            let prefix = format!("{key}/");
             let mut bytes = 0;
-            for file in self.root.list(&dir).unwrap_or_default() {
+            for file in listing.iter().filter(|f| f.name.starts_with(&prefix)) {
                 if file.name.ends_with(".native") {
                     // What this checkpoint uploaded to the shared folder.
-                    let rel = join(&dir, &file.name);
+                    let rel = join(&checkpoint_name(epoch), &file.name);
                     bytes += self
                         .root
                         .read(&rel)
@@ -971,6 +991,56 @@ impl CheckpointStore {
     }
 }
 
+impl CheckpointStore {
+    /// Every shared object a completed checkpoint refers to; `None` when a part cannot be
+    /// read (then nothing may be deleted).
+    fn referenced_objects(&self) -> Option<BTreeSet<String>> {
+        let mut kept = BTreeSet::new();
+        for epoch in completed(&self.root).ok()? {
+            kept.extend(self.shared_objects(epoch).ok()?);
+        }
+        Some(kept)
+    }
+
+    /// The shared objects the incremental parts of completed checkpoint `epoch` refer to.
+    ///
+    /// # Errors
+    ///
+    /// A part cannot be read (then nothing is deleted on its account).
+    fn shared_objects(&self, epoch: u64) -> Result<Vec<String>> {
+        let cached = self
+            .objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&epoch)
+            .cloned();
+        if let Some(objects) = cached {
+            return Ok(objects);
+        }
+        let chk = self.root.child(&checkpoint_name(epoch));
+        let mut out = Vec::new();
+        for file in chk.list("")? {
+            if file.name.ends_with(".native") {
+                let part = NativePart::decode(&shown(&chk, &file.name), &chk.read(&file.name)?)?;
+                out.extend(part.objects().map(|o| o.object.clone()));
+            }
+        }
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(epoch, out.clone());
+        Ok(out)
+    }
+
+    /// Drops what is cached about checkpoint `epoch` (it is being deleted).
+    fn forget(&self, epoch: u64) {
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&epoch);
+    }
+}
+
 /// Where and how one subtask writes the keyed state of one checkpoint: a full file of the
 /// savepoint format, or, for RocksDB in an incremental store, an incremental part.
 pub(crate) struct KeyedPart<'a> {
@@ -1022,32 +1092,6 @@ fn remove_checkpoint(chk: &Storage) {
     if chk.delete(METADATA_FILE).is_ok() {
         let _ = chk.delete_all("");
     }
-}
-
-/// Every shared object a completed checkpoint under `root` refers to; `None` when a part
-/// cannot be read (then nothing may be deleted).
-fn referenced_objects(root: &Storage) -> Option<BTreeSet<String>> {
-    let mut kept = BTreeSet::new();
-    for epoch in completed(root).ok()? {
-        kept.extend(shared_objects(&root.child(&checkpoint_name(epoch))).ok()?);
-    }
-    Some(kept)
-}
-
-/// The shared objects the incremental parts of checkpoint `chk` refer to.
-///
-/// # Errors
-///
-/// A part cannot be read (then nothing is deleted on its account).
-fn shared_objects(chk: &Storage) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for file in chk.list("")? {
-        if file.name.ends_with(".native") {
-            let part = NativePart::decode(&shown(chk, &file.name), &chk.read(&file.name)?)?;
-            out.extend(part.objects().map(|o| o.object.clone()));
-        }
-    }
-    Ok(out)
 }
 
 /// What a completed checkpoint took.

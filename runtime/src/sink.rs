@@ -242,10 +242,16 @@ pub(crate) struct SinkOperator<T, S: Sink<T>> {
     /// prepared in.
     pending: std::collections::BTreeMap<u64, Vec<S::Committable>>,
     checkpoints: Option<crate::checkpoint::CheckpointStore>,
+    /// The latest completed checkpoint the store reported, and when it was asked.
+    done: Option<u64>,
+    last_look: Option<std::time::Instant>,
     /// The operator's directory name in checkpoints, and this subtask's index.
     key: String,
     subtask: usize,
 }
+
+/// How often a sink asks the checkpoint store for its latest completed checkpoint.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
     pub(crate) fn new(setup: &OperatorSetup, committer: Arc<SinkCommitter<T, S>>) -> Result<Self> {
@@ -255,6 +261,8 @@ impl<T: Data, S: Sink<T>> SinkOperator<T, S> {
             epoch: 0,
             pending: std::collections::BTreeMap::new(),
             checkpoints: setup.checkpoints.clone(),
+            done: None,
+            last_look: None,
             key: setup.key.clone(),
             subtask: setup.subtask,
         })
@@ -285,12 +293,17 @@ impl<T: Data, S: Sink<T>> Operator<T, ()> for SinkOperator<T, S> {
     ) -> Result<Vec<u8>> {
         let prepared = self.writer.prepare_commit(epoch)?;
         self.pending.insert(epoch, prepared);
-        // What a completed checkpoint covered was committed with it.
-        let done = match &self.checkpoints {
-            Some(store) => store.latest_completed()?,
-            None => None,
-        };
-        if let Some(done) = done {
+        // What a completed checkpoint covered was committed with it. Asking the store costs
+        // a listing (requests, on an object store), so it is asked at most once a second:
+        // a part that still carries committables of a completed checkpoint only repeats
+        // commits, which are idempotent.
+        if let Some(store) = &self.checkpoints {
+            if self.last_look.is_none_or(|t| t.elapsed() >= LOOK_EVERY) {
+                self.last_look = Some(std::time::Instant::now());
+                self.done = store.latest_completed()?;
+            }
+        }
+        if let Some(done) = self.done {
             self.pending.retain(|e, _| *e > done);
         }
         let all: Vec<S::Committable> = self.pending.values().flatten().cloned().collect();

@@ -231,7 +231,7 @@ fn a_two_process_job_checkpoints_to_s3_is_killed_and_restores_from_it() {
                         "--orders-per-second",
                         "4000",
                         "--checkpoint-interval-ms",
-                        "100",
+                        "500",
                         "--checkpoint-dir",
                         &url,
                         "--output",
@@ -254,7 +254,7 @@ fn a_two_process_job_checkpoints_to_s3_is_killed_and_restores_from_it() {
 
     let mut first = start(false, "first");
     let until = Instant::now() + Duration::from_secs(120);
-    let published_any = || std::fs::read_dir(&out).map_or(false, |mut d| d.next().is_some());
+    let published_any = || std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
     while completed(&storage).len() < 2 || !published_any() {
         assert!(
             Instant::now() < until,
@@ -305,7 +305,7 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
             "--state",
             "heap",
             "--checkpoint-interval-ms",
-            "100",
+            "500",
             "--checkpoint-dir",
             &format!("s3://{BUCKET}/stopped"),
             "--stop-after",
