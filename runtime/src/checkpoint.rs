@@ -642,6 +642,10 @@ pub(crate) struct CheckpointStore {
     /// The shared objects each completed checkpoint refers to, by epoch, as read at
     /// retention (its parts never change; a run's store starts empty).
     objects: std::sync::Arc<std::sync::Mutex<BTreeMap<u64, Vec<String>>>>,
+    /// Checkpoints known to be complete (a completed checkpoint stays complete until it is
+    /// deleted, and its directory then leaves the listing), so that listing the checkpoints
+    /// asks the storage only about the others.
+    known_complete: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
 }
 
 impl CheckpointStore {
@@ -651,6 +655,7 @@ impl CheckpointStore {
             root: Storage::open(location)?,
             incremental: false,
             objects: Default::default(),
+            known_complete: Default::default(),
         })
     }
 
@@ -660,6 +665,7 @@ impl CheckpointStore {
             root: Storage::open(&config.dir)?,
             incremental: config.incremental,
             objects: Default::default(),
+            known_complete: Default::default(),
         })
     }
 
@@ -805,7 +811,47 @@ impl CheckpointStore {
     ///
     /// The storage cannot be listed.
     pub(crate) fn latest_completed(&self) -> Result<Option<u64>> {
-        Ok(completed(&self.root)?.last().copied())
+        Ok(self
+            .checkpoints()?
+            .into_iter()
+            .filter(|(_, complete)| *complete)
+            .map(|(epoch, _)| epoch)
+            .next_back())
+    }
+
+    /// Every checkpoint directory with whether it is complete, oldest first (as
+    /// [`checkpoints`], asking the storage only about those not known complete).
+    fn checkpoints(&self) -> Result<Vec<(u64, bool)>> {
+        let known = self.known_complete().clone();
+        let mut out = Vec::new();
+        for name in self.root.list_dirs("")? {
+            if let Some(epoch) = checkpoint_epoch(&name) {
+                let complete =
+                    known.contains(&epoch) || self.root.exists(&join(&name, METADATA_FILE))?;
+                if complete && !known.contains(&epoch) {
+                    self.known_complete().insert(epoch);
+                }
+                out.push((epoch, complete));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn known_complete(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        self.known_complete
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Deletes checkpoint `epoch` (see [`remove_checkpoint`]) and what is cached about it.
+    fn remove(&self, epoch: u64) {
+        self.known_complete().remove(&epoch);
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&epoch);
+        remove_checkpoint(&self.root.child(&checkpoint_name(epoch)));
     }
 
     fn node_key(node: &StreamNode) -> String {
@@ -844,8 +890,9 @@ impl CheckpointStore {
             return Ok(None);
         }
         Metadata::of(graph, epoch).write_to(&self.root.child(&chk))?;
+        self.known_complete().insert(epoch);
         let stats = self.stats(graph, epoch, &listing);
-        let all = checkpoints(&self.root)?;
+        let all = self.checkpoints()?;
         let completed = all.iter().filter(|(_, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
         let mut dropped_objects = BTreeSet::new();
@@ -853,17 +900,15 @@ impl CheckpointStore {
             if *e >= epoch {
                 continue;
             }
-            let old = self.root.child(&checkpoint_name(*e));
             if *complete && to_drop > 0 {
                 to_drop -= 1;
                 // A part that cannot be read keeps its objects (a leak, never a loss).
                 dropped_objects.extend(self.shared_objects(*e).unwrap_or_default());
-                self.forget(*e);
-                remove_checkpoint(&old);
+                self.remove(*e);
             } else if !*complete {
                 // Its uploads are referenced by nothing completed: collected before the
                 // next run (a checkpoint in flight may share them until then).
-                remove_checkpoint(&old);
+                self.remove(*e);
             }
         }
         if !dropped_objects.is_empty() {
@@ -974,10 +1019,10 @@ impl CheckpointStore {
                 source,
             })?;
         }
-        for (epoch, complete) in checkpoints(&self.root)? {
+        for (epoch, complete) in self.checkpoints()? {
             let chk = self.root.child(&checkpoint_name(epoch));
             if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| !k.same_location(&chk)) {
-                remove_checkpoint(&chk);
+                self.remove(epoch);
             }
         }
         self.collect_shared_objects()?;
@@ -996,8 +1041,10 @@ impl CheckpointStore {
     /// read (then nothing may be deleted).
     fn referenced_objects(&self) -> Option<BTreeSet<String>> {
         let mut kept = BTreeSet::new();
-        for epoch in completed(&self.root).ok()? {
-            kept.extend(self.shared_objects(epoch).ok()?);
+        for (epoch, complete) in self.checkpoints().ok()? {
+            if complete {
+                kept.extend(self.shared_objects(epoch).ok()?);
+            }
         }
         Some(kept)
     }
@@ -1030,14 +1077,6 @@ impl CheckpointStore {
             .unwrap_or_else(|p| p.into_inner())
             .insert(epoch, out.clone());
         Ok(out)
-    }
-
-    /// Drops what is cached about checkpoint `epoch` (it is being deleted).
-    fn forget(&self, epoch: u64) {
-        self.objects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&epoch);
     }
 }
 

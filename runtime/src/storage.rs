@@ -662,11 +662,21 @@ impl Storage {
                     _ => Ok(()),
                 }
             }
-            Kind::Object { .. } => {
-                for listed in self.list(rel)? {
-                    self.delete(&join(rel, &listed.name))?;
-                }
-                Ok(())
+            Kind::Object { client, .. } => {
+                // One listing, then bulk deletes (S3 takes up to 1,000 names a request).
+                let at = self.object_path(rel)?;
+                let store = client.store.clone();
+                client.block_on(async {
+                    let names = store.list(Some(&at)).map_ok(|m| m.location).boxed();
+                    let mut deleted = store.delete_stream(names);
+                    while let Some(result) = deleted.next().await {
+                        match result {
+                            Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                            Err(e) => return Err(self.object_error(rel, e)),
+                        }
+                    }
+                    Ok(())
+                })
             }
         }
     }
