@@ -372,7 +372,7 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
 }
 
 #[test]
-fn a_missing_bucket_or_unreachable_store_is_a_clear_error() {
+fn a_missing_bucket_or_an_empty_prefix_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path();
     let server = S3Server::start(logs);
