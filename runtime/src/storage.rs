@@ -633,10 +633,7 @@ impl Storage {
         match &self.kind {
             Kind::Local(dir) => {
                 let path = Self::local_path(dir, rel);
-                match fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&path, e)),
-                    _ => Ok(()),
-                }
+                missing_is_ok(fs::remove_file(&path), &path)
             }
             Kind::Object { client, .. } => {
                 let at = self.object_path(rel)?;
@@ -657,10 +654,7 @@ impl Storage {
         match &self.kind {
             Kind::Local(dir) => {
                 let path = Self::local_path(dir, rel);
-                match fs::remove_dir_all(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&path, e)),
-                    _ => Ok(()),
-                }
+                missing_is_ok(fs::remove_dir_all(&path), &path)
             }
             Kind::Object { client, .. } => {
                 // One listing, then bulk deletes (S3 takes up to 1,000 names a request).
@@ -748,6 +742,14 @@ fn io(path: &Path, source: std::io::Error) -> Error {
     Error::Io {
         path: path.to_owned(),
         source,
+    }
+}
+
+/// A deletion of what is not there is not an error.
+fn missing_is_ok(result: std::io::Result<()>, path: &Path) -> Result<()> {
+    match result {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(path, e)),
+        _ => Ok(()),
     }
 }
 

@@ -18,7 +18,7 @@ use typeinfo_runtime::native_part::NativePart;
 use typeinfo_runtime::storage::Storage;
 
 mod common;
-use common::published;
+use common::{failure_free_output, published};
 
 const ORDERS: &str = "30000";
 const BUCKET: &str = "typeinfo";
@@ -124,27 +124,6 @@ fn job(server: &S3Server, logs: &Path, name: &str, args: &[&str]) -> Command {
     cmd
 }
 
-/// The failure-free run's committed output (no checkpoints, local).
-fn reference(out: &Path) -> Vec<String> {
-    let status = Command::new(example())
-        .args([
-            "run",
-            "--version",
-            "1",
-            "--orders",
-            ORDERS,
-            "--parallelism",
-            "2",
-            "--output",
-        ])
-        .arg(out)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    published(out)
-}
-
 /// The epochs of the completed checkpoints under `storage`.
 fn completed(storage: &Storage) -> Vec<u64> {
     storage
@@ -187,6 +166,13 @@ fn check_references(storage: &Storage) -> usize {
     referenced
 }
 
+/// Runs `cmd` (a job named `name`) to its end; fails with its log when it fails.
+fn run_to_end(mut cmd: Command, logs: &Path, name: &str) {
+    let status = cmd.status().unwrap();
+    let log = std::fs::read_to_string(logs.join(format!("{name}.log"))).unwrap_or_default();
+    assert!(status.success(), "{name} failed: {status}\n{log}");
+}
+
 fn wait_all(children: Vec<Child>, what: &str, logs: &Path) {
     for (i, mut c) in children.into_iter().enumerate() {
         let status = c.wait().unwrap();
@@ -203,7 +189,7 @@ fn a_two_process_job_checkpoints_to_s3_is_killed_and_restores_from_it() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path();
     let server = S3Server::start(logs);
-    let expected = reference(&tmp.path().join("reference"));
+    let expected = failure_free_output(&example(), ORDERS, "heap");
     let url = format!("s3://{BUCKET}/two-process");
     let out = tmp.path().join("out");
     let out_arg = out.to_str().unwrap().to_owned();
@@ -291,11 +277,11 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path();
     let server = S3Server::start(logs);
-    let expected = reference(&tmp.path().join("reference"));
+    let expected = failure_free_output(&example(), ORDERS, "heap");
     let out = tmp.path().join("out");
     let out_arg = out.to_str().unwrap();
     let savepoint = format!("s3://{BUCKET}/savepoints/half-way");
-    let status = job(
+    let cmd = job(
         &server,
         logs,
         "stopped",
@@ -315,14 +301,8 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
             "--output",
             out_arg,
         ],
-    )
-    .status()
-    .unwrap();
-    assert!(
-        status.success(),
-        "{}",
-        std::fs::read_to_string(logs.join("stopped.log")).unwrap()
     );
+    run_to_end(cmd, logs, "stopped");
     let stored = server.storage("savepoints/half-way");
     assert!(
         stored.exists("_metadata").unwrap(),
@@ -333,7 +313,7 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
         "the first run was not stopped half-way"
     );
 
-    let status = job(
+    let cmd = job(
         &server,
         logs,
         "restored",
@@ -347,14 +327,8 @@ fn a_savepoint_in_a_bucket_restores_at_another_parallelism_on_the_other_backend(
             "--output",
             out_arg,
         ],
-    )
-    .status()
-    .unwrap();
-    assert!(
-        status.success(),
-        "{}",
-        std::fs::read_to_string(logs.join("restored.log")).unwrap()
     );
+    run_to_end(cmd, logs, "restored");
     assert_eq!(
         published(&out),
         expected,

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::{
-    has_completed_checkpoint, incomplete_checkpoints, published, referenced_objects, Rng,
+    failure_free_output, has_completed_checkpoint, incomplete_checkpoints, published,
+    referenced_objects, Rng,
 };
 
 /// The program under test, built by cargo for this test (`CARGO_BIN_EXE_*`), so a stale binary
@@ -28,25 +29,7 @@ const ORDERS: &str = "40000";
 const RATE: &str = "5000";
 
 fn reference(state: &str) -> Vec<String> {
-    let out = tempfile::tempdir().expect("temp dir");
-    let status = Command::new(example())
-        .args([
-            "run",
-            "--version",
-            "1",
-            "--orders",
-            ORDERS,
-            "--parallelism",
-            "2",
-            "--state",
-            state,
-            "--output",
-        ])
-        .arg(out.path())
-        .status()
-        .expect("run");
-    assert!(status.success());
-    published(out.path())
+    failure_free_output(&example(), ORDERS, state)
 }
 
 /// Starts the job's processes (one, or two over loopback), restoring when a checkpoint exists.

@@ -30,6 +30,29 @@ pub fn published(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// The committed output of a failure-free run (no checkpoints) of the `orders_per_minute`
+/// job at `program`: version 1, `orders` orders, parallelism 2, `state` backend.
+pub fn failure_free_output(program: &Path, orders: &str, state: &str) -> Vec<String> {
+    let out = tempfile::tempdir().expect("temp dir");
+    let status = std::process::Command::new(program)
+        .args([
+            "run",
+            "--version",
+            "1",
+            "--orders",
+            orders,
+            "--parallelism",
+            "2",
+        ])
+        .args(["--state", state, "--output"])
+        .arg(out.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run");
+    assert!(status.success());
+    published(out.path())
+}
+
 /// A small seeded generator (SplitMix64), so a failing run can be repeated.
 pub struct Rng(pub u64);
 impl Rng {
