@@ -2,7 +2,9 @@
 //! the loop a user would write by hand for the same job on one thread (a hash map of
 //! `(key, window)` accumulators, fired when the watermark passes), in the same run; and
 //! RocksDB with leveled compaction beside the default (universal), the cost of the default
-//! that keeps incremental checkpoints small.
+//! that keeps incremental checkpoints small; and count windows of 100 records per key
+//! (`count_window(100)`: a purging `CountTrigger::of(100)`, trigger state per window in the
+//! backend) beside the default event-time trigger.
 //!
 //! The workload is `window_throughput`'s: event `i` has key `(i * 2654435761) % keys`,
 //! timestamp `i / 100` ms and amount `(i % 1000) / 10`; 1-second windows, count and sum per
@@ -29,13 +31,18 @@ fn workload(events: u64) -> Workload {
         keys: 10_000,
         events_per_ms: 100,
         window_ms: WINDOW_MS,
+        count_window: None,
     }
 }
 
 fn runtime(events: u64, backend: StateBackend) -> u64 {
+    run(workload(events), backend)
+}
+
+fn run(workload: Workload, backend: StateBackend) -> u64 {
     let env = StreamExecutionEnvironment::new();
     env.set_state_backend(backend);
-    let results = workload(events).build(&env);
+    let results = workload.build(&env);
     env.execute("bench").expect("the job runs");
     results.load(std::sync::atomic::Ordering::Relaxed)
 }
@@ -103,6 +110,21 @@ fn bench(c: &mut Criterion) {
                     BenchmarkId::new("typeinfo_heap", events),
                     &events,
                     |b, &n| b.iter(|| runtime(n, StateBackend::Heap)),
+                );
+                let counted = |n| Workload {
+                    count_window: Some(100),
+                    ..workload(n)
+                };
+                // 10,000 keys with `events / 10,000` records each: one firing per 100.
+                assert_eq!(
+                    run(counted(events), StateBackend::Heap),
+                    events / 10_000 / 100 * 10_000,
+                    "count windows fire once per 100 records of a key"
+                );
+                group.bench_with_input(
+                    BenchmarkId::new("typeinfo_heap_count_window_100", events),
+                    &events,
+                    |b, &n| b.iter(|| run(counted(n), StateBackend::Heap)),
                 );
             }
             _ => {

@@ -2,12 +2,14 @@
 //!
 //! ```text
 //! cargo run --release -p typeinfo-runtime --example window_throughput -- --events N --keys K \
-//!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb
+//!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb [--count-window N]
 //! ```
 //!
 //! Event `i` (for `i` in `0..N`) has key `(i * 2654435761) % K`, timestamp `i / E` ms and
 //! amount `(i % 1000) / 10.0`. Watermarks are monotonous (emitted after every batch); each key
-//! is counted and summed in tumbling windows of `W` ms; the results are counted and dropped.
+//! is counted and summed in tumbling windows of `W` ms (with `--count-window N`, in count
+//! windows of `N` records per key: global windows with a purging `CountTrigger::of(N)`); the
+//! results are counted and dropped.
 //! The last line printed is `events_per_s=<number>`. With `--checkpoint-interval-ms MS`
 //! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
 //! checkpoint every `MS` milliseconds, to measure what checkpointing costs. With `--metrics`
@@ -40,6 +42,7 @@ fn run() -> Result<(), String> {
     let keys = num("--keys", "10000")?.max(1);
     let per_ms = num("--events-per-ms", "100")?.max(1);
     let window_ms = num("--window-ms", "1000")?;
+    let count_window = num("--count-window", "0")?;
     let parallelism = num("--parallelism", "1")? as u32;
     let state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
     let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;
@@ -63,6 +66,7 @@ fn run() -> Result<(), String> {
         keys,
         events_per_ms: per_ms,
         window_ms: window_ms as i64,
+        count_window: (count_window > 0).then_some(count_window),
     }
     .build(&env);
     let result = if args.iter().any(|a| a == "--metrics") {

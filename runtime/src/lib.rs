@@ -71,7 +71,10 @@
 //! minimum of the last watermark of each of its input subtasks. A record is therefore judged
 //! late against exactly the watermark that preceded it on its channel. The end of a bounded
 //! input sends the maximal watermark, which fires every pending event-time window and timer.
-//! Windows follow Flink's `WindowOperator` with its `EventTimeTrigger` (see [`window`]).
+//! Windows follow Flink's `WindowOperator`: assigners ([`assigner`]), triggers
+//! ([`trigger`]), evictors ([`evictor`]) and process window functions with a context
+//! ([`ProcessWindowFunction`]); keyed with [`KeyedStream::window`], over a whole stream with
+//! [`DataStream::window_all`].
 //!
 //! # Decisions where Flink leaves a choice
 //!
@@ -92,6 +95,7 @@
 /// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
 #[doc(hidden)]
 pub mod __fuzz;
+pub mod assigner;
 mod channel;
 pub mod checkpoint;
 mod cluster;
@@ -101,6 +105,7 @@ mod context;
 mod drive;
 mod env;
 mod error;
+pub mod evictor;
 pub mod functions;
 pub mod handshake;
 mod job;
@@ -117,9 +122,12 @@ pub mod storage;
 mod stream;
 mod timer;
 mod transform;
+pub mod trigger;
 mod types;
 pub mod watermark;
 pub mod window;
+mod window_function;
+mod window_operator;
 
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use env::{
@@ -134,18 +142,22 @@ pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::{CollectedRecords, Sink, SinkContext, SinkWriter};
 pub use source::{ReadStatus, Source, SourceOutput, SplitReader};
-pub use stream::{DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream};
+pub use stream::{
+    AllWindowedStream, DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream,
+};
 pub use transform::{
     OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,
 };
 pub use typeinfo_state::AggregateFunction;
 pub use typeinfo_state::KeyedBackend;
 pub use watermark::WatermarkStrategy;
-pub use window::{
-    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows, TimeWindow, TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows, WindowAssigner,
+pub use assigner::{
+    EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows,
+    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindows,
+    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
 };
+pub use window::{GlobalWindow, TimeWindow, Window};
+pub use window_function::{ProcessWindowFunction, WindowContext, WindowFunctionSetup};
 
 pub use types::{Data, Key};
 

@@ -94,6 +94,8 @@ pub(crate) struct Transformation {
     pub(crate) side_outputs: Vec<String>,
     /// A setting the operator refuses (checked when the graph is built).
     pub(crate) invalid: Option<String>,
+    /// The operator runs at parallelism 1 only (`window_all`): another is refused.
+    pub(crate) non_parallel: bool,
 }
 
 impl Transformation {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
 use typeinfo_state::{
-    key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
+    KeyedBackend, key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
     KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor, StateValue, ValueState,
     ValueStateDescriptor,
 };
@@ -34,9 +34,15 @@ use crate::transform::{
     UserOperator,
 };
 use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
-use crate::window::{
-    ContentsFactory, IncrementalContents, ListContents, TimeWindow, WindowAssigner, WindowFn,
-    WindowOperator,
+use crate::assigner::{GlobalWindows, WindowAssigner};
+use crate::evictor::{CountEvictor, Evictor};
+use crate::trigger::{CountTrigger, PurgingTrigger, Trigger};
+use crate::window::GlobalWindow;
+use crate::window_function::ProcessWindowFunction;
+use crate::window_operator::{
+    aggregate_fold, evicting_contents, reduce_fold, ApplyFn, ContentsFactory, Fold,
+    IncrementalContents, InternalWindowFunction, ListContents, ProcessAll, ProcessOne, ResultFn,
+    WindowContents, WindowOperator,
 };
 use crate::{Data, Key};
 
@@ -50,6 +56,7 @@ struct NodeSpec {
     parallelism: Option<u32>,
     side_outputs: Vec<String>,
     invalid: Option<String>,
+    non_parallel: bool,
 }
 
 impl NodeSpec {
@@ -61,6 +68,7 @@ impl NodeSpec {
             parallelism: None,
             side_outputs: Vec::new(),
             invalid: None,
+            non_parallel: false,
         }
     }
 
@@ -76,6 +84,7 @@ impl NodeSpec {
             output,
             side_outputs: self.side_outputs,
             invalid: self.invalid,
+            non_parallel: self.non_parallel,
         }
     }
 }
@@ -382,11 +391,20 @@ impl<T: Data> DataStream<T> {
         self
     }
 
-    /// Sets the parallelism of the operator that makes this stream.
+    /// Sets the parallelism of the operator that makes this stream (an operator that runs
+    /// at parallelism 1 only, as `window_all`'s, refuses another when the job is built).
     pub fn set_parallelism(self, parallelism: u32) -> Self {
         if let Some(id) = self.node {
-            self.env
-                .with_transformation(id, |t| t.parallelism = Some(parallelism));
+            self.env.with_transformation(id, |t| {
+                if t.non_parallel && parallelism != 1 {
+                    t.invalid = Some(format!(
+                        "`{}` is not a parallel operator: its parallelism must be 1, not {parallelism}",
+                        t.name
+                    ));
+                } else {
+                    t.parallelism = Some(parallelism);
+                }
+            });
         }
         self
     }
@@ -472,6 +490,18 @@ impl<T: Data> DataStream<T> {
             ),
             selector,
         }
+    }
+
+    /// Windows over all records of the stream (Flink's `windowAll`): one window operator at
+    /// parallelism 1, with every assigner, trigger, evictor and function of a keyed window
+    /// (see [`AllWindowedStream`]).
+    pub fn window_all<A: WindowAssigner>(&self, assigner: A) -> AllWindowedStream<T, A, A::DefaultTrigger>
+    where
+        A::DefaultTrigger: Trigger<(), T, A::Window>,
+    {
+        let mut windowed = self.key_by(|_: &T| ()).window(assigner);
+        windowed.non_parallel = true;
+        windowed
     }
 
     /// Distributes records round robin over the next operator's subtasks.
@@ -737,17 +767,49 @@ impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
 }
 
 impl<K: Key, T: Data> KeyedStream<K, T> {
-    /// Windows per key.
-    pub fn window(&self, assigner: WindowAssigner) -> WindowedStream<K, T> {
+    /// Windows per key, cut by `assigner` and fired by its default trigger (change it with
+    /// [`WindowedStream::trigger`]).
+    pub fn window<A: WindowAssigner>(&self, assigner: A) -> WindowedStream<K, T, A, A::DefaultTrigger>
+    where
+        A::DefaultTrigger: Trigger<K, T, A::Window>,
+    {
         WindowedStream {
             keyed: KeyedStream {
                 stream: self.stream.clone(),
                 selector: Arc::clone(&self.selector),
             },
+            trigger: assigner.default_trigger(),
             assigner,
+            evictor: None,
             allowed_lateness: 0,
             late: None,
+            non_parallel: false,
         }
+    }
+
+    /// Windows of `n` records per key: a window fires and is purged at every `n`-th record
+    /// of its key (Flink's `countWindow(n)`: [`GlobalWindows`] with
+    /// `PurgingTrigger::of(CountTrigger::of(n))`). Records that do not complete a window are
+    /// never emitted.
+    pub fn count_window(
+        &self,
+        n: u64,
+    ) -> WindowedStream<K, T, GlobalWindows, PurgingTrigger<CountTrigger<GlobalWindow>>> {
+        self.window(GlobalWindows)
+            .trigger(PurgingTrigger::of(CountTrigger::of(n)))
+    }
+
+    /// Windows of the last `n` records per key, fired every `slide` records (Flink's
+    /// `countWindow(n, slide)`: [`GlobalWindows`] with `CountEvictor::of(n)` and
+    /// `CountTrigger::of(slide)`).
+    pub fn count_window_sliding(
+        &self,
+        n: u64,
+        slide: u64,
+    ) -> WindowedStream<K, T, GlobalWindows, CountTrigger<GlobalWindow>> {
+        self.window(GlobalWindows)
+            .evictor(CountEvictor::of(usize::try_from(n).unwrap_or(usize::MAX)))
+            .trigger(CountTrigger::of(slide))
     }
 
     /// Runs a user's operator on every record with its key current: keyed state, timers per
@@ -886,24 +948,31 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
     }
 }
 
-/// A keyed stream cut into windows.
-pub struct WindowedStream<K, T> {
+/// A keyed stream cut into windows by an assigner `A`, fired by a trigger `Tr` (the
+/// assigner's default until [`trigger`](Self::trigger) changes it).
+pub struct WindowedStream<K, T, A: WindowAssigner, Tr> {
     keyed: KeyedStream<K, T>,
-    assigner: WindowAssigner,
+    assigner: A,
+    trigger: Tr,
+    evictor: Option<Arc<dyn Evictor<T, A::Window>>>,
     allowed_lateness: i64,
     late: Option<String>,
+    /// `window_all`: one subtask.
+    non_parallel: bool,
 }
 
-impl<K, T> std::fmt::Debug for WindowedStream<K, T> {
+impl<K, T, A: WindowAssigner, Tr> std::fmt::Debug for WindowedStream<K, T, A, Tr> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WindowedStream")
             .field("assigner", &self.assigner)
+            .field("trigger", &std::any::type_name::<Tr>())
+            .field("evictor", &self.evictor.is_some())
             .field("allowed_lateness_ms", &self.allowed_lateness)
             .finish()
     }
 }
 
-impl<K: Key, T: Data> WindowedStream<K, T> {
+impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedStream<K, T, A, Tr> {
     /// Keeps windows for `lateness` after they fire; late records within it fire them again.
     pub fn allowed_lateness(self, lateness: Duration) -> Self {
         self.allowed_lateness_millis(lateness.as_millis().min(i64::MAX as u128) as i64)
@@ -922,15 +991,63 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         self
     }
 
-    fn build<O: Data>(&self, what: &str, contents: ContentsFactory<K, T, O>) -> DataStream<O> {
-        let (selector, assigner, lateness, late) = (
+    /// Replaces the trigger (Flink's `WindowedStream.trigger`): when windows fire and purge.
+    /// With a merging assigner (session windows) the trigger must be able to merge; one that
+    /// cannot is refused when the job is built.
+    ///
+    /// ```
+    /// use typeinfo_runtime::trigger::CountTrigger;
+    /// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let sums = env
+    ///     .from_collection(vec![1i64, 2, 3, 4, 5])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|v: &i64, _| *v))
+    ///     .key_by(|_: &i64| 0u8)
+    ///     .window(TumblingEventTimeWindows::of_millis(100))
+    ///     .trigger(CountTrigger::of(2)) // early results every two records, nothing at the end
+    ///     .reduce(|a, b| a + b)
+    ///     .collect();
+    /// env.execute("early")?;
+    /// assert_eq!(sums.take(), [3, 10]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn trigger<Tr2: Trigger<K, T, A::Window>>(self, trigger: Tr2) -> WindowedStream<K, T, A, Tr2> {
+        WindowedStream {
+            keyed: self.keyed,
+            assigner: self.assigner,
+            trigger,
+            evictor: self.evictor,
+            allowed_lateness: self.allowed_lateness,
+            late: self.late,
+            non_parallel: self.non_parallel,
+        }
+    }
+
+    /// Evicts elements before (or after) the window's function (Flink's
+    /// `WindowedStream.evictor`). The window then keeps all its elements: `aggregate` and
+    /// `reduce` run over the full contents when it fires.
+    pub fn evictor(mut self, evictor: impl Evictor<T, A::Window>) -> Self {
+        self.evictor = Some(Arc::new(evictor));
+        self
+    }
+
+    fn build<O: Data>(&self, what: &str, contents: ContentsFactory<K, A::Window, T, O>) -> DataStream<O> {
+        let (selector, assigner, trigger, lateness, late) = (
             Arc::clone(&self.keyed.selector),
-            self.assigner,
+            self.assigner.clone(),
+            self.trigger.clone(),
             self.allowed_lateness,
             self.late.is_some(),
         );
+        let name = if self.non_parallel { "Window All" } else { "Window" };
         let description = format!(
-            "Window({assigner}, allowed lateness {lateness} ms, {what}{})",
+            "{}({assigner}, {}{}, allowed lateness {lateness} ms, {what}{})",
+            if self.non_parallel { "WindowAll" } else { "Window" },
+            short_type_name::<Tr>(),
+            if self.evictor.is_some() { ", evicting" } else { "" },
             if late {
                 ", late data to side output"
             } else {
@@ -941,19 +1058,28 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
             Ok(Box::new(WindowOperator::new(
                 setup,
                 Arc::clone(&selector),
-                assigner,
+                assigner.clone(),
+                trigger.clone(),
                 lateness,
                 late,
                 &contents,
             )?))
         };
+        let invalid = self.assigner.validate().err().or_else(|| {
+            (self.assigner.is_merging() && !self.trigger.can_merge()).then(|| {
+                format!(
+                    "a merging window assigner ({}) cannot be used with a trigger that does not support merging ({})",
+                    self.assigner,
+                    short_type_name::<Tr>()
+                )
+            })
+        });
         let spec = NodeSpec {
             side_outputs: self.late.iter().cloned().collect(),
-            invalid: assigner.validate().err().map(|e| match e {
-                crate::Error::Config(message) => message,
-                other => other.to_string(),
-            }),
-            ..NodeSpec::new(NodeKind::Operator, "Window", description)
+            invalid,
+            parallelism: self.non_parallel.then_some(1),
+            non_parallel: self.non_parallel,
+            ..NodeSpec::new(NodeKind::Operator, name, description)
         };
         let id = self
             .keyed
@@ -962,67 +1088,227 @@ impl<K: Key, T: Data> WindowedStream<K, T> {
         DataStream::of_node(&self.keyed.stream.env, id, 0)
     }
 
-    /// Reduces each window's records with `f`; emits the reduced record when it fires.
-    pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T> {
-        let descriptor = ReducingStateDescriptor::new("window-contents", f);
-        let finish: WindowFn<K, T, T> = Arc::new(|_, _, r, out| out.push(r));
-        self.build(
+    /// The contents of a window whose function takes one value folded from the elements:
+    /// incremental state, or every element when there is an evictor.
+    fn folded<R: 'static, O: Data, F>(
+        &self,
+        what: &str,
+        incremental: impl Fn(&mut KeyedBackend<K>, F) -> Result<Box<dyn WindowContents<K, A::Window, T, O>>>
+            + Send
+            + Sync
+            + 'static,
+        fold: Fold<T, R>,
+        function: F,
+    ) -> DataStream<O>
+    where
+        F: InternalWindowFunction<K, A::Window, R, O> + Clone + Sync,
+    {
+        let contents: ContentsFactory<K, A::Window, T, O> = match &self.evictor {
+            None => Arc::new(move |backend| incremental(backend, function.clone())),
+            Some(evictor) => {
+                let evictor = Arc::clone(evictor);
+                Arc::new(move |backend| {
+                    evicting_contents(backend, Arc::clone(&evictor), Arc::clone(&fold), function.clone())
+                })
+            }
+        };
+        self.build(what, contents)
+    }
+
+    /// The contents of a window whose function takes all elements.
+    fn listed<O: Data, F>(&self, what: &str, function: F) -> DataStream<O>
+    where
+        F: InternalWindowFunction<K, A::Window, Vec<T>, O> + Clone + Sync,
+    {
+        let contents: ContentsFactory<K, A::Window, T, O> = match &self.evictor {
+            None => {
+                let descriptor = ListStateDescriptor::new("window-contents");
+                Arc::new(move |backend| {
+                    Ok(Box::new(ListContents {
+                        state: backend.list_state(&descriptor)?,
+                        function: function.clone(),
+                    }))
+                })
+            }
+            Some(evictor) => {
+                let evictor = Arc::clone(evictor);
+                Arc::new(move |backend| {
+                    evicting_contents(backend, Arc::clone(&evictor), Arc::new(Some), function.clone())
+                })
+            }
+        };
+        self.build(what, contents)
+    }
+
+    fn reduced<O: Data, F>(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static, function: F) -> DataStream<O>
+    where
+        F: InternalWindowFunction<K, A::Window, T, O> + Clone + Sync,
+    {
+        let f: Arc<dyn Fn(&T, &T) -> T + Send + Sync> = Arc::new(f);
+        let g = Arc::clone(&f);
+        let descriptor = ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| g(a, b));
+        self.folded(
             "reduce",
-            Arc::new(move |backend| {
-                Ok(Box::new(IncrementalContents {
-                    state: backend.reducing_state(&descriptor)?,
-                    finish: Arc::clone(&finish),
-                }))
-            }),
+            move |backend, function| {
+                Ok(Box::new(IncrementalContents::new(
+                    backend.reducing_state(&descriptor)?,
+                    function,
+                )))
+            },
+            reduce_fold(f),
+            function,
         )
     }
 
-    /// Aggregates each window's records incrementally with `function`; emits its result.
-    pub fn aggregate<A: Data + Sync, R: Data>(
+    fn aggregated<Acc: Data + Sync, R: 'static, O: Data, F>(
         &self,
-        function: impl AggregateFunction<T, A, R> + 'static,
+        aggregate: impl AggregateFunction<T, Acc, R> + 'static,
+        function: F,
+    ) -> DataStream<O>
+    where
+        F: InternalWindowFunction<K, A::Window, R, O> + Clone + Sync,
+    {
+        let aggregate: Arc<dyn AggregateFunction<T, Acc, R>> = Arc::new(aggregate);
+        let shared = SharedAggregate(Arc::clone(&aggregate));
+        let descriptor = AggregatingStateDescriptor::new("window-contents", shared);
+        self.folded(
+            "aggregate",
+            move |backend, function| {
+                Ok(Box::new(IncrementalContents::new(
+                    backend.aggregating_state(&descriptor)?,
+                    function,
+                )))
+            },
+            aggregate_fold(aggregate),
+            function,
+        )
+    }
+
+    /// Reduces each window's records with `f`; emits the reduced record when it fires.
+    pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T> {
+        self.reduced(f, ResultFn(Arc::new(|_: &K, _: &A::Window, r: T| r)))
+    }
+
+    /// Reduces each window incrementally with `f`, then runs `function` on the one reduced
+    /// record with the window's context (Flink's `reduce(reduceFunction, processWindowFunction)`).
+    pub fn reduce_process<O: Data, F: ProcessWindowFunction<K, T, O, A::Window> + Clone + Sync>(
+        &self,
+        f: impl Fn(&T, &T) -> T + Send + Sync + 'static,
+        function: F,
+    ) -> DataStream<O> {
+        self.reduced(f, ProcessOne(function))
+    }
+
+    /// Aggregates each window's records incrementally with `function`; emits its result.
+    pub fn aggregate<Acc: Data + Sync, R: Data>(
+        &self,
+        function: impl AggregateFunction<T, Acc, R> + 'static,
     ) -> DataStream<R> {
-        self.aggregate_with(function, |_: &K, _: &TimeWindow, r: R| r)
+        self.aggregate_with(function, |_: &K, _: &A::Window, r: R| r)
     }
 
     /// Aggregates each window incrementally with `function`, then emits
     /// `f(key, window, result)` (Flink's `aggregate` with a window function).
-    pub fn aggregate_with<A: Data + Sync, R: 'static, O: Data>(
+    pub fn aggregate_with<Acc: Data + Sync, R: 'static, O: Data>(
         &self,
-        function: impl AggregateFunction<T, A, R> + 'static,
-        f: impl Fn(&K, &TimeWindow, R) -> O + Send + Sync + 'static,
+        function: impl AggregateFunction<T, Acc, R> + 'static,
+        f: impl Fn(&K, &A::Window, R) -> O + Send + Sync + 'static,
     ) -> DataStream<O> {
-        let descriptor = AggregatingStateDescriptor::new("window-contents", function);
-        let finish: WindowFn<K, R, O> = Arc::new(move |k, w, r, out| out.push(f(k, w, r)));
-        self.build(
-            "aggregate",
-            Arc::new(move |backend| {
-                Ok(Box::new(IncrementalContents {
-                    state: backend.aggregating_state(&descriptor)?,
-                    finish: Arc::clone(&finish),
-                }))
-            }),
-        )
+        self.aggregated(function, ResultFn(Arc::new(f)))
     }
 
-    /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires.
-    pub fn process<O: Data>(
+    /// Aggregates each window incrementally with `aggregate`, then runs `function` on the one
+    /// result with the window's context (Flink's
+    /// `aggregate(aggregateFunction, processWindowFunction)`).
+    pub fn aggregate_process<Acc: Data + Sync, R: 'static, O: Data, F>(
         &self,
-        f: impl Fn(&K, &TimeWindow, Vec<T>, &mut Vec<O>) + Send + Sync + 'static,
+        aggregate: impl AggregateFunction<T, Acc, R> + 'static,
+        function: F,
+    ) -> DataStream<O>
+    where
+        F: ProcessWindowFunction<K, R, O, A::Window> + Clone + Sync,
+    {
+        self.aggregated(aggregate, ProcessOne(function))
+    }
+
+    /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires
+    /// (Flink's `apply` with a `WindowFunction`).
+    pub fn apply<O: Data>(
+        &self,
+        f: impl Fn(&K, &A::Window, Vec<T>, &mut Vec<O>) + Send + Sync + 'static,
     ) -> DataStream<O> {
-        let descriptor = ListStateDescriptor::new("window-contents");
-        let finish: WindowFn<K, Vec<T>, O> = Arc::new(f);
-        self.build(
-            "process",
-            Arc::new(move |backend| {
-                Ok(Box::new(ListContents {
-                    state: backend.list_state(&descriptor)?,
-                    finish: Arc::clone(&finish),
-                }))
-            }),
-        )
+        self.listed("apply", ApplyFn(Arc::new(f)))
+    }
+
+    /// Keeps every record of a window and runs `function` on them with the window's context
+    /// when it fires (Flink's `process` with a `ProcessWindowFunction`): the window, the
+    /// watermark, per-window and per-key state, side outputs.
+    pub fn process<O: Data, F: ProcessWindowFunction<K, T, O, A::Window> + Clone + Sync>(
+        &self,
+        function: F,
+    ) -> DataStream<O> {
+        self.listed("process", ProcessAll(function))
     }
 }
+
+/// An aggregate function shared between the window's state and its evicting fold.
+struct SharedAggregate<T, Acc, R>(Arc<dyn AggregateFunction<T, Acc, R>>);
+
+impl<T, Acc, R> AggregateFunction<T, Acc, R> for SharedAggregate<T, Acc, R> {
+    fn create_accumulator(&self) -> Acc {
+        self.0.create_accumulator()
+    }
+    fn add(&self, value: &T, accumulator: &mut Acc) {
+        self.0.add(value, accumulator);
+    }
+    fn get_result(&self, accumulator: &Acc) -> R {
+        self.0.get_result(accumulator)
+    }
+    fn merge(&self, a: Acc, b: Acc) -> Acc {
+        self.0.merge(a, b)
+    }
+}
+
+/// A type's name without its module path (`CountTrigger<GlobalWindow>`), for `explain`.
+fn short_type_name<X>() -> String {
+    let full = std::any::type_name::<X>();
+    let mut out = String::new();
+    let mut word = String::new();
+    for c in full.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+        } else {
+            out.push_str(word.rsplit("::").next().unwrap_or(&word));
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(word.rsplit("::").next().unwrap_or(&word));
+    out
+}
+
+/// A stream cut into windows over all its records (Flink's `AllWindowedStream`): one
+/// operator at parallelism 1 (as in Flink), with every assigner, trigger, evictor and
+/// function of [`WindowedStream`].
+///
+/// ```
+/// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// env.set_parallelism(2);
+/// let totals = env
+///     .from_collection(vec![1i64, 2, 3, 15])
+///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|v: &i64, _| *v))
+///     .window_all(TumblingEventTimeWindows::of_millis(10))
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("totals")?;
+/// assert_eq!(totals.take(), [6, 15]);
+/// # Ok(())
+/// # }
+/// ```
+pub type AllWindowedStream<T, A, Tr> = WindowedStream<(), T, A, Tr>;
 
 /// The rolling aggregations of [`KeyedStream`]: one value per key in keyed state.
 struct RollingReduce<T, F> {

@@ -95,6 +95,11 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
         self.set.iter()
     }
 
+    /// The latest time in the index (possibly of a deleted timer).
+    pub(crate) fn latest(&self) -> Option<i64> {
+        self.by_time.keys().next_back().copied()
+    }
+
     /// The earliest time in the index (possibly of a deleted timer: a bound for wake-ups).
     pub(crate) fn earliest(&self) -> Option<i64> {
         self.by_time.keys().next().copied()

@@ -274,7 +274,7 @@ fn reduce_process_and_aggregate_agree_on_sliding_and_session_windows(
                 .map(|r: Reading| (r.sensor, r.value))
                 .collect();
             let processed = windows
-                .process(
+                .apply(
                     |key: &String,
                      w,
                      records: Vec<Reading>,

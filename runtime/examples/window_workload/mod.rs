@@ -1,7 +1,9 @@
 //! The keyed-window workload of `window_throughput` (and of the `windows` criterion bench,
 //! which includes this file): event `i` has key `(i * 2654435761) % keys`, timestamp
 //! `i / events_per_ms` ms and amount `(i % 1000) / 10.0`; monotonous watermarks; each key
-//! counted and summed in tumbling event-time windows of `window_ms`; results counted.
+//! counted and summed in tumbling event-time windows of `window_ms` (or, with
+//! `count_window`, in count windows of that many records: `countWindow(n)`, a purging
+//! `CountTrigger::of(n)` on global windows); results counted.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,6 +28,8 @@ pub struct Workload {
     pub keys: u64,
     pub events_per_ms: u64,
     pub window_ms: i64,
+    /// Count windows of this many records per key instead of time windows.
+    pub count_window: Option<u64>,
 }
 
 impl Workload {
@@ -43,15 +47,20 @@ impl Workload {
         let results = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&results);
         let workload = *self;
-        env.from_generator(self.events, move |i| workload.event(i))
+        let keyed = env
+            .from_generator(self.events, move |i| workload.event(i))
             .assign_timestamps_and_watermarks(
                 WatermarkStrategy::for_monotonous_timestamps()
                     .with_timestamp_assigner(|e: &Event, _| e.ts),
             )
-            .key_by(|e: &Event| e.key)
-            .window(TumblingEventTimeWindows::of_millis(self.window_ms))
-            .aggregate(CountSum)
-            .add_sink(move |r: (u64, f64)| {
+            .key_by(|e: &Event| e.key);
+        let windows = match self.count_window {
+            None => keyed
+                .window(TumblingEventTimeWindows::of_millis(self.window_ms))
+                .aggregate(CountSum),
+            Some(n) => keyed.count_window(n).aggregate(CountSum),
+        };
+        windows.add_sink(move |r: (u64, f64)| {
                 std::hint::black_box(r);
                 counted.fetch_add(1, Ordering::Relaxed);
             });

@@ -2,10 +2,20 @@
 //!
 //! ```text
 //! cargo run --release -p typeinfo-runtime --bin windowed_aggregate -- --input FILE \
-//!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP \
+//!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP|count:N[:SLIDE] \
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
-//!   [--hosts host:port,host:port --process I] [--metrics]
+//!   [--trigger count:N|purging-count:N|continuous-event:MS] [--evictor count:N|time:MS] \
+//!   [--hosts host:port,host:port --process I] [--metrics] \
+//!   [--output DIR] [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
+//!   [--lines-per-second N]
 //! ```
+//!
+//! `count:N` is Flink's `countWindow(N)` (global windows, a purging count trigger) and
+//! `count:N:SLIDE` its `countWindow(N, SLIDE)` (a count evictor of N, a count trigger of SLIDE);
+//! their lines print START and END as `-`. `--trigger` replaces the window's trigger as
+//! `.trigger(...)` does (`CountTrigger`, `PurgingTrigger::of(CountTrigger)`,
+//! `ContinuousEventTimeTrigger`), `--evictor` adds an evictor that evicts before the function
+//! (`CountEvictor`, `TimeEvictor`).
 //!
 //! Input lines are `key,timestamp_ms,amount` (`#` lines and empty lines are skipped), read
 //! by one source subtask in file order. After every event the watermark
@@ -13,15 +23,22 @@
 //! watermark. Each window firing prints `window,KEY,START,END,COUNT,SUM` (a late firing prints
 //! the updated line again) and each late record prints `late,KEY,TIMESTAMP,AMOUNT`.
 //! With `--hosts`, this process is process `--process` of a multi-process job and prints the
-//! lines of its own workers.
+//! lines of its own workers. With `--output DIR` the lines go to the exactly-once text file
+//! sink in `DIR` instead of stdout; with `--checkpoint-dir` the job checkpoints, and
+//! `--restore` resumes from a checkpoint directory's latest checkpoint (or a savepoint);
+//! `--lines-per-second` slows the parsing down (for the crash tests that kill it mid-way).
 
 use std::process::ExitCode;
 
 use typeinfo::TypeInfo;
+use typeinfo_runtime::evictor::{CountEvictor, TimeEvictor};
 use typeinfo_runtime::functions::CountAndSum;
+use typeinfo_runtime::trigger::{ContinuousEventTimeTrigger, CountTrigger, PurgingTrigger, Trigger};
+use typeinfo_runtime::window::Window;
 use typeinfo_runtime::{
-    Cluster, EventTimeSessionWindows, OutputTag, SlidingEventTimeWindows, StateBackend,
-    StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner,
+    CheckpointConfig, Cluster, DataStream, RestoreSettings, EventTimeSessionWindows, GlobalWindow, OutputTag,
+    SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TimeWindow, TimeWindows,
+    TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner, WindowedStream,
 };
 
 #[derive(TypeInfo, Clone, Debug)]
@@ -31,9 +48,34 @@ struct Event {
     amount: i64,
 }
 
+/// The window of the command line.
+#[derive(Debug, Clone, Copy)]
+enum WindowSpec {
+    Time(TimeWindows),
+    /// `count:N` or `count:N:SLIDE`.
+    Count(u64, Option<u64>),
+}
+
+/// `--trigger`.
+#[derive(Debug, Clone, Copy)]
+enum TriggerSpec {
+    Count(u64),
+    PurgingCount(u64),
+    ContinuousEvent(i64),
+}
+
+/// `--evictor`.
+#[derive(Debug, Clone, Copy)]
+enum EvictorSpec {
+    Count(usize),
+    Time(i64),
+}
+
 struct Args {
     input: String,
-    window: WindowAssigner,
+    window: WindowSpec,
+    trigger: Option<TriggerSpec>,
+    evictor: Option<EvictorSpec>,
     out_of_orderness: i64,
     allowed_lateness: i64,
     parallelism: u32,
@@ -41,26 +83,64 @@ struct Args {
     cluster: Option<Cluster>,
     /// A metrics line on stderr every 2 s.
     metrics: bool,
+    output: Option<String>,
+    checkpoints: Option<(String, u64)>,
+    restore: Option<String>,
+    lines_per_second: Option<u64>,
 }
 
-fn parse_window(spec: &str) -> Result<WindowAssigner, String> {
+fn parse_window(spec: &str) -> Result<WindowSpec, String> {
     let parts: Vec<&str> = spec.split(':').collect();
     let num = |s: &str| {
         s.parse::<i64>()
             .map_err(|e| format!("--window {spec}: `{s}`: {e}"))
     };
-    match parts.as_slice() {
-        ["tumbling", size] => Ok(TumblingEventTimeWindows::of_millis(num(size)?)),
-        ["tumbling", size, offset] => Ok(TumblingEventTimeWindows::with_offset_millis(
-            num(size)?,
-            num(offset)?,
-        )),
-        ["sliding", size, slide] => Ok(SlidingEventTimeWindows::of_millis(num(size)?, num(slide)?)),
-        ["session", gap] => Ok(EventTimeSessionWindows::with_gap_millis(num(gap)?)),
-        _ => Err(format!(
-            "--window {spec}: expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE or session:GAP"
-        )),
-    }
+    let count = |s: &str| match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        Ok(_) => Err(format!("--window {spec}: a count window needs a count above 0")),
+        Err(e) => Err(format!("--window {spec}: `{s}`: {e}")),
+    };
+    Ok(match parts.as_slice() {
+        ["tumbling", size] => WindowSpec::Time(TumblingEventTimeWindows::of_millis(num(size)?)),
+        ["tumbling", size, offset] => WindowSpec::Time(
+            TumblingEventTimeWindows::with_offset_millis(num(size)?, num(offset)?),
+        ),
+        ["sliding", size, slide] => {
+            WindowSpec::Time(SlidingEventTimeWindows::of_millis(num(size)?, num(slide)?))
+        }
+        ["session", gap] => WindowSpec::Time(EventTimeSessionWindows::with_gap_millis(num(gap)?)),
+        ["count", n] => WindowSpec::Count(count(n)?, None),
+        ["count", n, slide] => WindowSpec::Count(count(n)?, Some(count(slide)?)),
+        _ => {
+            return Err(format!(
+                "--window {spec}: expected tumbling:SIZE[:OFFSET], sliding:SIZE:SLIDE, session:GAP or count:N[:SLIDE]"
+            ))
+        }
+    })
+}
+
+fn parse_trigger(spec: &str) -> Result<TriggerSpec, String> {
+    let bad = || {
+        format!("--trigger {spec}: expected count:N, purging-count:N or continuous-event:MS (N, MS above 0)")
+    };
+    let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+    let n = n.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(bad)?;
+    Ok(match kind {
+        "count" => TriggerSpec::Count(n as u64),
+        "purging-count" => TriggerSpec::PurgingCount(n as u64),
+        "continuous-event" => TriggerSpec::ContinuousEvent(n),
+        _ => return Err(bad()),
+    })
+}
+
+fn parse_evictor(spec: &str) -> Result<EvictorSpec, String> {
+    let bad = || format!("--evictor {spec}: expected count:N or time:MS");
+    let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+    Ok(match kind {
+        "count" => EvictorSpec::Count(n.parse().map_err(|_| bad())?),
+        "time" => EvictorSpec::Time(n.parse().map_err(|_| bad())?),
+        _ => return Err(bad()),
+    })
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -80,6 +160,8 @@ fn parse_args() -> Result<Args, String> {
     Ok(Args {
         input: required("--input")?,
         window: parse_window(&required("--window")?)?,
+        trigger: value("--trigger")?.map(|t| parse_trigger(&t)).transpose()?,
+        evictor: value("--evictor")?.map(|e| parse_evictor(&e)).transpose()?,
         out_of_orderness: int("--out-of-orderness", required("--out-of-orderness")?)?,
         allowed_lateness: int("--allowed-lateness", required("--allowed-lateness")?)?,
         parallelism: value("--parallelism")?
@@ -90,6 +172,21 @@ fn parse_args() -> Result<Args, String> {
             .map_err(|e| e.to_string())?,
         cluster: Cluster::from_args(&args).map_err(|e| e.to_string())?,
         metrics: args.iter().any(|a| a == "--metrics"),
+        output: value("--output")?,
+        checkpoints: match value("--checkpoint-dir")? {
+            Some(dir) => Some((
+                dir,
+                value("--checkpoint-interval-ms")?
+                    .map(|v| v.parse().map_err(|e| format!("--checkpoint-interval-ms `{v}`: {e}")))
+                    .transpose()?
+                    .unwrap_or(1000),
+            )),
+            None => None,
+        },
+        restore: value("--restore")?,
+        lines_per_second: value("--lines-per-second")?
+            .map(|v| v.parse().map_err(|e| format!("--lines-per-second `{v}`: {e}")))
+            .transpose()?,
     })
 }
 
@@ -130,11 +227,35 @@ fn run(args: Args) -> Result<(), String> {
 
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(args.parallelism)
-        .set_state_backend(args.state)
-        .set_cluster(args.cluster);
+        .set_state_backend(args.state.clone())
+        .set_cluster(args.cluster.clone());
+    if let Some((dir, interval_ms)) = &args.checkpoints {
+        env.enable_checkpointing(CheckpointConfig::new(
+            dir.as_str(),
+            std::time::Duration::from_millis(*interval_ms),
+        ));
+    }
+    if let Some(path) = &args.restore {
+        env.restore_from(RestoreSettings {
+            path: path.into(),
+            allow_non_restored_state: false,
+        });
+    }
+    // One line in every `per_ms_line` ms sleeps a millisecond: about `lines_per_second`.
+    let pause_every = args.lines_per_second.map(|n| (n / 1000).max(1));
+    let parsed = std::sync::atomic::AtomicU64::new(0);
     let events = env
         .read_text_file(&args.input)
-        .flat_map(|line: String| parse_line(&line).and_then(Result::ok))
+        .uid("lines")
+        .flat_map(move |line: String| {
+            if let Some(every) = pause_every {
+                let n = parsed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if n % every == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            parse_line(&line).and_then(Result::ok)
+        })
         .name("Parse")
         .set_parallelism(1)
         .assign_timestamps_and_watermarks(
@@ -144,25 +265,31 @@ fn run(args: Args) -> Result<(), String> {
         )
         .set_parallelism(1);
     let late = OutputTag::<Event>::new("late");
-    let windows = events
-        .key_by(|e: &Event| e.key.clone())
-        .window(args.window)
-        .allowed_lateness_millis(args.allowed_lateness)
-        .side_output_late_data(&late)
-        .aggregate_with(
-            CountAndSum(|e: &Event| e.amount),
-            |key: &String, w, (count, sum): (u64, i64)| {
-                format!("window,{key},{},{},{count},{sum}", w.start, w.end)
-            },
-        )
-        .name("Count and sum")
-        .uid("count-and-sum");
-    windows.print_raw().name("Windows");
-    windows
+    let keyed = events.key_by(|e: &Event| e.key.clone());
+    let windows = match args.window {
+        WindowSpec::Time(assigner) => with_trigger(keyed.window(assigner), &args, &late),
+        WindowSpec::Count(n, None) => with_trigger(keyed.count_window(n), &args, &late),
+        WindowSpec::Count(n, Some(slide)) => {
+            with_trigger(keyed.count_window_sliding(n, slide), &args, &late)
+        }
+    };
+    let late_lines = windows
         .side_output(&late)
         .map(|e: Event| format!("late,{},{},{}", e.key, e.ts, e.amount))
-        .print_raw()
         .name("Late records");
+    match &args.output {
+        None => {
+            windows.print_raw().name("Windows");
+            late_lines.print_raw().name("Late lines");
+        }
+        Some(dir) => {
+            windows
+                .union(&[late_lines])
+                .write_as_text(dir)
+                .name("Output")
+                .uid("output");
+        }
+    }
     if args.metrics {
         env.execute_async("windowed_aggregate")
             .and_then(|client| client.wait_reporting(std::time::Duration::from_secs(2)))
@@ -172,6 +299,80 @@ fn run(args: Args) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// START and END of a window's output line (`-` for a global window).
+trait Bounds: Window {
+    fn bounds(&self) -> (String, String);
+}
+
+impl Bounds for TimeWindow {
+    fn bounds(&self) -> (String, String) {
+        (self.start.to_string(), self.end.to_string())
+    }
+}
+
+impl Bounds for GlobalWindow {
+    fn bounds(&self) -> (String, String) {
+        ("-".to_owned(), "-".to_owned())
+    }
+}
+
+/// The window with the command line's trigger (replacing the window's own) and evictor.
+fn with_trigger<A, Tr>(
+    windowed: WindowedStream<String, Event, A, Tr>,
+    args: &Args,
+    late: &OutputTag<Event>,
+) -> DataStream<String>
+where
+    A: WindowAssigner,
+    A::Window: Bounds,
+    Tr: Trigger<String, Event, A::Window>,
+{
+    match args.trigger {
+        None => count_and_sum(windowed, args, late),
+        Some(TriggerSpec::Count(n)) => count_and_sum(windowed.trigger(CountTrigger::of(n)), args, late),
+        Some(TriggerSpec::PurgingCount(n)) => count_and_sum(
+            windowed.trigger(PurgingTrigger::of(CountTrigger::of(n))),
+            args,
+            late,
+        ),
+        Some(TriggerSpec::ContinuousEvent(ms)) => count_and_sum(
+            windowed.trigger(ContinuousEventTimeTrigger::of_millis(ms)),
+            args,
+            late,
+        ),
+    }
+}
+
+/// Count and sum per window firing, with the command line's evictor and lateness.
+fn count_and_sum<A, Tr>(
+    windowed: WindowedStream<String, Event, A, Tr>,
+    args: &Args,
+    late: &OutputTag<Event>,
+) -> DataStream<String>
+where
+    A: WindowAssigner,
+    A::Window: Bounds,
+    Tr: Trigger<String, Event, A::Window>,
+{
+    let windowed = match args.evictor {
+        None => windowed,
+        Some(EvictorSpec::Count(n)) => windowed.evictor(CountEvictor::of(n)),
+        Some(EvictorSpec::Time(ms)) => windowed.evictor(TimeEvictor::of_millis(ms)),
+    };
+    windowed
+        .allowed_lateness_millis(args.allowed_lateness)
+        .side_output_late_data(late)
+        .aggregate_with(
+            CountAndSum(|e: &Event| e.amount),
+            |key: &String, w: &A::Window, (count, sum): (u64, i64)| {
+                let (start, end) = w.bounds();
+                format!("window,{key},{start},{end},{count},{sum}")
+            },
+        )
+        .name("Count and sum")
+        .uid("count-and-sum")
 }
 
 fn main() -> ExitCode {
