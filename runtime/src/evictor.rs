@@ -82,9 +82,38 @@ impl EvictorContext {
 /// ```
 pub trait Evictor<T, W: Window>: Send + Sync + 'static {
     /// Removes elements before the window's function runs.
-    fn evict_before(&self, elements: &mut Vec<TimestampedValue<T>>, window: &W, ctx: &EvictorContext);
+    fn evict_before(
+        &self,
+        elements: &mut Vec<TimestampedValue<T>>,
+        window: &W,
+        ctx: &EvictorContext,
+    );
     /// Removes elements after the window's function ran.
-    fn evict_after(&self, elements: &mut Vec<TimestampedValue<T>>, window: &W, ctx: &EvictorContext);
+    fn evict_after(
+        &self,
+        elements: &mut Vec<TimestampedValue<T>>,
+        window: &W,
+        ctx: &EvictorContext,
+    );
+}
+
+/// The `Evictor` impl of a built-in evictor: its `evict` runs before the function, or after
+/// it when the evictor was made with `after`.
+macro_rules! before_or_after {
+    ($ty:ty, $t:ident $(: $($bound:tt)+)?) => {
+        impl<$t $(: $($bound)+)?, W: Window> Evictor<$t, W> for $ty {
+            fn evict_before(&self, elements: &mut Vec<TimestampedValue<$t>>, _: &W, _: &EvictorContext) {
+                if !self.after {
+                    self.evict(elements);
+                }
+            }
+            fn evict_after(&self, elements: &mut Vec<TimestampedValue<$t>>, _: &W, _: &EvictorContext) {
+                if self.after {
+                    self.evict(elements);
+                }
+            }
+        }
+    };
 }
 
 /// Keeps the newest `n` elements by arrival (Flink's `CountEvictor`).
@@ -117,18 +146,7 @@ impl CountEvictor {
     }
 }
 
-impl<T, W: Window> Evictor<T, W> for CountEvictor {
-    fn evict_before(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if !self.after {
-            self.evict(elements);
-        }
-    }
-    fn evict_after(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if self.after {
-            self.evict(elements);
-        }
-    }
-}
+before_or_after!(CountEvictor, T);
 
 /// Keeps the elements within `size` ms of the newest timestamp among them (Flink's
 /// `TimeEvictor`): an element with `timestamp <= max - size` is removed wherever it sits.
@@ -165,18 +183,7 @@ impl TimeEvictor {
     }
 }
 
-impl<T, W: Window> Evictor<T, W> for TimeEvictor {
-    fn evict_before(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if !self.after {
-            self.evict(elements);
-        }
-    }
-    fn evict_after(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if self.after {
-            self.evict(elements);
-        }
-    }
-}
+before_or_after!(TimeEvictor, T);
 
 /// Removes the elements whose delta to the last-arrived element is at or above `threshold`
 /// (Flink's `DeltaEvictor`).
@@ -218,22 +225,17 @@ impl<T> DeltaEvictor<T> {
         let Some(last) = elements.last().map(|e| e.value.clone()) else {
             return;
         };
-        elements.retain(|e| (self.delta)(&e.value, &last) < self.threshold);
+        // Flink removes an element when `delta >= threshold`; a NaN delta keeps it.
+        elements.retain(|e| {
+            !matches!(
+                (self.delta)(&e.value, &last).partial_cmp(&self.threshold),
+                Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+            )
+        });
     }
 }
 
-impl<T: Clone + Send + Sync + 'static, W: Window> Evictor<T, W> for DeltaEvictor<T> {
-    fn evict_before(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if !self.after {
-            self.evict(elements);
-        }
-    }
-    fn evict_after(&self, elements: &mut Vec<TimestampedValue<T>>, _: &W, _: &EvictorContext) {
-        if self.after {
-            self.evict(elements);
-        }
-    }
-}
+before_or_after!(DeltaEvictor<T>, T: Clone + Send + Sync + 'static);
 
 #[cfg(test)]
 mod tests {
@@ -256,28 +258,59 @@ mod tests {
     #[test]
     fn count_evictor_keeps_the_newest_arrivals_not_the_newest_timestamps() {
         let mut v = values(&[Some(50), Some(10), Some(40), Some(20)]);
-        Evictor::<usize, GlobalWindow>::evict_before(&CountEvictor::of(2), &mut v, &GlobalWindow, &CTX);
+        Evictor::<usize, GlobalWindow>::evict_before(
+            &CountEvictor::of(2),
+            &mut v,
+            &GlobalWindow,
+            &CTX,
+        );
         assert_eq!(kept(&v), [2, 3]);
-        Evictor::<usize, GlobalWindow>::evict_after(&CountEvictor::of(1), &mut v, &GlobalWindow, &CTX);
-        assert_eq!(kept(&v), [2, 3], "an evict-before evictor does nothing after");
+        Evictor::<usize, GlobalWindow>::evict_after(
+            &CountEvictor::of(1),
+            &mut v,
+            &GlobalWindow,
+            &CTX,
+        );
+        assert_eq!(
+            kept(&v),
+            [2, 3],
+            "an evict-before evictor does nothing after"
+        );
     }
 
     #[test]
     fn time_evictor_removes_old_timestamps_wherever_they_sit() {
         let mut v = values(&[Some(50), Some(10), Some(40), Some(20), Some(31)]);
         // max 50, size 20: cutoff 30, elements at or before it go.
-        Evictor::<usize, GlobalWindow>::evict_before(&TimeEvictor::of_millis(20), &mut v, &GlobalWindow, &CTX);
+        Evictor::<usize, GlobalWindow>::evict_before(
+            &TimeEvictor::of_millis(20),
+            &mut v,
+            &GlobalWindow,
+            &CTX,
+        );
         assert_eq!(kept(&v), [0, 2, 4]);
         let mut none = values(&[None, Some(1), Some(100)]);
-        Evictor::<usize, GlobalWindow>::evict_before(&TimeEvictor::of_millis(20), &mut none, &GlobalWindow, &CTX);
-        assert_eq!(kept(&none), [0, 1, 2], "no timestamp on the first: left alone");
+        Evictor::<usize, GlobalWindow>::evict_before(
+            &TimeEvictor::of_millis(20),
+            &mut none,
+            &GlobalWindow,
+            &CTX,
+        );
+        assert_eq!(
+            kept(&none),
+            [0, 1, 2],
+            "no timestamp on the first: left alone"
+        );
     }
 
     #[test]
     fn delta_evictor_measures_against_the_last_arrival() {
         let mut v = vec![10.0, 1.0, 9.5, 3.0, 10.0]
             .into_iter()
-            .map(|value| TimestampedValue { value, timestamp: None })
+            .map(|value| TimestampedValue {
+                value,
+                timestamp: None,
+            })
             .collect::<Vec<TimestampedValue<f64>>>();
         let e = DeltaEvictor::of(2.0, |a: &f64, b: &f64| (a - b).abs());
         Evictor::<f64, GlobalWindow>::evict_before(&e, &mut v, &GlobalWindow, &CTX);

@@ -84,6 +84,20 @@
 //!   for jobs whose state must be rescaled later.
 //! - At the end of a bounded input, pending processing-time windows and timers fire (Flink
 //!   drops them silently; losing results at the end of a job is the surprise users report).
+//! - At the end of a bounded input, pending processing-time timers fire up to the latest one
+//!   pending then; a timer a firing registers beyond it (a continuous trigger's next firing)
+//!   does not, so a job with a continuous processing-time trigger on global windows ends.
+//! - A `ContinuousEventTimeTrigger` whose window the end of the input would fire more than
+//!   2^20 times (a global window) fires it once more at its end instead (Flink's job never
+//!   finishes there; see [`trigger::ContinuousEventTimeTrigger`]).
+//! - Per-window state of a `ProcessWindowFunction` (marked `per_window`) is refused with
+//!   merging windows, as Flink's `MergingWindowStateStore` refuses it.
+//! - When session windows merge, their list contents are concatenated in the order of the
+//!   merged windows' state windows (Flink's order follows a hash set), so a `CountEvictor` on
+//!   merged sessions keeps a deterministic set of elements.
+//! - A `reduce` with an evictor that evicted every element runs no function (Flink hands the
+//!   window function a `null`); an `aggregate` emits the empty accumulator's result, as
+//!   Flink's does.
 //! - Timers are kept on the heap by both state backends (Flink's `HEAP` timer service); window
 //!   contents and all user state live in the chosen state backend, namespaced by window.
 //! - A RocksDB backend without a directory lives in a temporary directory removed at the end
@@ -129,6 +143,11 @@ pub mod window;
 mod window_function;
 mod window_operator;
 
+pub use assigner::{
+    EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TimeWindows, TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows, WindowAssigner,
+};
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, StateBackend,
@@ -151,11 +170,6 @@ pub use transform::{
 pub use typeinfo_state::AggregateFunction;
 pub use typeinfo_state::KeyedBackend;
 pub use watermark::WatermarkStrategy;
-pub use assigner::{
-    EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows,
-    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindows,
-    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
-};
 pub use window::{GlobalWindow, TimeWindow, Window};
 pub use window_function::{ProcessWindowFunction, WindowContext, WindowFunctionSetup};
 

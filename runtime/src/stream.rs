@@ -11,16 +11,18 @@ use std::time::Duration;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeSerializer};
 use typeinfo_state::{
-    KeyedBackend, key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
-    KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor, StateValue, ValueState,
-    ValueStateDescriptor,
+    key_group_for_bytes, subtask_for_key_group, AggregateFunction, AggregatingStateDescriptor,
+    KeyedBackend, KeyedStateBackend, ListStateDescriptor, ReducingStateDescriptor, StateValue,
+    ValueState, ValueStateDescriptor,
 };
 
+use crate::assigner::{GlobalWindows, WindowAssigner};
 use crate::channel::{Router, RouterFactory};
 use crate::compile::{OneInputBuilder, Partition, SinkBuilder, SourceBuilder};
 pub use crate::context::OutputTag;
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
+use crate::evictor::{CountEvictor, Evictor};
 use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation, TAGGED_PORT};
 use crate::process::{KeyedProcessFunction, KeyedProcessFunctionOperator};
@@ -33,10 +35,8 @@ use crate::transform::{
     OneInputOperator, OperatorContext, ProcessFunction, ProcessFunctionOperator, StateContext,
     UserOperator,
 };
-use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
-use crate::assigner::{GlobalWindows, WindowAssigner};
-use crate::evictor::{CountEvictor, Evictor};
 use crate::trigger::{CountTrigger, PurgingTrigger, Trigger};
+use crate::watermark::{TimestampsAndWatermarks, WatermarkStrategy};
 use crate::window::GlobalWindow;
 use crate::window_function::ProcessWindowFunction;
 use crate::window_operator::{
@@ -495,7 +495,10 @@ impl<T: Data> DataStream<T> {
     /// Windows over all records of the stream (Flink's `windowAll`): one window operator at
     /// parallelism 1, with every assigner, trigger, evictor and function of a keyed window
     /// (see [`AllWindowedStream`]).
-    pub fn window_all<A: WindowAssigner>(&self, assigner: A) -> AllWindowedStream<T, A, A::DefaultTrigger>
+    pub fn window_all<A: WindowAssigner>(
+        &self,
+        assigner: A,
+    ) -> AllWindowedStream<T, A, A::DefaultTrigger>
     where
         A::DefaultTrigger: Trigger<(), T, A::Window>,
     {
@@ -769,7 +772,10 @@ impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
 impl<K: Key, T: Data> KeyedStream<K, T> {
     /// Windows per key, cut by `assigner` and fired by its default trigger (change it with
     /// [`WindowedStream::trigger`]).
-    pub fn window<A: WindowAssigner>(&self, assigner: A) -> WindowedStream<K, T, A, A::DefaultTrigger>
+    pub fn window<A: WindowAssigner>(
+        &self,
+        assigner: A,
+    ) -> WindowedStream<K, T, A, A::DefaultTrigger>
     where
         A::DefaultTrigger: Trigger<K, T, A::Window>,
     {
@@ -978,9 +984,10 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         self.allowed_lateness_millis(lateness.as_millis().min(i64::MAX as u128) as i64)
     }
 
-    /// As [`allowed_lateness`](Self::allowed_lateness), in milliseconds.
+    /// As [`allowed_lateness`](Self::allowed_lateness), in milliseconds (a negative lateness
+    /// is refused when the job is built, as Flink refuses it).
     pub fn allowed_lateness_millis(mut self, lateness: i64) -> Self {
-        self.allowed_lateness = lateness.max(0);
+        self.allowed_lateness = lateness;
         self
     }
 
@@ -1014,7 +1021,10 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
     /// # Ok(())
     /// # }
     /// ```
-    pub fn trigger<Tr2: Trigger<K, T, A::Window>>(self, trigger: Tr2) -> WindowedStream<K, T, A, Tr2> {
+    pub fn trigger<Tr2: Trigger<K, T, A::Window>>(
+        self,
+        trigger: Tr2,
+    ) -> WindowedStream<K, T, A, Tr2> {
         WindowedStream {
             keyed: self.keyed,
             assigner: self.assigner,
@@ -1034,7 +1044,11 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         self
     }
 
-    fn build<O: Data>(&self, what: &str, contents: ContentsFactory<K, A::Window, T, O>) -> DataStream<O> {
+    fn build<O: Data>(
+        &self,
+        what: &str,
+        contents: ContentsFactory<K, A::Window, T, O>,
+    ) -> DataStream<O> {
         let (selector, assigner, trigger, lateness, late) = (
             Arc::clone(&self.keyed.selector),
             self.assigner.clone(),
@@ -1042,12 +1056,24 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             self.allowed_lateness,
             self.late.is_some(),
         );
-        let name = if self.non_parallel { "Window All" } else { "Window" };
+        let name = if self.non_parallel {
+            "Window All"
+        } else {
+            "Window"
+        };
         let description = format!(
             "{}({assigner}, {}{}, allowed lateness {lateness} ms, {what}{})",
-            if self.non_parallel { "WindowAll" } else { "Window" },
+            if self.non_parallel {
+                "WindowAll"
+            } else {
+                "Window"
+            },
             short_type_name::<Tr>(),
-            if self.evictor.is_some() { ", evicting" } else { "" },
+            if self.evictor.is_some() {
+                ", evicting"
+            } else {
+                ""
+            },
             if late {
                 ", late data to side output"
             } else {
@@ -1065,7 +1091,13 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
                 &contents,
             )?))
         };
-        let invalid = self.assigner.validate().err().or_else(|| {
+        let negative = (self.allowed_lateness < 0).then(|| {
+            format!(
+                "the allowed lateness must not be negative (got {} ms)",
+                self.allowed_lateness
+            )
+        });
+        let invalid = negative.or_else(|| self.assigner.validate().err()).or_else(|| {
             (self.assigner.is_merging() && !self.trigger.can_merge()).then(|| {
                 format!(
                     "a merging window assigner ({}) cannot be used with a trigger that does not support merging ({})",
@@ -1108,7 +1140,12 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             Some(evictor) => {
                 let evictor = Arc::clone(evictor);
                 Arc::new(move |backend| {
-                    evicting_contents(backend, Arc::clone(&evictor), Arc::clone(&fold), function.clone())
+                    evicting_contents(
+                        backend,
+                        Arc::clone(&evictor),
+                        Arc::clone(&fold),
+                        function.clone(),
+                    )
                 })
             }
         };
@@ -1133,20 +1170,30 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             Some(evictor) => {
                 let evictor = Arc::clone(evictor);
                 Arc::new(move |backend| {
-                    evicting_contents(backend, Arc::clone(&evictor), Arc::new(Some), function.clone())
+                    evicting_contents(
+                        backend,
+                        Arc::clone(&evictor),
+                        Arc::new(Some),
+                        function.clone(),
+                    )
                 })
             }
         };
         self.build(what, contents)
     }
 
-    fn reduced<O: Data, F>(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static, function: F) -> DataStream<O>
+    fn reduced<O: Data, F>(
+        &self,
+        f: impl Fn(&T, &T) -> T + Send + Sync + 'static,
+        function: F,
+    ) -> DataStream<O>
     where
         F: InternalWindowFunction<K, A::Window, T, O> + Clone + Sync,
     {
-        let f: Arc<dyn Fn(&T, &T) -> T + Send + Sync> = Arc::new(f);
+        let f: typeinfo_state::ReduceFn<T> = Arc::new(f);
         let g = Arc::clone(&f);
-        let descriptor = ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| g(a, b));
+        let descriptor =
+            ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| g(a, b));
         self.folded(
             "reduce",
             move |backend, function| {

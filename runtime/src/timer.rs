@@ -95,9 +95,20 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
         self.set.iter()
     }
 
-    /// The latest time in the index (possibly of a deleted timer).
+    /// The latest time of a live timer (deleted timers left in the index are passed over).
     pub(crate) fn latest(&self) -> Option<i64> {
-        self.by_time.keys().next_back().copied()
+        self.by_time
+            .iter()
+            .rev()
+            .find(|(time, entries)| {
+                entries.iter().any(|(k, n)| {
+                    let hash = Self::hash(&self.hasher, k, n, **time);
+                    self.set
+                        .find(hash, |(k2, n2, t)| t == *time && k2 == k && n2 == n)
+                        .is_some()
+                })
+            })
+            .map(|(time, _)| *time)
     }
 
     /// The earliest time in the index (possibly of a deleted timer: a bound for wake-ups).

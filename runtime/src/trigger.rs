@@ -561,6 +561,26 @@ impl<K: Key, T, W: Window> Trigger<K, T, W> for CountTrigger<W> {
 
 /// Turns every firing of the trigger it wraps into a firing that also purges the window's
 /// contents (Flink's `PurgingTrigger`).
+///
+/// ```
+/// use typeinfo_runtime::trigger::{CountTrigger, PurgingTrigger};
+/// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let sums = env
+///     .from_collection(vec![1i64, 2, 3, 4, 5])
+///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|v: &i64, _| *v))
+///     .key_by(|_: &i64| 0u8)
+///     .window(TumblingEventTimeWindows::of_millis(100))
+///     .trigger(PurgingTrigger::of(CountTrigger::of(2)))
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("pairs")?;
+/// assert_eq!(sums.take(), [3, 7]); // each firing starts afresh; 5 is dropped at the window's end
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct PurgingTrigger<Tr> {
     nested: Tr,
@@ -629,11 +649,43 @@ fn java_rem(a: i64, b: i64) -> i64 {
     a.checked_rem(b).unwrap_or(0)
 }
 
+/// How many firings the final watermark may catch up on in one window of a
+/// [`ContinuousEventTimeTrigger`] before it stops (only windows ending near `i64::MAX` have
+/// more).
+const MAX_CATCH_UP_FIRINGS: i64 = 1 << 20;
+
 /// Fires every `interval` ms of event time while the window is open, and at its end (Flink's
 /// `ContinuousEventTimeTrigger`): the first firing is at the end of the interval holding the
 /// window's first element (`ts - ts % interval + interval`, capped at the window's end), each
 /// firing registers the next; the next fire time is keyed state (`fire-time`), merged as the
-/// minimum when windows merge.
+/// minimum when windows merge. One deliberate difference from Flink: when the end of the
+/// input would fire a window more than 2^20 times (a global window, which ends at
+/// `i64::MAX`, or one nearly as long), it fires once more at its end instead (Flink's job
+/// never finishes there).
+///
+/// ```
+/// use typeinfo_runtime::trigger::ContinuousEventTimeTrigger;
+/// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let sums = env
+///     .from_collection(vec![5i64, 15, 25, 35])
+///     .assign_timestamps_and_watermarks(
+///         WatermarkStrategy::for_monotonous_timestamps().emit_per_event().with_timestamp_assigner(|v: &i64, _| *v),
+///     )
+///     .key_by(|_: &i64| 0u8)
+///     .window(TumblingEventTimeWindows::of_millis(100))
+///     .trigger(ContinuousEventTimeTrigger::of_millis(10))
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("running sums")?;
+/// // At 10, 20 and 30 of event time (each passed by the next element), then every 10 ms up
+/// // to the window's end when the input ends (the last at its max timestamp, 99).
+/// assert_eq!(sums.take(), [20, 45, 80, 80, 80, 80, 80, 80, 80, 80]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ContinuousEventTimeTrigger<W = crate::window::TimeWindow> {
     interval: i64,
@@ -645,10 +697,11 @@ impl<W: Window> ContinuousEventTimeTrigger<W> {
     pub fn of(interval: std::time::Duration) -> Self {
         Self::of_millis(interval.as_millis().min(i64::MAX as u128) as i64)
     }
-    /// Fires every `interval` ms of event time (at least 1).
+    /// Fires every `interval` ms of event time (a job with an interval below 1 fails at its
+    /// start, naming the trigger).
     pub fn of_millis(interval: i64) -> Self {
         ContinuousEventTimeTrigger {
-            interval: interval.max(1),
+            interval,
             fire_time: TriggerState::new("fire-time", |a, b| *a.min(b)),
         }
     }
@@ -661,6 +714,16 @@ impl<W: Window> ContinuousEventTimeTrigger<W> {
         window: &W,
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<()> {
+        if ctx.current_watermark() == i64::MAX
+            && window.max_timestamp().saturating_sub(time) / self.interval > MAX_CATCH_UP_FIRINGS
+        {
+            // The end of the input, far before the window's end (a global window ends at
+            // i64::MAX): Flink registers the next firing `interval` later, which the final
+            // watermark fires at once, again and again, up to 2^63 / interval times (its job
+            // never finishes). Here the trigger stops after this firing; the window's own
+            // timer fires it once more at its end.
+            return Ok(());
+        }
         let next = time
             .saturating_add(self.interval)
             .min(window.max_timestamp());
@@ -670,8 +733,19 @@ impl<W: Window> ContinuousEventTimeTrigger<W> {
     }
 }
 
+/// Refuses an interval a continuous trigger cannot fire by.
+fn check_interval(trigger: &str, interval: i64) -> Result<()> {
+    if interval < 1 {
+        return Err(Error::Config(format!(
+            "{trigger} needs an interval of at least 1 ms (got {interval})"
+        )));
+    }
+    Ok(())
+}
+
 impl<K: Key, T, W: Window> Trigger<K, T, W> for ContinuousEventTimeTrigger<W> {
     fn initialize_state(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
+        check_interval("ContinuousEventTimeTrigger", self.interval)?;
         self.fire_time.register(backend)
     }
     fn on_element(
@@ -744,10 +818,11 @@ impl<W: Window> ContinuousProcessingTimeTrigger<W> {
     pub fn of(interval: std::time::Duration) -> Self {
         Self::of_millis(interval.as_millis().min(i64::MAX as u128) as i64)
     }
-    /// Fires every `interval` ms of processing time (at least 1).
+    /// Fires every `interval` ms of processing time (a job with an interval below 1 fails at
+    /// its start, naming the trigger).
     pub fn of_millis(interval: i64) -> Self {
         ContinuousProcessingTimeTrigger {
-            interval: interval.max(1),
+            interval,
             fire_time: TriggerState::new("fire-time", |a, b| *a.min(b)),
         }
     }
@@ -771,6 +846,7 @@ impl<W: Window> ContinuousProcessingTimeTrigger<W> {
 
 impl<K: Key, T, W: Window> Trigger<K, T, W> for ContinuousProcessingTimeTrigger<W> {
     fn initialize_state(&mut self, backend: &mut KeyedBackend<K>) -> Result<()> {
+        check_interval("ContinuousProcessingTimeTrigger", self.interval)?;
         self.fire_time.register(backend)
     }
     fn on_element(

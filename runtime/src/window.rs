@@ -131,7 +131,6 @@ impl fmt::Display for OutOfRange {
 
 impl std::error::Error for OutOfRange {}
 
-
 /// Keyed state per window that can be cleared and merged: a window's contents, and trigger
 /// state that follows windows when they merge ([`TriggerContext::merge_state`](crate::trigger::TriggerContext::merge_state)).
 /// Implemented by the state crate's reducing, aggregating and list states namespaced by a

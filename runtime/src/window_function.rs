@@ -106,10 +106,8 @@ impl<K: Key, W: Window, O> WindowContext<'_, K, W, O> {
     /// The tag's type has no serializer, or refuses the value.
     pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
         let bytes = tag.encode(&value)?;
-        self.tagged.push((
-            self.window.max_timestamp(),
-            (tag.id().to_owned(), bytes),
-        ));
+        self.tagged
+            .push((self.window.max_timestamp(), (tag.id().to_owned(), bytes)));
         Ok(())
     }
     /// Where the function runs.
@@ -179,8 +177,12 @@ pub trait ProcessWindowFunction<K: Key, I, O, W: Window>: Send + Sync + 'static 
     /// # Errors
     ///
     /// Any error fails the job.
-    fn process(&mut self, key: &K, elements: Vec<I>, ctx: &mut WindowContext<'_, K, W, O>)
-        -> Result<()>;
+    fn process(
+        &mut self,
+        key: &K,
+        elements: Vec<I>,
+        ctx: &mut WindowContext<'_, K, W, O>,
+    ) -> Result<()>;
 
     /// The window is cleaned up: clear the per-window state not marked with
     /// [`WindowFunctionSetup::per_window`].

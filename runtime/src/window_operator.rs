@@ -13,8 +13,8 @@
 use std::sync::Arc;
 
 use typeinfo_state::{
-    AggregateFunction, AggregatingState, KeyedBackend, KeyedStateBackend, ListState,
-    ReducingState, StateId, ValueState, ValueStateDescriptor,
+    AggregateFunction, AggregatingState, KeyedBackend, KeyedStateBackend, ListState, ReducingState,
+    StateId, ValueState, ValueStateDescriptor,
 };
 
 use crate::assigner::WindowAssigner;
@@ -150,9 +150,8 @@ pub(crate) trait WindowContents<K: Key, W: Window, I, O>: 'static {
 }
 
 /// Makes a window's contents, registering their state in a subtask's backend.
-pub(crate) type ContentsFactory<K, W, I, O> = Arc<
-    dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, W, I, O>>> + Send + Sync,
->;
+pub(crate) type ContentsFactory<K, W, I, O> =
+    Arc<dyn Fn(&mut KeyedBackend<K>) -> Result<Box<dyn WindowContents<K, W, I, O>>> + Send + Sync>;
 
 /// State that folds each record into one value per window: aggregating (`aggregate`) or
 /// reducing (`reduce`) state.
@@ -297,9 +296,7 @@ pub(crate) fn aggregate_fold<I: 'static, A: 'static, R: 'static>(
 }
 
 /// The fold of `reduce` over a whole window (nothing when the evictor left no element).
-pub(crate) fn reduce_fold<I: 'static>(
-    reduce: Arc<dyn Fn(&I, &I) -> I + Send + Sync>,
-) -> Fold<I, I> {
+pub(crate) fn reduce_fold<I: 'static>(reduce: typeinfo_state::ReduceFn<I>) -> Fold<I, I> {
     Arc::new(move |elements| {
         let mut it = elements.into_iter();
         let first = it.next()?;
@@ -335,7 +332,8 @@ where
         value: &I,
         timestamp: i64,
     ) -> Result<bool> {
-        self.state.add(backend, window, (timestamp, value.clone()))?;
+        self.state
+            .add(backend, window, (timestamp, value.clone()))?;
         Ok(true)
     }
     fn emit(&mut self, state_window: &W, ctx: &mut WindowContext<'_, K, W, O>) -> Result<()> {
@@ -466,6 +464,9 @@ impl<W: Window> MergingWindowSet<W> {
     }
 }
 
+/// Where a key's [`MergingWindowSet`] is kept: (window, state window) pairs.
+type MergingSetState<W> = ValueState<(), Vec<(W, W)>>;
+
 /// The window operator of a keyed stream, with the assigner `A`, the trigger `Tr` and the
 /// contents (and function) chosen by the stream.
 pub(crate) struct WindowOperator<K: Key, I, O, A: WindowAssigner, Tr> {
@@ -480,7 +481,7 @@ pub(crate) struct WindowOperator<K: Key, I, O, A: WindowAssigner, Tr> {
     late_output: bool,
     backend: KeyedBackend<K>,
     contents: Box<dyn WindowContents<K, A::Window, I, O>>,
-    merging: Option<ValueState<(), Vec<(A::Window, A::Window)>>>,
+    merging: Option<MergingSetState<A::Window>>,
     timers: KeyedTimers<K, A::Window>,
     /// States of the function that are cleared with each window.
     per_window: Vec<StateId>,
@@ -527,6 +528,13 @@ where
             runtime: &runtime,
             _window: std::marker::PhantomData,
         })?;
+        if merging.is_some() && !per_window.is_empty() {
+            // Flink's `MergingWindowStateStore`: per-window state cannot follow merges.
+            return Err(Error::Config(format!(
+                "operator `{}`: per-window state is not allowed with merging windows ({assigner})",
+                setup.name
+            )));
+        }
         let event_time = assigner.is_event_time();
         Ok(WindowOperator {
             name: setup.name.clone(),
@@ -649,6 +657,7 @@ where
         window: &A::Window,
         state_window: &A::Window,
         set: Option<&mut MergingWindowSet<A::Window>>,
+        out: &mut Outputs<O, I>,
     ) -> Result<()> {
         self.contents
             .state()
@@ -677,10 +686,18 @@ where
         for id in &self.per_window {
             self.backend.clear(*id, window)?;
         }
-        // A function's clearing may emit (to side outputs): nothing reaches the output
-        // from here (Flink's `clear` has no collector).
-        self.results.clear();
-        self.tagged.clear();
+        // A function's clearing may emit to side outputs (with the window's max timestamp,
+        // as Flink's `clear` context does); it has no main output (Flink's has no collector).
+        if !self.results.is_empty() {
+            self.results.clear();
+            return Err(Error::Function {
+                operator: self.name.clone(),
+                message: "a process window function's `clear` emitted to the main output (only side outputs are allowed there)".to_owned(),
+            });
+        }
+        for (t, r) in self.tagged.drain(..) {
+            out.tagged.collect(t, r);
+        }
         if let Some(set) = set {
             set.remove(window);
         }
@@ -729,6 +746,15 @@ where
                         ),
                     });
                 }
+                if !self.event_time && m.result.max_timestamp() <= now_ms() {
+                    return Err(Error::Function {
+                        operator: self.name.clone(),
+                        message: format!(
+                            "merging made the window {:?} end before the current processing time",
+                            m.result
+                        ),
+                    });
+                }
                 self.trigger.on_merge(
                     &m.result,
                     &mut TriggerContext {
@@ -772,21 +798,7 @@ where
             })?;
             self.contents
                 .add(&mut self.backend, &state_window, value, ts)?;
-            let result = self.trigger.on_element(
-                value,
-                ts,
-                &actual,
-                &mut TriggerContext {
-                    key,
-                    backend: &mut self.backend,
-                    timers: &mut self.timers,
-                    window: &actual,
-                    watermark: self.watermark,
-                    merged: &[],
-                },
-            )?;
-            self.apply(result, key, &actual, &state_window, out)?;
-            self.register_cleanup_timer(key, &actual);
+            self.on_element(key, value, ts, &actual, &state_window, out)?;
         }
         self.windows = windows;
         self.store_set(&set)?;
@@ -817,22 +829,37 @@ where
             }
             return Ok(true);
         }
+        self.on_element(key, value, ts, &window, &window, out)?;
+        Ok(true)
+    }
+
+    /// An element was added to `window` (stored under `state_window`): the trigger decides,
+    /// then the window's cleanup timer is registered (Flink's `processElement`, per window).
+    fn on_element(
+        &mut self,
+        key: &K,
+        value: &I,
+        ts: i64,
+        window: &A::Window,
+        state_window: &A::Window,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
         let result = self.trigger.on_element(
             value,
             ts,
-            &window,
+            window,
             &mut TriggerContext {
                 key,
                 backend: &mut self.backend,
                 timers: &mut self.timers,
-                window: &window,
+                window,
                 watermark: self.watermark,
                 merged: &[],
             },
         )?;
-        self.apply(result, key, &window, &window, out)?;
-        self.register_cleanup_timer(key, &window);
-        Ok(true)
+        self.apply(result, key, window, state_window, out)?;
+        self.register_cleanup_timer(key, window);
+        Ok(())
     }
 
     /// Fires a timer of `key` for `window` at `time` in `domain`.
@@ -874,7 +901,7 @@ where
         self.apply(result, &key, &window, &state_window, out)?;
         let own_domain = self.event_time == (domain == TimeDomain::EventTime);
         if own_domain && time == self.cleanup_time(&window) {
-            self.clear_all_state(&key, &window, &state_window, set.as_mut())?;
+            self.clear_all_state(&key, &window, &state_window, set.as_mut(), out)?;
         }
         if let Some(s) = set {
             self.store_set(&s)?;
@@ -1021,9 +1048,7 @@ where
     F: InternalWindowFunction<K, W, R, O>,
 {
     Ok(Box::new(EvictingContents {
-        state: backend.list_state(&typeinfo_state::ListStateDescriptor::new(
-            "window-contents",
-        ))?,
+        state: backend.list_state(&typeinfo_state::ListStateDescriptor::new("window-contents"))?,
         evictor,
         fold,
         function,

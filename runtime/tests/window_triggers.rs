@@ -17,6 +17,9 @@ use typeinfo_runtime::{
 };
 use typeinfo_state::{KeyedStateBackend, ValueState, ValueStateDescriptor};
 
+mod common;
+use common::published;
+
 fn backends() -> [StateBackend; 2] {
     [StateBackend::Heap, StateBackend::rocksdb()]
 }
@@ -33,11 +36,28 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
+/// The events as one source subtask's records with their timestamps and monotonous
+/// watermarks.
+fn timestamped(
+    env: &StreamExecutionEnvironment,
+    input: &[(u64, i64, i64)],
+) -> typeinfo_runtime::DataStream<(u64, i64, i64)> {
+    env.from_collection(input.to_vec())
+        .set_parallelism(1)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
+        )
+        .set_parallelism(1)
+}
+
 /// Per key and tumbling window of `size`, the amounts in arrival order.
 fn by_window(events: &[(u64, i64, i64)], size: i64) -> BTreeMap<(u64, i64), Vec<i64>> {
     let mut out: BTreeMap<(u64, i64), Vec<i64>> = BTreeMap::new();
     for &(k, ts, a) in events {
-        out.entry((k, ts - ts.rem_euclid(size))).or_default().push(a);
+        out.entry((k, ts - ts.rem_euclid(size)))
+            .or_default()
+            .push(a);
     }
     out
 }
@@ -56,15 +76,9 @@ fn a_count_trigger_fires_early_and_never_at_the_window_end() {
     for backend in backends() {
         for parallelism in [1, 2] {
             let env = StreamExecutionEnvironment::new();
-            env.set_parallelism(parallelism).set_state_backend(backend.clone());
-            let out = env
-                .from_collection(input.clone())
-                .set_parallelism(1)
-                .assign_timestamps_and_watermarks(
-                    WatermarkStrategy::for_monotonous_timestamps()
-                        .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
-                )
-                .set_parallelism(1)
+            env.set_parallelism(parallelism)
+                .set_state_backend(backend.clone());
+            let out = timestamped(&env, &input)
                 .key_by(|e: &(u64, i64, i64)| e.0)
                 .window(TumblingEventTimeWindows::of_millis(100))
                 .trigger(CountTrigger::of(3))
@@ -74,7 +88,11 @@ fn a_count_trigger_fires_early_and_never_at_the_window_end() {
                 )
                 .collect();
             env.execute("count trigger").unwrap();
-            assert_eq!(sorted(out.take()), sorted(want.clone()), "{backend:?} p{parallelism}");
+            assert_eq!(
+                sorted(out.take()),
+                sorted(want.clone()),
+                "{backend:?} p{parallelism}"
+            );
         }
     }
 }
@@ -103,19 +121,29 @@ fn count_windows_fire_per_n_records_of_a_key_and_slide() {
     for backend in backends() {
         for parallelism in [1, 2] {
             let env = StreamExecutionEnvironment::new();
-            env.set_parallelism(parallelism).set_state_backend(backend.clone());
+            env.set_parallelism(parallelism)
+                .set_state_backend(backend.clone());
             let keyed = env
                 .from_collection(input.clone())
                 .set_parallelism(1)
                 .key_by(|e: &(u64, i64, i64)| e.0);
-            let sum = |k: &u64, _: &GlobalWindow, v: Vec<(u64, i64, i64)>, out: &mut Vec<(u64, i64)>| {
-                out.push((*k, v.iter().map(|e| e.2).sum()));
-            };
+            let sum =
+                |k: &u64, _: &GlobalWindow, v: Vec<(u64, i64, i64)>, out: &mut Vec<(u64, i64)>| {
+                    out.push((*k, v.iter().map(|e| e.2).sum()));
+                };
             let a = keyed.count_window(4).apply(sum).collect();
             let b = keyed.count_window_sliding(4, 2).apply(sum).collect();
             env.execute("count windows").unwrap();
-            assert_eq!(sorted(a.take()), sorted(tumbling.clone()), "{backend:?} p{parallelism}");
-            assert_eq!(sorted(b.take()), sorted(sliding.clone()), "{backend:?} p{parallelism}");
+            assert_eq!(
+                sorted(a.take()),
+                sorted(tumbling.clone()),
+                "{backend:?} p{parallelism}"
+            );
+            assert_eq!(
+                sorted(b.take()),
+                sorted(sliding.clone()),
+                "{backend:?} p{parallelism}"
+            );
         }
     }
 }
@@ -132,14 +160,7 @@ fn a_purging_trigger_emits_disjoint_batches() {
     for backend in backends() {
         let env = StreamExecutionEnvironment::new();
         env.set_parallelism(2).set_state_backend(backend.clone());
-        let out = env
-            .from_collection(input.clone())
-            .set_parallelism(1)
-            .assign_timestamps_and_watermarks(
-                WatermarkStrategy::for_monotonous_timestamps()
-                    .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
-            )
-            .set_parallelism(1)
+        let out = timestamped(&env, &input)
             .key_by(|e: &(u64, i64, i64)| e.0)
             .window(TumblingEventTimeWindows::of_millis(60))
             .trigger(PurgingTrigger::of(CountTrigger::of(2)))
@@ -159,7 +180,8 @@ fn a_purging_trigger_emits_disjoint_batches() {
 #[test]
 fn evictors_see_arrival_order_and_timestamps() {
     // One key, timestamps out of order: 50, 10, 40, 20, 30 (amounts 1..5).
-    let input: Vec<(u64, i64, i64)> = vec![(0, 50, 1), (0, 10, 2), (0, 40, 3), (0, 20, 4), (0, 30, 5)];
+    let input: Vec<(u64, i64, i64)> =
+        vec![(0, 50, 1), (0, 10, 2), (0, 40, 3), (0, 20, 4), (0, 30, 5)];
     for backend in backends() {
         let env = StreamExecutionEnvironment::new();
         env.set_state_backend(backend.clone());
@@ -170,9 +192,10 @@ fn evictors_see_arrival_order_and_timestamps() {
                     .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
             )
             .key_by(|e: &(u64, i64, i64)| e.0);
-        let amounts = |_: &u64, _: &GlobalWindow, v: Vec<(u64, i64, i64)>, out: &mut Vec<Vec<i64>>| {
-            out.push(v.iter().map(|e| e.2).collect());
-        };
+        let amounts =
+            |_: &u64, _: &GlobalWindow, v: Vec<(u64, i64, i64)>, out: &mut Vec<Vec<i64>>| {
+                out.push(v.iter().map(|e| e.2).collect());
+            };
         // CountEvictor keeps the last two to arrive (20 and 30), not the two latest
         // timestamps (40 and 50).
         let by_count = stream
@@ -191,9 +214,20 @@ fn evictors_see_arrival_order_and_timestamps() {
         let aggregated = stream
             .count_window(5)
             .evictor(CountEvictor::of(3))
-            .aggregate(typeinfo_runtime::functions::CountAndSum(|e: &(u64, i64, i64)| e.2))
+            .aggregate(typeinfo_runtime::functions::CountAndSum(
+                |e: &(u64, i64, i64)| e.2,
+            ))
+            .collect();
+        // Evicting after the function: every second element fires with what is there, then
+        // only the newest stays for the next firing.
+        let after = stream
+            .window(typeinfo_runtime::GlobalWindows)
+            .trigger(CountTrigger::of(2))
+            .evictor(CountEvictor::of_after(1))
+            .apply(amounts)
             .collect();
         env.execute("evictors").unwrap();
+        assert_eq!(after.take(), [vec![1, 2], vec![2, 3, 4]], "{backend:?}");
         assert_eq!(by_count.take(), [vec![4, 5]], "{backend:?}");
         assert_eq!(by_time.take(), [vec![1, 3]], "{backend:?}");
         assert_eq!(aggregated.take(), [(3, 12)], "{backend:?}");
@@ -210,9 +244,10 @@ fn a_trigger_that_cannot_merge_is_refused_with_session_windows() {
         )
         .key_by(|e: &(u64, i64, i64)| e.0)
         .window(EventTimeSessionWindows::with_gap_millis(10))
-        .trigger(DeltaTrigger::of(1.0, |a: &(u64, i64, i64), b: &(u64, i64, i64)| {
-            (a.2 - b.2).abs() as f64
-        }))
+        .trigger(DeltaTrigger::of(
+            1.0,
+            |a: &(u64, i64, i64), b: &(u64, i64, i64)| (a.2 - b.2).abs() as f64,
+        ))
         .reduce(|a, _| *a)
         .collect();
     let err = env.execute("delta sessions").unwrap_err().to_string();
@@ -244,7 +279,9 @@ fn window_all_runs_one_subtask_and_refuses_more() {
                     .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
             )
             .window_all(TumblingEventTimeWindows::of_millis(100))
-            .aggregate(typeinfo_runtime::functions::CountAndSum(|e: &(u64, i64, i64)| e.2))
+            .aggregate(typeinfo_runtime::functions::CountAndSum(
+                |e: &(u64, i64, i64)| e.2,
+            ))
             .map(|(_, sum)| sum)
             .collect();
         let plan = env.explain().unwrap();
@@ -272,11 +309,20 @@ struct Firings {
 }
 
 impl ProcessWindowFunction<u64, (u64, i64, i64), String, TimeWindow> for Firings {
-    fn open(&mut self, setup: &mut WindowFunctionSetup<'_, u64, TimeWindow>) -> typeinfo_runtime::Result<()> {
-        let w = setup.keyed_state().value_state(&ValueStateDescriptor::new("firings"))?;
+    fn open(
+        &mut self,
+        setup: &mut WindowFunctionSetup<'_, u64, TimeWindow>,
+    ) -> typeinfo_runtime::Result<()> {
+        let w = setup
+            .keyed_state()
+            .value_state(&ValueStateDescriptor::new("firings"))?;
         setup.per_window(w.id());
         self.per_window = Some(w);
-        self.global = Some(setup.keyed_state().value_state(&ValueStateDescriptor::new("seen"))?);
+        self.global = Some(
+            setup
+                .keyed_state()
+                .value_state(&ValueStateDescriptor::new("seen"))?,
+        );
         Ok(())
     }
     fn process(
@@ -285,14 +331,24 @@ impl ProcessWindowFunction<u64, (u64, i64, i64), String, TimeWindow> for Firings
         elements: Vec<(u64, i64, i64)>,
         ctx: &mut WindowContext<'_, u64, TimeWindow, String>,
     ) -> typeinfo_runtime::Result<()> {
-        let (pw, global) = (self.per_window.clone().unwrap(), self.global.clone().unwrap());
+        let (pw, global) = (
+            self.per_window.clone().unwrap(),
+            self.global.clone().unwrap(),
+        );
         let w = *ctx.window();
         let firings = pw.value(ctx.state(), &w)?.unwrap_or(0) + 1;
         pw.update(ctx.state(), &w, firings)?;
         let seen = global.value(ctx.state(), &())?.unwrap_or(0) + elements.len() as u64;
         global.update(ctx.state(), &(), seen)?;
-        ctx.output(&self.maxima, elements.iter().map(|e| e.2).max().unwrap_or(0))?;
-        ctx.collect(format!("{key},{},{},{firings},{seen}", w.start, elements.len()));
+        ctx.output(
+            &self.maxima,
+            elements.iter().map(|e| e.2).max().unwrap_or(0),
+        )?;
+        ctx.collect(format!(
+            "{key},{},{},{firings},{seen}",
+            w.start,
+            elements.len()
+        ));
         Ok(())
     }
 }
@@ -358,7 +414,11 @@ impl ProcessWindowFunction<u64, i64, String, TimeWindow> for Label {
         elements: Vec<i64>,
         ctx: &mut WindowContext<'_, u64, TimeWindow, String>,
     ) -> typeinfo_runtime::Result<()> {
-        assert_eq!(elements.len(), 1, "an incremental window hands over one result");
+        assert_eq!(
+            elements.len(),
+            1,
+            "an incremental window hands over one result"
+        );
         ctx.collect(format!("{key}@{}={}", ctx.window().start, elements[0]));
         Ok(())
     }
@@ -374,14 +434,7 @@ fn aggregate_and_reduce_hand_one_result_to_a_process_window_function() {
     for backend in backends() {
         let env = StreamExecutionEnvironment::new();
         env.set_parallelism(2).set_state_backend(backend.clone());
-        let windowed = env
-            .from_collection(input.clone())
-            .set_parallelism(1)
-            .assign_timestamps_and_watermarks(
-                WatermarkStrategy::for_monotonous_timestamps()
-                    .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
-            )
-            .set_parallelism(1)
+        let windowed = timestamped(&env, &input)
             .map(|e: (u64, i64, i64)| (e.0, e.2))
             .key_by(|e: &(u64, i64)| e.0)
             .window(TumblingEventTimeWindows::of_millis(50));
@@ -405,7 +458,11 @@ fn aggregate_and_reduce_hand_one_result_to_a_process_window_function() {
             .reduce_process(|a, b| (a.0, a.1 + b.1), LabelPair)
             .collect();
         env.execute("incremental process").unwrap();
-        assert_eq!(sorted(aggregated.take()), sorted(want.clone()), "{backend:?}");
+        assert_eq!(
+            sorted(aggregated.take()),
+            sorted(want.clone()),
+            "{backend:?}"
+        );
         assert_eq!(sorted(reduced.take()), sorted(want.clone()), "{backend:?}");
     }
 }
@@ -475,26 +532,6 @@ fn count_trigger_job(
     env.execute("count trigger across a savepoint").unwrap();
 }
 
-fn published(dir: &Path) -> Vec<String> {
-    let mut lines: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
-                .flat_map(|e| {
-                    std::fs::read_to_string(e.path())
-                        .unwrap()
-                        .lines()
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>()
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn count_trigger_state_survives_a_restore_at_another_parallelism_and_backend() {
     let tmp = tempfile::tempdir().unwrap();
@@ -509,10 +546,114 @@ fn count_trigger_state_survives_a_restore_at_another_parallelism_and_backend() {
         let name = format!("{b1:?}-{b2:?}").replace(|c: char| !c.is_alphanumeric(), "");
         let out = p(&format!("out-{name}"));
         let savepoint = p(&format!("sp-{name}"));
-        count_trigger_job(&p(&format!("ck1-{name}")), 2, b1, None, Some((1_234, &savepoint)), &out);
+        count_trigger_job(
+            &p(&format!("ck1-{name}")),
+            2,
+            b1,
+            None,
+            Some((1_234, &savepoint)),
+            &out,
+        );
         let first = published(&out);
-        assert!(!first.is_empty() && first.len() < reference.len(), "stopped half-way: {}", first.len());
-        count_trigger_job(&p(&format!("ck2-{name}")), 3, b2, Some(&savepoint), None, &out);
+        assert!(
+            !first.is_empty() && first.len() < reference.len(),
+            "stopped half-way: {}",
+            first.len()
+        );
+        count_trigger_job(
+            &p(&format!("ck2-{name}")),
+            3,
+            b2,
+            Some(&savepoint),
+            None,
+            &out,
+        );
         assert_eq!(published(&out), reference, "{name}");
     }
+}
+
+#[test]
+fn a_continuous_trigger_on_global_windows_ends_with_the_input() {
+    // Flink's ContinuousEventTimeTrigger in a window that never ends fires every interval up
+    // to i64::MAX at the end of input (its job never finishes); here it fires at its first
+    // fire time, then once more for the window's own end, and the job ends.
+    for backend in backends() {
+        let env = StreamExecutionEnvironment::new();
+        env.set_state_backend(backend.clone());
+        let sums = env
+            .from_collection(vec![(0u64, 1i64, 1i64), (0, 2, 2), (0, 3, 3)])
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|e: &(u64, i64, i64), _| e.1),
+            )
+            .key_by(|e: &(u64, i64, i64)| e.0)
+            .window(typeinfo_runtime::GlobalWindows)
+            .trigger(typeinfo_runtime::trigger::ContinuousEventTimeTrigger::of_millis(10))
+            .reduce(|a, b| (a.0, a.1, a.2 + b.2))
+            .map(|e| e.2)
+            .collect();
+        env.execute("continuous global").unwrap();
+        assert_eq!(sums.take(), [6, 6], "{backend:?}");
+    }
+}
+
+/// Reports each window on a side output when it is cleaned up.
+#[derive(Clone)]
+struct Closing {
+    closed: OutputTag<i64>,
+}
+
+impl ProcessWindowFunction<u64, (u64, i64, i64), i64, TimeWindow> for Closing {
+    fn process(
+        &mut self,
+        _: &u64,
+        elements: Vec<(u64, i64, i64)>,
+        ctx: &mut WindowContext<'_, u64, TimeWindow, i64>,
+    ) -> typeinfo_runtime::Result<()> {
+        ctx.collect(elements.len() as i64);
+        Ok(())
+    }
+    fn clear(
+        &mut self,
+        ctx: &mut WindowContext<'_, u64, TimeWindow, i64>,
+    ) -> typeinfo_runtime::Result<()> {
+        let start = ctx.window().start;
+        ctx.output(&self.closed, start)
+    }
+}
+
+#[test]
+fn a_window_function_clears_with_side_outputs_and_per_window_state_refuses_sessions() {
+    for backend in backends() {
+        let env = StreamExecutionEnvironment::new();
+        env.set_state_backend(backend.clone());
+        let closed = OutputTag::<i64>::new("closed");
+        let counts = timestamped(&env, &[(1, 1, 1), (1, 2, 1), (1, 15, 1), (2, 27, 1)])
+            .key_by(|e: &(u64, i64, i64)| e.0)
+            .window(TumblingEventTimeWindows::of_millis(10))
+            .process(Closing {
+                closed: closed.clone(),
+            });
+        let sizes = counts.collect();
+        let cleaned = counts.side_output(&closed).collect();
+        env.execute("closing").unwrap();
+        assert_eq!(sorted(sizes.take()), [1, 1, 2], "{backend:?}");
+        assert_eq!(sorted(cleaned.take()), [0, 10, 20], "{backend:?}");
+    }
+    // Per-window state cannot follow merging windows (Flink's MergingWindowStateStore).
+    let env = StreamExecutionEnvironment::new();
+    timestamped(&env, &[(1, 1, 1)])
+        .key_by(|e: &(u64, i64, i64)| e.0)
+        .window(EventTimeSessionWindows::with_gap_millis(10))
+        .process(Firings {
+            per_window: None,
+            global: None,
+            maxima: OutputTag::new("maxima"),
+        })
+        .collect();
+    let err = env.execute("per-window sessions").unwrap_err().to_string();
+    assert!(
+        err.contains("per-window state is not allowed with merging windows"),
+        "{err}"
+    );
 }

@@ -77,7 +77,10 @@ fn crash_and_recover(case: &[&str], state: &str, seed: u64) {
         false,
         work.path(),
     );
-    assert!(child.wait().unwrap().success(), "the failure-free run failed");
+    assert!(
+        child.wait().unwrap().success(),
+        "the failure-free run failed"
+    );
     let expected = published(&reference);
     assert!(expected.len() > 1_000, "{case:?}: {} lines", expected.len());
 
@@ -93,7 +96,15 @@ fn crash_and_recover(case: &[&str], state: &str, seed: u64) {
         if has_completed_checkpoint(&checkpoints) {
             restored += 1; // this run resumes from a checkpoint, mid-input
         }
-        let mut child = start(&input, case, state, &checkpoints, &output, true, work.path());
+        let mut child = start(
+            &input,
+            case,
+            state,
+            &checkpoints,
+            &output,
+            true,
+            work.path(),
+        );
         let kill_at = Instant::now() + Duration::from_millis(rng.between(150, 400));
         let mut finished = false;
         while Instant::now() < kill_at || kills >= 8 {
@@ -105,7 +116,10 @@ fn crash_and_recover(case: &[&str], state: &str, seed: u64) {
         }
         if finished {
             let log = std::fs::read_to_string(work.path().join("process.log")).unwrap_or_default();
-            assert!(child.wait().unwrap().success(), "the job failed after {kills} kills: {log}");
+            assert!(
+                child.wait().unwrap().success(),
+                "the job failed after {kills} kills: {log}"
+            );
             break;
         }
         let _ = child.kill(); // SIGKILL
@@ -141,6 +155,14 @@ fn count_windows_survive_sigkills_in_rocksdb() {
 
 #[test]
 fn an_early_firing_trigger_survives_sigkills() {
-    crash_and_recover(&["--window", "tumbling:400", "--trigger", "count:5"], "heap", 31);
-    crash_and_recover(&["--window", "tumbling:400", "--trigger", "count:5"], "rocksdb", 32);
+    crash_and_recover(
+        &["--window", "tumbling:400", "--trigger", "count:5"],
+        "heap",
+        31,
+    );
+    crash_and_recover(
+        &["--window", "tumbling:400", "--trigger", "count:5"],
+        "rocksdb",
+        32,
+    );
 }

@@ -61,9 +61,9 @@ impl Workload {
             Some(n) => keyed.count_window(n).aggregate(CountSum),
         };
         windows.add_sink(move |r: (u64, f64)| {
-                std::hint::black_box(r);
-                counted.fetch_add(1, Ordering::Relaxed);
-            });
+            std::hint::black_box(r);
+            counted.fetch_add(1, Ordering::Relaxed);
+        });
         results
     }
 }

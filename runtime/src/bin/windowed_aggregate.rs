@@ -33,12 +33,14 @@ use std::process::ExitCode;
 use typeinfo::TypeInfo;
 use typeinfo_runtime::evictor::{CountEvictor, TimeEvictor};
 use typeinfo_runtime::functions::CountAndSum;
-use typeinfo_runtime::trigger::{ContinuousEventTimeTrigger, CountTrigger, PurgingTrigger, Trigger};
+use typeinfo_runtime::trigger::{
+    ContinuousEventTimeTrigger, CountTrigger, PurgingTrigger, Trigger,
+};
 use typeinfo_runtime::window::Window;
 use typeinfo_runtime::{
-    CheckpointConfig, Cluster, DataStream, RestoreSettings, EventTimeSessionWindows, GlobalWindow, OutputTag,
-    SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TimeWindow, TimeWindows,
-    TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner, WindowedStream,
+    CheckpointConfig, Cluster, DataStream, EventTimeSessionWindows, GlobalWindow, OutputTag,
+    RestoreSettings, SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TimeWindow,
+    TimeWindows, TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner, WindowedStream,
 };
 
 #[derive(TypeInfo, Clone, Debug)]
@@ -97,7 +99,9 @@ fn parse_window(spec: &str) -> Result<WindowSpec, String> {
     };
     let count = |s: &str| match s.parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
-        Ok(_) => Err(format!("--window {spec}: a count window needs a count above 0")),
+        Ok(_) => Err(format!(
+            "--window {spec}: a count window needs a count above 0"
+        )),
         Err(e) => Err(format!("--window {spec}: `{s}`: {e}")),
     };
     Ok(match parts.as_slice() {
@@ -177,7 +181,10 @@ fn parse_args() -> Result<Args, String> {
             Some(dir) => Some((
                 dir,
                 value("--checkpoint-interval-ms")?
-                    .map(|v| v.parse().map_err(|e| format!("--checkpoint-interval-ms `{v}`: {e}")))
+                    .map(|v| {
+                        v.parse()
+                            .map_err(|e| format!("--checkpoint-interval-ms `{v}`: {e}"))
+                    })
                     .transpose()?
                     .unwrap_or(1000),
             )),
@@ -185,7 +192,10 @@ fn parse_args() -> Result<Args, String> {
         },
         restore: value("--restore")?,
         lines_per_second: value("--lines-per-second")?
-            .map(|v| v.parse().map_err(|e| format!("--lines-per-second `{v}`: {e}")))
+            .map(|v| {
+                v.parse()
+                    .map_err(|e| format!("--lines-per-second `{v}`: {e}"))
+            })
             .transpose()?,
     })
 }
@@ -331,7 +341,9 @@ where
 {
     match args.trigger {
         None => count_and_sum(windowed, args, late),
-        Some(TriggerSpec::Count(n)) => count_and_sum(windowed.trigger(CountTrigger::of(n)), args, late),
+        Some(TriggerSpec::Count(n)) => {
+            count_and_sum(windowed.trigger(CountTrigger::of(n)), args, late)
+        }
         Some(TriggerSpec::PurgingCount(n)) => count_and_sum(
             windowed.trigger(PurgingTrigger::of(CountTrigger::of(n))),
             args,
