@@ -333,7 +333,7 @@ impl WindowAssigner for TimeWindows {
 ///
 /// ```
 /// use typeinfo_runtime::trigger::CountTrigger;
-/// use typeinfo_runtime::window::GlobalWindows;
+/// use typeinfo_runtime::GlobalWindows;
 /// use typeinfo_runtime::StreamExecutionEnvironment;
 ///
 /// # fn main() -> typeinfo_runtime::Result<()> {

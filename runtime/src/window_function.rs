@@ -126,7 +126,7 @@ impl<K: Key, W: Window, O> WindowContext<'_, K, W, O> {
 ///     ProcessWindowFunction, StreamExecutionEnvironment, TumblingEventTimeWindows,
 ///     WatermarkStrategy, WindowContext, WindowFunctionSetup,
 /// };
-/// use typeinfo_state::{ValueState, ValueStateDescriptor};
+/// use typeinfo_state::{KeyedStateBackend, ValueState, ValueStateDescriptor};
 ///
 /// /// Emits each window's count with the key's running total over all its windows.
 /// #[derive(Clone, Default)]
