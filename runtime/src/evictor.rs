@@ -151,6 +151,29 @@ before_or_after!(CountEvictor, T);
 /// Keeps the elements within `size` ms of the newest timestamp among them (Flink's
 /// `TimeEvictor`): an element with `timestamp <= max - size` is removed wherever it sits.
 /// Contents without timestamps are left alone.
+///
+/// ```
+/// use typeinfo_runtime::evictor::TimeEvictor;
+/// use typeinfo_runtime::{StreamExecutionEnvironment, WatermarkStrategy};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let recent = env
+///     .from_collection(vec![(0i64, 1i64), (50, 2), (20, 3), (45, 4)]) // (timestamp, amount)
+///     .assign_timestamps_and_watermarks(
+///         WatermarkStrategy::for_bounded_out_of_orderness_millis(100).with_timestamp_assigner(|e: &(i64, i64), _| e.0),
+///     )
+///     .key_by(|_: &(i64, i64)| 0u8)
+///     .count_window(4)
+///     .evictor(TimeEvictor::of_millis(30)) // keeps timestamps above 50 - 30 = 20
+///     .reduce(|a, b| (a.0.max(b.0), a.1 + b.1))
+///     .map(|e| e.1)
+///     .collect();
+/// env.execute("recent")?;
+/// assert_eq!(recent.take(), [6]); // the amounts at 50 and 45
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct TimeEvictor {
     size: i64,

@@ -1267,6 +1267,38 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
     /// Aggregates each window incrementally with `aggregate`, then runs `function` on the one
     /// result with the window's context (Flink's
     /// `aggregate(aggregateFunction, processWindowFunction)`).
+    ///
+    /// ```
+    /// use typeinfo_runtime::functions::Count;
+    /// use typeinfo_runtime::{
+    ///     ProcessWindowFunction, StreamExecutionEnvironment, TimeWindow, TumblingEventTimeWindows,
+    ///     WatermarkStrategy, WindowContext,
+    /// };
+    ///
+    /// #[derive(Clone)]
+    /// struct Label;
+    /// impl ProcessWindowFunction<u8, u64, String, TimeWindow> for Label {
+    ///     fn process(&mut self, _: &u8, counts: Vec<u64>, ctx: &mut WindowContext<'_, u8, TimeWindow, String>) -> typeinfo_runtime::Result<()> {
+    ///         let (w, n) = (*ctx.window(), counts[0]); // one incremental result
+    ///         ctx.collect(format!("{n} in [{}, {})", w.start, w.end));
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let lines = env
+    ///     .from_collection(vec![1i64, 2, 12])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|v: &i64, _| *v))
+    ///     .key_by(|_: &i64| 0u8)
+    ///     .window(TumblingEventTimeWindows::of_millis(10))
+    ///     .aggregate_process(Count, Label)
+    ///     .collect();
+    /// env.execute("labels")?;
+    /// assert_eq!(lines.take(), ["2 in [0, 10)", "1 in [10, 20)"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn aggregate_process<Acc: Data + Sync, R: 'static, O: Data, F>(
         &self,
         aggregate: impl AggregateFunction<T, Acc, R> + 'static,

@@ -904,6 +904,25 @@ pub type DeltaFunction<T> = Arc<dyn Fn(&T, &T) -> f64 + Send + Sync>;
 /// Fires when an element's delta to the element it last fired on (or the window's first
 /// element) exceeds `threshold` (Flink's `DeltaTrigger`); the last element is keyed state per
 /// window (`last-element`). It cannot merge.
+///
+/// ```
+/// use typeinfo_runtime::trigger::DeltaTrigger;
+/// use typeinfo_runtime::{GlobalWindows, StreamExecutionEnvironment};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let maxima = env
+///     .from_collection(vec![10i64, 12, 25, 26, 50])
+///     .key_by(|_: &i64| 0u8)
+///     .window(GlobalWindows)
+///     .trigger(DeltaTrigger::of(10.0, |last: &i64, v: &i64| (v - last) as f64))
+///     .reduce(|a, b| *a.max(b))
+///     .collect();
+/// env.execute("jumps")?;
+/// assert_eq!(maxima.take(), [25, 50]); // 25 is 15 above 10; 50 is 25 above 25
+/// # Ok(())
+/// # }
+/// ```
 pub struct DeltaTrigger<T, W> {
     threshold: f64,
     delta: DeltaFunction<T>,

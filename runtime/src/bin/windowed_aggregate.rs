@@ -251,21 +251,27 @@ fn run(args: Args) -> Result<(), String> {
             allow_non_restored_state: false,
         });
     }
-    // One line in every `per_ms_line` ms sleeps a millisecond: about `lines_per_second`.
-    let pause_every = args.lines_per_second.map(|n| (n / 1000).max(1));
-    let parsed = std::sync::atomic::AtomicU64::new(0);
-    let events = env
-        .read_text_file(&args.input)
-        .uid("lines")
-        .flat_map(move |line: String| {
-            if let Some(every) = pause_every {
-                let n = parsed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if n % every == 0 {
+    let lines = match args.lines_per_second {
+        None => env.read_text_file(&args.input),
+        Some(rate) => {
+            // Throttled at the source, so that checkpoints (which a source starts) come
+            // while the input is read: one line in every `rate / 1000` sleeps a millisecond.
+            let all: std::sync::Arc<Vec<String>> =
+                std::sync::Arc::new(text.lines().map(str::to_owned).collect());
+            let every = (rate / 1000).max(1);
+            let count = all.len() as u64;
+            env.from_generator(count, move |i| {
+                if i % every == every - 1 {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-            }
-            parse_line(&line).and_then(Result::ok)
-        })
+                all.get(i as usize).cloned().unwrap_or_default()
+            })
+            .set_parallelism(1)
+        }
+    };
+    let events = lines
+        .uid("lines")
+        .flat_map(|line: String| parse_line(&line).and_then(Result::ok))
         .name("Parse")
         .set_parallelism(1)
         .assign_timestamps_and_watermarks(
