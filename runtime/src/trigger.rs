@@ -481,10 +481,28 @@ impl<W: Window> TriggerState<W> {
     }
 
     fn handle(&self) -> Result<&ReducingState<W, i64>> {
-        self.state.as_ref().ok_or_else(|| {
-            Error::Config("a trigger's state was used before it was registered".to_owned())
-        })
+        self.state.as_ref().ok_or_else(unregistered)
     }
+
+    /// Stores and returns a continuous trigger's next fire time: `time + interval`, capped at
+    /// the window's end (Flink's `registerNextFireTimestamp`; the caller registers the timer
+    /// in its time domain).
+    fn next_fire<K: Key>(
+        &self,
+        time: i64,
+        interval: i64,
+        window: &W,
+        ctx: &mut TriggerContext<'_, K, W>,
+    ) -> Result<i64> {
+        let next = time.saturating_add(interval).min(window.max_timestamp());
+        self.handle()?.add(ctx.state(), window, next)?;
+        Ok(next)
+    }
+}
+
+/// A trigger's state used before [`Trigger::initialize_state`] registered it.
+fn unregistered() -> Error {
+    Error::Config("a trigger's state was used before it was registered".to_owned())
 }
 
 impl<W> fmt::Debug for TriggerState<W> {
@@ -724,10 +742,7 @@ impl<W: Window> ContinuousEventTimeTrigger<W> {
             // timer fires it once more at its end.
             return Ok(());
         }
-        let next = time
-            .saturating_add(self.interval)
-            .min(window.max_timestamp());
-        self.fire_time.handle()?.add(ctx.state(), window, next)?;
+        let next = self.fire_time.next_fire(time, self.interval, window, ctx)?;
         ctx.register_event_time_timer(next);
         Ok(())
     }
@@ -835,10 +850,7 @@ impl<W: Window> ContinuousProcessingTimeTrigger<W> {
         window: &W,
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<()> {
-        let next = time
-            .saturating_add(self.interval)
-            .min(window.max_timestamp());
-        self.fire_time.handle()?.add(ctx.state(), window, next)?;
+        let next = self.fire_time.next_fire(time, self.interval, window, ctx)?;
         ctx.register_processing_time_timer(next);
         Ok(())
     }
@@ -973,9 +985,7 @@ impl<K: Key, T: Data, W: Window> Trigger<K, T, W> for DeltaTrigger<T, W> {
         window: &W,
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<TriggerResult> {
-        let state = self.last.as_ref().ok_or_else(|| {
-            Error::Config("a trigger's state was used before it was registered".to_owned())
-        })?;
+        let state = self.last.as_ref().ok_or_else(unregistered)?;
         match state.value(ctx.state(), window)? {
             None => {
                 state.update(ctx.state(), window, element.clone())?;
