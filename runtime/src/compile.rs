@@ -284,6 +284,8 @@ impl<'s> CompileCx<'s> {
             restore: self.restore.clone(),
             key: operator_key(node.uid.as_deref(), node.id),
             checkpoints: self.checkpoint_store(),
+            batch: self.graph.is_batch(),
+            batch_sort_memory: self.config.batch_sort_memory,
         }
     }
 

@@ -52,6 +52,39 @@ impl StateBackend {
     }
 }
 
+/// How a job executes (Flink's `RuntimeExecutionMode`); see [`crate::batch`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RuntimeMode {
+    /// Records flow as they come; keyed state in the configured backend; watermarks,
+    /// checkpoints (the default, as in Flink).
+    #[default]
+    Streaming,
+    /// Every source must be bounded: each keyed operator sorts its whole input by (key,
+    /// timestamp) and processes one key after another with its state on the heap for that key
+    /// only; event time is perfect (nothing is late); no checkpoints.
+    Batch,
+    /// Batch when every source is bounded, streaming otherwise.
+    Automatic,
+}
+
+impl RuntimeMode {
+    /// Parses `streaming`, `batch` or `automatic` (as command-line examples take it).
+    ///
+    /// # Errors
+    ///
+    /// Any other name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "streaming" => Ok(RuntimeMode::Streaming),
+            "batch" => Ok(RuntimeMode::Batch),
+            "automatic" => Ok(RuntimeMode::Automatic),
+            other => Err(Error::Config(format!(
+                "unknown runtime mode `{other}`: expected `streaming`, `batch` or `automatic`"
+            ))),
+        }
+    }
+}
+
 /// The processes of a job that runs on several processes or hosts.
 ///
 /// Every process runs the same program with the same job; process `process` listens on
@@ -133,6 +166,11 @@ pub struct ExecutionConfig {
     pub stop_with_savepoint: Option<StopWithSavepoint>,
     /// What happens when the job fails while it runs.
     pub restart_strategy: RestartStrategy,
+    /// Streaming, batch, or batch when every source is bounded.
+    pub runtime_mode: RuntimeMode,
+    /// Batch mode: the memory budget of each keyed operator subtask's sorter (bytes; beyond
+    /// it sorted runs spill to temporary files). Default 128 MiB.
+    pub batch_sort_memory: usize,
 }
 
 /// What a failing job does (Flink's restart strategies): a function's error or panic, a
@@ -233,6 +271,8 @@ impl Default for ExecutionConfig {
             restore: None,
             stop_with_savepoint: None,
             restart_strategy: RestartStrategy::None,
+            runtime_mode: RuntimeMode::Streaming,
+            batch_sort_memory: crate::sort::DEFAULT_MEMORY_BUDGET,
         }
     }
 }

@@ -17,6 +17,7 @@ pub struct RuntimeContext {
     parallelism: usize,
     max_parallelism: u32,
     metrics: MetricGroup,
+    batch: bool,
 }
 
 impl RuntimeContext {
@@ -28,7 +29,15 @@ impl RuntimeContext {
             parallelism: setup.parallelism,
             max_parallelism: setup.max_parallelism,
             metrics: MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics)),
+            batch: setup.batch,
         }
+    }
+
+    /// Whether the job runs in batch mode ([`crate::RuntimeMode`], [`crate::batch`]): a
+    /// keyed function then sees its key's records one key after another, sorted by
+    /// timestamp, and its timers fire at the end of each key.
+    pub fn is_batch(&self) -> bool {
+        self.batch
     }
 
     /// The job's name (as given to `execute`).

@@ -292,6 +292,12 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             // Every input is exhausted: the end of the job, or a stop with a savepoint (whose
             // state was written with the last checkpoint, and after which nothing fires).
             if !self.stopping {
+                if self.operator.finish_step(&mut self.outputs)? {
+                    // More to do (a sorted input in batch mode): ship this slice and come
+                    // back, so that consumers run in between and the output stays bounded.
+                    self.ship(self.current, emit);
+                    return Ok(Next::Now);
+                }
                 self.operator.finish(&mut self.outputs)?;
             }
             self.ship(self.current, emit);

@@ -12,7 +12,7 @@ use typeinfo::SerializerConfig;
 use crate::compile::NodeBuilder;
 use crate::config::{CheckpointConfig, RestoreSettings};
 pub use crate::config::{
-    Cluster, ExecutionConfig, RestartStrategy, StateBackend, StopWithSavepoint,
+    Cluster, ExecutionConfig, RestartStrategy, RuntimeMode, StateBackend, StopWithSavepoint,
 };
 use crate::error::{Error, Result};
 use crate::job::{JobShared, JobStatus};
@@ -161,6 +161,37 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Sets how the job executes (see [`RuntimeMode`] and [`crate::batch`]).
+    ///
+    /// ```
+    /// use typeinfo_runtime::{RuntimeMode, StreamExecutionEnvironment};
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// env.set_runtime_mode(RuntimeMode::Batch);
+    /// let totals = env
+    ///     .from_collection(vec![("a", 1i64), ("b", 2), ("a", 3)])
+    ///     .key_by(|(k, _): &(&str, i64)| k.to_string())
+    ///     .reduce(|x, y| (x.0, x.1 + y.1))
+    ///     .collect();
+    /// env.execute("totals")?;
+    /// let mut totals = totals.take(); // one final value per key in batch mode
+    /// totals.sort();
+    /// assert_eq!(totals, [("a", 4), ("b", 2)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_runtime_mode(&self, mode: RuntimeMode) -> &Self {
+        self.state.borrow_mut().config.runtime_mode = mode;
+        self
+    }
+
+    /// Batch mode: the memory budget of each keyed operator subtask's sorter, in bytes
+    /// (default 128 MiB); beyond it sorted runs spill to temporary files.
+    pub fn set_batch_sort_memory(&self, bytes: usize) -> &Self {
+        self.state.borrow_mut().config.batch_sort_memory = bytes;
+        self
+    }
+
     /// Runs the job as one process of a cluster (see [`Cluster`]).
     pub fn set_cluster(&self, cluster: Option<Cluster>) -> &Self {
         self.state.borrow_mut().config.cluster = cluster;
@@ -209,6 +240,17 @@ impl StreamExecutionEnvironment {
         Ok((Arc::new(graph), Arc::new(s.builders.clone())))
     }
 
+    /// The graph, the builders and the configuration a run uses: in batch mode without
+    /// checkpoints (Flink's batch execution takes none; a failure reruns the job).
+    fn prepared(&self) -> Result<(Arc<StreamGraph>, Builders, ExecutionConfig)> {
+        let (graph, builders) = self.graph_and_builders()?;
+        let mut config = self.config();
+        if graph.is_batch() {
+            config.checkpointing = None;
+        }
+        Ok((graph, builders, config))
+    }
+
     /// The stream graph of every transformation added so far.
     ///
     /// # Errors
@@ -237,8 +279,7 @@ impl StreamExecutionEnvironment {
     /// serialization error, a user function's error or panic, corrupt data from another
     /// process); a cluster that cannot connect.
     pub fn execute(&self, job_name: &str) -> Result<JobResult> {
-        let (graph, builders) = self.graph_and_builders()?;
-        let config = self.config();
+        let (graph, builders, config) = self.prepared()?;
         let started = Instant::now();
         let (metrics, migrations) = crate::run::execute(
             job_name,
@@ -257,8 +298,7 @@ impl StreamExecutionEnvironment {
     ///
     /// A graph error (before anything runs).
     pub fn execute_async(&self, job_name: &str) -> Result<JobClient> {
-        let (graph, builders) = self.graph_and_builders()?;
-        let config = self.config();
+        let (graph, builders, config) = self.prepared()?;
         let job = Arc::new(JobShared::new());
         let shared = Arc::clone(&job);
         let name = job_name.to_owned();

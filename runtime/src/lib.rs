@@ -110,6 +110,7 @@
 #[doc(hidden)]
 pub mod __fuzz;
 pub mod assigner;
+pub mod batch;
 mod channel;
 pub mod checkpoint;
 mod cluster;
@@ -150,7 +151,7 @@ pub use assigner::{
 };
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use env::{
-    Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, StateBackend,
+    Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,
     StopWithSavepoint, StreamExecutionEnvironment,
 };
 pub use error::{Error, Result};
@@ -160,7 +161,7 @@ pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
 pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
 pub use sink::{CollectedRecords, Sink, SinkContext, SinkWriter};
-pub use source::{ReadStatus, Source, SourceOutput, SplitReader};
+pub use source::{Boundedness, ReadStatus, Source, SourceOutput, SplitReader};
 pub use stream::{
     AllWindowedStream, DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream,
 };

@@ -111,8 +111,23 @@ pub(crate) trait Operator<I, O>: 'static {
         Ok(())
     }
 
+    /// Every input is exhausted: work that takes more than one activation (batch mode's
+    /// sorted input, [`crate::batch`]) does a slice of it and returns `true` while more
+    /// remains; the driver ships the output and calls again before [`finish`](Self::finish).
+    fn finish_step(&mut self, _out: &mut Outputs<O, I>) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Every input is exhausted (after the maximal watermark, if the inputs sent one).
     fn finish(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Batch mode: the records of the current key ended. Fires every event-time timer, then
+    /// every processing-time timer, as if both clocks had reached their end (a timer a firing
+    /// registers is dropped, as Flink's batch timer service does), drops the key's state, and
+    /// starts the next key's event time at the minimum again.
+    fn end_of_key(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
         Ok(())
     }
 
@@ -175,6 +190,10 @@ pub(crate) struct OperatorSetup {
     pub(crate) key: String,
     /// The job's checkpoints, when it takes them.
     pub(crate) checkpoints: Option<CheckpointStore>,
+    /// The job runs in batch mode ([`crate::batch`]).
+    pub(crate) batch: bool,
+    /// Batch mode: the memory budget of a keyed operator's sorter.
+    pub(crate) batch_sort_memory: usize,
 }
 
 impl OperatorSetup {
@@ -184,7 +203,8 @@ impl OperatorSetup {
             .with_serializer_config(self.serializer_config.clone())
     }
 
-    /// Opens this subtask's keyed state backend (its key-group range of the job).
+    /// Opens this subtask's keyed state backend (its key-group range of the job): in batch
+    /// mode always on the heap, where it holds one key at a time ([`crate::batch`]).
     pub(crate) fn keyed_backend<K: Key>(&self) -> Result<KeyedBackend<K>> {
         let options = BackendOptions::for_subtask(
             self.max_parallelism,
@@ -198,6 +218,7 @@ impl OperatorSetup {
         .serializer_config(self.serializer_config.clone());
         let dir = self.state_dir.join(format!("subtask-{}", self.subtask));
         let backend = match &self.state_backend {
+            _ if self.batch => KeyedBackend::heap(options),
             StateBackend::Heap => KeyedBackend::heap(options),
             StateBackend::RocksDb { options: rocks, .. } => {
                 KeyedBackend::rocks_db(&dir, options, rocks.clone())

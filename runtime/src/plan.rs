@@ -15,7 +15,7 @@ use std::fmt::{self, Write as _};
 
 use typeinfo::SerializerConfig;
 
-use crate::config::ExecutionConfig;
+use crate::config::{ExecutionConfig, RuntimeMode};
 use crate::error::{Error, Result};
 
 /// The output port of every operator that carries its functions' tagged side outputs (as
@@ -96,6 +96,8 @@ pub(crate) struct Transformation {
     pub(crate) invalid: Option<String>,
     /// The operator runs at parallelism 1 only (`window_all`): another is refused.
     pub(crate) non_parallel: bool,
+    /// A source: whether it is bounded (batch mode needs every source bounded).
+    pub(crate) bounded: Option<bool>,
 }
 
 impl Transformation {
@@ -213,9 +215,15 @@ pub struct StreamGraph {
     pub(crate) nodes: Vec<StreamNode>,
     pub(crate) edges: Vec<StreamEdge>,
     pub(crate) max_parallelism: u32,
+    pub(crate) batch: bool,
 }
 
 impl StreamGraph {
+    /// Whether the job runs in batch mode (see [`crate::batch`]).
+    pub fn is_batch(&self) -> bool {
+        self.batch
+    }
+
     /// The operators, in topological order.
     pub fn nodes(&self) -> &[StreamNode] {
         &self.nodes
@@ -249,9 +257,14 @@ impl StreamGraph {
     /// The plan in words: one line per operator, then its inputs.
     pub fn explain(&self) -> String {
         let mut s = format!(
-            "Stream graph ({} operators, max parallelism {})\n",
+            "Stream graph ({} operators, max parallelism {}{})\n",
             self.nodes.len(),
-            self.max_parallelism
+            self.max_parallelism,
+            if self.batch {
+                ", batch mode: keyed inputs sorted"
+            } else {
+                ""
+            }
         );
         for n in &self.nodes {
             let _ = write!(s, "[{}] {} (parallelism {}", n.id, n.name, n.parallelism);
@@ -434,9 +447,46 @@ pub(crate) fn translate(
             }
         }
     }
+    let batch = batch_mode(transformations, config)?;
     Ok(StreamGraph {
         nodes,
         edges,
         max_parallelism: config.max_parallelism(),
+        batch,
     })
+}
+
+/// Whether the job runs in batch mode: asked for (every source must then be bounded; the
+/// first that is not is named), or automatic with every source bounded. A batch job takes
+/// no savepoint and starts from none (it has no checkpoints).
+fn batch_mode(transformations: &[Transformation], config: &ExecutionConfig) -> Result<bool> {
+    let unbounded = transformations
+        .iter()
+        .find(|t| t.kind == NodeKind::Source && t.bounded != Some(true));
+    let batch = match (config.runtime_mode, unbounded) {
+        (RuntimeMode::Streaming, _) => false,
+        (RuntimeMode::Batch, Some(t)) => {
+            return Err(Error::Graph(format!(
+                "runtime mode BATCH needs bounded sources, and source `{}` ({}) is unbounded \
+                 (a user's source says it is bounded with `Source::boundedness`)",
+                t.name, t.description
+            )));
+        }
+        (RuntimeMode::Batch, None) => true,
+        (RuntimeMode::Automatic, unbounded) => unbounded.is_none(),
+    };
+    if batch {
+        if let Some(restore) = &config.restore {
+            return Err(Error::Config(format!(
+                "runtime mode BATCH does not restore from checkpoints or savepoints (asked to restore from {})",
+                restore.path.display()
+            )));
+        }
+        if config.stop_with_savepoint.is_some() {
+            return Err(Error::Config(
+                "runtime mode BATCH takes no savepoints: stop with savepoint needs STREAMING".into(),
+            ));
+        }
+    }
+    Ok(batch)
 }

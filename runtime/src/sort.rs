@@ -205,6 +205,18 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         })
     }
 
+    /// The same sorter with the key and value serializers made with `config` (a job's
+    /// serializer configuration; the default otherwise). Call before adding records.
+    ///
+    /// # Errors
+    ///
+    /// A serializer cannot be created with `config` (a disabled generic type).
+    pub fn with_serializer_config(mut self, config: typeinfo::SerializerConfig) -> Result<Self> {
+        self.key_serializer = K::create_serializer(&config)?;
+        self.value_serializer = V::create_serializer(&config)?;
+        Ok(self)
+    }
+
     /// Records added so far.
     pub fn len(&self) -> u64 {
         self.records

@@ -109,6 +109,23 @@ pub trait Source<T>: Send + Sync + 'static {
     ///
     /// The split cannot be opened.
     fn reader(&self, split: &Self::Split) -> Result<Self::Reader>;
+
+    /// Whether every split ends ([`Boundedness::Bounded`]) or may run forever (Flink's
+    /// `Source.getBoundedness`). Batch mode ([`crate::RuntimeMode`]) runs only jobs whose
+    /// sources are all bounded; the default, unbounded, keeps a source that does not say
+    /// out of batch mode (an unbounded source in batch mode would never let a sort end).
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::ContinuousUnbounded
+    }
+}
+
+/// Whether a [`Source`] ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundedness {
+    /// Every split ends: the source finishes.
+    Bounded,
+    /// A split may wait for data forever.
+    ContinuousUnbounded,
 }
 
 /// Reads one split of a [`Source`].
@@ -478,6 +495,10 @@ impl<T: Clone> Iterator for VecIter<T> {
 }
 
 impl<T: Data> Source<T> for CollectionSource<T> {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
     type Split = ();
     type Reader = IterReader<VecIter<T>>;
     fn splits(&self, _: usize) -> Result<Vec<()>> {
@@ -503,6 +524,10 @@ where
     I::IntoIter: Send + 'static,
     I::Item: Data,
 {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
     type Split = ();
     type Reader = IterReader<I::IntoIter>;
     fn splits(&self, _: usize) -> Result<Vec<()>> {
@@ -523,6 +548,10 @@ pub(crate) struct SequenceSource {
 }
 
 impl Source<i64> for SequenceSource {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
     type Split = std::ops::RangeInclusive<i64>;
     type Reader = IterReader<std::ops::RangeInclusive<i64>>;
     fn splits(&self, parallelism: usize) -> Result<Vec<Self::Split>> {
@@ -606,6 +635,10 @@ impl<T: Send + 'static, F: Fn(u64) -> T + Send + Sync + 'static> SplitReader<T>
 }
 
 impl<T: Data, F: Fn(u64) -> T + Send + Sync + 'static> Source<T> for GeneratorSource<F> {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
     type Split = (u64, u64);
     type Reader = GeneratorReader<F>;
     fn splits(&self, parallelism: usize) -> Result<Vec<(u64, u64)>> {
@@ -675,6 +708,10 @@ impl SplitReader<String> for FileReader {
 }
 
 impl Source<String> for TextFileSource {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
     type Split = ();
     type Reader = FileReader;
     fn splits(&self, _: usize) -> Result<Vec<()>> {

@@ -17,6 +17,7 @@ use typeinfo_state::{
 };
 
 use crate::assigner::{GlobalWindows, WindowAssigner};
+use crate::batch::keyed_operator;
 use crate::channel::{Router, RouterFactory};
 use crate::compile::{OneInputBuilder, Partition, SinkBuilder, SourceBuilder};
 pub use crate::context::OutputTag;
@@ -25,11 +26,11 @@ use crate::error::Result;
 use crate::evictor::{CountEvictor, Evictor};
 use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation, TAGGED_PORT};
-use crate::process::{KeyedProcessFunction, KeyedProcessFunctionOperator};
+use crate::process::{KeyedProcessFunction, KeyedProcessFunctionOperator, TimeDomain};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, Sink, TextFileSink};
 use crate::source::{
-    split_source, CollectionSource, GeneratorSource, IterSource, SequenceSource, Source,
-    TextFileSource,
+    split_source, Boundedness, CollectionSource, GeneratorSource, IterSource, SequenceSource,
+    Source, TextFileSource,
 };
 use crate::transform::{
     OneInputOperator, OperatorContext, ProcessFunction, ProcessFunctionOperator, StateContext,
@@ -57,6 +58,7 @@ struct NodeSpec {
     side_outputs: Vec<String>,
     invalid: Option<String>,
     non_parallel: bool,
+    bounded: Option<bool>,
 }
 
 impl NodeSpec {
@@ -69,6 +71,7 @@ impl NodeSpec {
             side_outputs: Vec::new(),
             invalid: None,
             non_parallel: false,
+            bounded: None,
         }
     }
 
@@ -85,6 +88,7 @@ impl NodeSpec {
             side_outputs: self.side_outputs,
             invalid: self.invalid,
             non_parallel: self.non_parallel,
+            bounded: self.bounded,
         }
     }
 }
@@ -120,13 +124,14 @@ impl StreamExecutionEnvironment {
     ) -> DataStream<O> {
         let spec = NodeSpec {
             parallelism,
+            bounded: Some(source.boundedness() == Boundedness::Bounded),
             ..NodeSpec::new(NodeKind::Source, name, description)
         };
         let source = Arc::new(source);
         let make = move |setup: &OperatorSetup| {
             split_source(
                 &source,
-                &strategy,
+                &strategy.for_mode(setup.batch),
                 &setup.serializer_config,
                 setup.subtask,
                 setup.parallelism,
@@ -537,7 +542,7 @@ impl<T: Data> DataStream<T> {
         let description = strategy.describe();
         self.then("Timestamps/Watermarks", description, move |setup| {
             Ok(Box::new(TimestampsAndWatermarks::new(
-                strategy.clone(),
+                strategy.for_mode(setup.batch),
                 setup.auto_watermark_interval_ms,
             )))
         })
@@ -828,11 +833,12 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
         let selector = Arc::clone(&self.selector);
         let description = format!("Transform ({})", std::any::type_name::<Op>());
         self.stream.then(name, description, move |setup| {
-            Ok(Box::new(UserOperator::<K, T, O, Op>::new(
+            let op = UserOperator::<K, T, O, Op>::new(
                 setup,
                 operator.clone(),
                 Some(Arc::clone(&selector)),
-            )?))
+            )?;
+            keyed_operator(setup, &selector, Box::new(op))
         })
     }
 
@@ -845,6 +851,7 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             RollingReduce {
                 f: Arc::new(f),
                 state: None,
+                batch: false,
             },
         )
     }
@@ -943,12 +950,13 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             "Keyed Process",
             format!("KeyedProcess ({})", std::any::type_name::<F>()),
             move |setup| {
-                Ok(Box::new(UserOperator::<K, T, O, _>::with_timer_state(
+                let op = UserOperator::<K, T, O, _>::with_timer_state(
                     setup,
                     KeyedProcessFunctionOperator(function.clone()),
                     Some(Arc::clone(&selector)),
                     "process-timers",
-                )?))
+                )?;
+                keyed_operator(setup, &selector, Box::new(op))
             },
         )
     }
@@ -1081,7 +1089,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             }
         );
         let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
-            Ok(Box::new(WindowOperator::new(
+            let op = WindowOperator::new(
                 setup,
                 Arc::clone(&selector),
                 assigner.clone(),
@@ -1089,7 +1097,8 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
                 lateness,
                 late,
                 &contents,
-            )?))
+            )?;
+            keyed_operator(setup, &selector, Box::new(op))
         };
         let negative = (self.allowed_lateness < 0).then(|| {
             format!(
@@ -1391,10 +1400,14 @@ fn short_type_name<X>() -> String {
 /// ```
 pub type AllWindowedStream<T, A, Tr> = WindowedStream<(), T, A, Tr>;
 
-/// The rolling aggregations of [`KeyedStream`]: one value per key in keyed state.
+/// The rolling aggregations of [`KeyedStream`]: one value per key in keyed state. In batch
+/// mode only the final value per key is emitted (timestamp `i64::MAX`), from an event-time
+/// timer at the end of time that fires at the end of the key (Flink's
+/// `BatchGroupedReduceOperator`).
 struct RollingReduce<T, F> {
     f: Arc<F>,
     state: Option<ValueState<(), T>>,
+    batch: bool,
 }
 
 impl<T, F> Clone for RollingReduce<T, F> {
@@ -1402,6 +1415,7 @@ impl<T, F> Clone for RollingReduce<T, F> {
         RollingReduce {
             f: Arc::clone(&self.f),
             state: None,
+            batch: false,
         }
     }
 }
@@ -1410,6 +1424,7 @@ impl<K: Key, T: Data + StateValue, F: Fn(&T, T) -> T + Send + Sync + 'static>
     OneInputOperator<K, T, T> for RollingReduce<T, F>
 {
     fn initialize_state(&mut self, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.batch = ctx.runtime().is_batch();
         self.state = Some(
             ctx.keyed_state()?
                 .value_state(&ValueStateDescriptor::new("rolling"))?,
@@ -1422,12 +1437,34 @@ impl<K: Key, T: Data + StateValue, F: Fn(&T, T) -> T + Send + Sync + 'static>
             return Ok(());
         };
         let backend = ctx.keyed_state()?;
-        let next = match state.value(backend, &())? {
-            Some(acc) => (self.f)(&acc, value),
-            None => value,
+        let (next, first) = match state.value(backend, &())? {
+            Some(acc) => ((self.f)(&acc, value), false),
+            None => (value, true),
         };
-        state.update(backend, &(), next.clone())?;
-        ctx.collect(next);
+        if self.batch {
+            state.update(backend, &(), next)?;
+            if first {
+                ctx.register_event_time_timer(i64::MAX)?;
+            }
+        } else {
+            state.update(backend, &(), next.clone())?;
+            ctx.collect(next);
+        }
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _time: i64,
+        _domain: TimeDomain,
+        ctx: &mut OperatorContext<'_, K, T>,
+    ) -> Result<()> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        if let Some(value) = state.value(ctx.keyed_state()?, &())? {
+            ctx.collect_with_timestamp(value, i64::MAX);
+        }
         Ok(())
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct TimerQueue<K, N> {
     set: HashTable<(K, N, i64)>,
     hasher: Hasher,
     by_time: BTreeMap<i64, Vec<(K, N)>>,
+    /// Registrations are dropped (batch mode, while a key's timers fire at its end).
+    quiesced: bool,
 }
 
 impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
@@ -25,7 +27,13 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
             set: HashTable::new(),
             hasher: Hasher::default(),
             by_time: BTreeMap::new(),
+            quiesced: false,
         }
+    }
+
+    /// Drops registrations from now on (`true`) or takes them again (`false`).
+    pub(crate) fn quiesce(&mut self, quiesced: bool) {
+        self.quiesced = quiesced;
     }
 
     #[inline]
@@ -36,6 +44,9 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
     /// Registers a timer; a timer already registered is not added again.
     #[inline]
     pub(crate) fn register(&mut self, key: &K, namespace: &N, time: i64) {
+        if self.quiesced {
+            return;
+        }
         let hasher = &self.hasher;
         let hash = Self::hash(hasher, key, namespace, time);
         let entry = self.set.entry(
@@ -152,6 +163,12 @@ where
 
     /// Writes the operator's keyed part of a checkpoint: the timers into their state
     /// (replacing an earlier snapshot's), then the backend's state (whole, or incremental).
+    /// Drops registrations in both domains from now on (`true`), or takes them again.
+    pub(crate) fn quiesce(&mut self, quiesced: bool) {
+        self.event.quiesce(quiesced);
+        self.processing.quiesce(quiesced);
+    }
+
     pub(crate) fn snapshot(
         &mut self,
         backend: &mut crate::KeyedBackend<K>,

@@ -595,6 +595,26 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
         Ok(())
     }
 
+    fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
+        let Some((_, timers)) = self.keyed.as_mut() else {
+            return Ok(());
+        };
+        timers.quiesce(true);
+        self.watermark = i64::MAX;
+        while let Some((time, key)) = self.pop_timer(TimeDomain::EventTime, i64::MAX) {
+            self.fire(time, key, TimeDomain::EventTime, out)?;
+        }
+        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, i64::MAX) {
+            self.fire(time, key, TimeDomain::ProcessingTime, out)?;
+        }
+        self.watermark = i64::MIN;
+        if let Some((backend, timers)) = self.keyed.as_mut() {
+            timers.quiesce(false);
+            backend.clear_current_key_group()?;
+        }
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         // As at the end of a bounded input elsewhere in this runtime: pending processing-time
         // timers fire (see the crate docs).

@@ -111,6 +111,17 @@ impl<T> WatermarkStrategy<T> {
         self
     }
 
+    /// The strategy of batch mode: the same timestamps, no watermarks but the final maximal
+    /// one (Flink's "perfect watermark": nothing is late).
+    pub(crate) fn for_mode(&self, batch: bool) -> Self {
+        let mut s = self.clone();
+        if batch {
+            s.out_of_orderness = None;
+            s.idleness = None;
+        }
+        s
+    }
+
     pub(crate) fn out_of_orderness(&self) -> Option<i64> {
         self.out_of_orderness
     }

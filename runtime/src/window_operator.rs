@@ -992,6 +992,23 @@ where
         Ok(())
     }
 
+    fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
+        self.watermark = i64::MAX;
+        self.timers.quiesce(true);
+        while let Some((time, key, window)) = self.timers.event.pop_due(i64::MAX) {
+            self.on_timer(time, key, window, TimeDomain::EventTime, out)?;
+        }
+        while let Some((time, key, window)) = self.timers.processing.pop_due(i64::MAX) {
+            self.on_timer(time, key, window, TimeDomain::ProcessingTime, out)?;
+        }
+        self.timers.quiesce(false);
+        self.watermark = i64::MIN;
+        // What the firings left (a window whose trigger never fired, a count window's
+        // remainder) goes with the key.
+        self.backend.clear_current_key_group()?;
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         // Pending processing-time timers fire at the end of the input, as if the clock had
         // jumped to the latest of them (see the crate docs); a timer a firing registers

@@ -42,6 +42,7 @@ trait HeapState<K: StateKey>: Send {
     ) -> Result<u64>;
     fn ingest(&mut self, group: usize, key: K, entry: &[u8]) -> Result<()>;
     fn clear_all(&mut self);
+    fn clear_group(&mut self, group: usize);
     fn cleanup_incrementally(&mut self, group: usize, now: i64);
 }
 
@@ -96,6 +97,9 @@ macro_rules! shared_heap_state_methods {
         }
         fn clear_all(&mut self) {
             self.groups.clear();
+        }
+        fn clear_group(&mut self, group: usize) {
+            self.groups.clear_group(group);
         }
     };
 }
@@ -358,6 +362,22 @@ impl<K: StateKey> std::fmt::Debug for HeapKeyedStateBackend<K> {
 }
 
 impl<K: StateKey> HeapKeyedStateBackend<K> {
+    /// Removes every entry, of every state and namespace, in the current key's key group;
+    /// the states stay registered. Batch execution keeps one key at a time in a backend and
+    /// drops it this way at the key change (Flink's single-key state backend): the cost is
+    /// the entries of that key, not a walk over every key group.
+    ///
+    /// # Errors
+    ///
+    /// No current key.
+    pub fn clear_current_key_group(&mut self) -> Result<()> {
+        let group = self.current.as_ref().ok_or(Error::NoCurrentKey)?.group;
+        self.states
+            .iter_mut()
+            .for_each(|s| s.table.clear_group(group));
+        Ok(())
+    }
+
     /// A backend with no state.
     ///
     /// # Errors

@@ -111,6 +111,13 @@ impl<K: Eq + Hash + Clone, N: Eq + Hash + Clone, S> KeyGroupMaps<K, N, S> {
         );
     }
 
+    /// Removes every entry of `group`.
+    pub(crate) fn clear_group(&mut self, group: usize) {
+        if let Some(table) = self.groups.get_mut(group) {
+            table.clear();
+        }
+    }
+
     /// Removes everything.
     pub(crate) fn clear(&mut self) {
         self.groups.iter_mut().for_each(HashTable::clear);

@@ -83,6 +83,23 @@ impl<K: StateKey> KeyedBackend<K> {
         )?))
     }
 
+    /// Drops the state of the current key, for a backend that holds one key at a time
+    /// (batch execution): on the heap every entry of the current key's key group
+    /// ([`HeapKeyedStateBackend::clear_current_key_group`]); RocksDB holds many keys and
+    /// refuses.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a RocksDB backend.
+    pub fn clear_current_key_group(&mut self) -> crate::Result<()> {
+        match self {
+            KeyedBackend::Heap(b) => b.clear_current_key_group(),
+            KeyedBackend::RocksDb(_) => Err(crate::Error::InvalidConfig(
+                "dropping a key group's state at a key change is for the heap backend of batch execution".into(),
+            )),
+        }
+    }
+
     /// Restores this (empty) backend's key groups from native RocksDB checkpoints (see
     /// [`RocksDbKeyedStateBackend::restore_native`]): RocksDB opens their files, the heap
     /// reads them through the savepoint format ([`native_to_canonical`]).

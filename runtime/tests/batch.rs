@@ -1,0 +1,422 @@
+//! Batch execution (`RuntimeMode::Batch`): on bounded input without late records, a batch
+//! run's output equals a streaming run's (order aside) for every window kind, rolling
+//! aggregations (the final value per key) and keyed process functions with event-time
+//! timers; a random-input property test checks it; out-of-order input is never late in batch
+//! mode; a sort beyond its memory budget spills and gives the same output; an unbounded
+//! source is refused by name.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
+
+use proptest::prelude::*;
+use typeinfo_runtime::{
+    Boundedness, DataStream, EventTimeSessionWindows, KeyedContext, KeyedProcessFunction,
+    OutputTag, ReadStatus, RuntimeMode, SlidingEventTimeWindows, Source, SourceOutput,
+    SplitReader, StateBackend, StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows,
+    WatermarkStrategy,
+};
+use typeinfo_state::{KeyedStateBackend, MapState, MapStateDescriptor};
+
+/// `(key, timestamp, amount)`.
+type Event = (u32, i64, i64);
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// `n` events over `keys` keys with distinct, increasing timestamps.
+fn events(n: u64, keys: u64) -> Vec<Event> {
+    (0..n)
+        .map(|i| {
+            (
+                (i * 7 % keys) as u32,
+                i as i64 * 3 + (i % 2) as i64,
+                (i * 13 % 17) as i64 - 8,
+            )
+        })
+        .collect()
+}
+
+/// The same events in another order (every third one moved to the end, the rest reversed).
+fn shuffled(events: &[Event]) -> Vec<Event> {
+    let mut rest: Vec<Event> = events.iter().copied().rev().collect();
+    let moved: Vec<Event> = rest.iter().copied().step_by(3).collect();
+    let mut i = 0;
+    rest.retain(|_| {
+        i += 1;
+        (i - 1) % 3 != 0
+    });
+    rest.extend(moved);
+    rest
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Windows {
+    Tumbling(i64),
+    Sliding(i64, i64),
+    Session(i64),
+    Count(u64),
+    CountSliding(u64, u64),
+}
+
+/// Runs `(key, max timestamp, sum)` per window of `windows` over `input`: in streaming mode
+/// with monotonous watermarks after every record (the input must be in timestamp order, or
+/// records are late), or in batch mode.
+fn window_job(
+    input: &[Event],
+    windows: Windows,
+    mode: RuntimeMode,
+    parallelism: u32,
+    backend: StateBackend,
+) -> Vec<Event> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism)
+        .set_state_backend(backend)
+        .set_runtime_mode(mode);
+    let keyed = env
+        .from_collection(input.to_vec())
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|e: &Event, _| e.1)
+                .emit_per_event(),
+        )
+        .key_by(|e: &Event| e.0);
+    let reduce = |a: &Event, b: &Event| (a.0, a.1.max(b.1), a.2 + b.2);
+    let out: DataStream<Event> = match windows {
+        Windows::Tumbling(size) => keyed
+            .window(TumblingEventTimeWindows::of_millis(size))
+            .reduce(reduce),
+        Windows::Sliding(size, slide) => keyed
+            .window(SlidingEventTimeWindows::of_millis(size, slide))
+            .reduce(reduce),
+        Windows::Session(gap) => keyed
+            .window(EventTimeSessionWindows::with_gap_millis(gap))
+            .reduce(reduce),
+        Windows::Count(n) => keyed.count_window(n).reduce(reduce),
+        Windows::CountSliding(n, slide) => keyed.count_window_sliding(n, slide).reduce(reduce),
+    };
+    let out = out.collect();
+    env.execute("windows").unwrap();
+    sorted(out.take())
+}
+
+const ALL_WINDOWS: [Windows; 5] = [
+    Windows::Tumbling(100),
+    Windows::Sliding(100, 30),
+    Windows::Session(5),
+    Windows::Count(4),
+    Windows::CountSliding(5, 2),
+];
+
+#[test]
+fn every_window_kind_gives_the_streaming_result() {
+    let input = events(3_000, 7);
+    let late_free_order = input.clone();
+    let scrambled = shuffled(&input);
+    for windows in ALL_WINDOWS {
+        let want = window_job(
+            &late_free_order,
+            windows,
+            RuntimeMode::Streaming,
+            1,
+            StateBackend::Heap,
+        );
+        assert!(!want.is_empty(), "{windows:?}");
+        for parallelism in [1, 2] {
+            for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
+                let got = window_job(&scrambled, windows, RuntimeMode::Batch, parallelism, backend);
+                assert_eq!(got, want, "{windows:?} at parallelism {parallelism}");
+            }
+        }
+    }
+}
+
+#[test]
+fn nothing_is_late_in_batch_mode() {
+    // Out of order: in streaming mode with monotonous watermarks after every record most
+    // records are late and go to the side output; in batch mode every record lands in its
+    // window.
+    let input = shuffled(&events(500, 3));
+    let run = |mode: RuntimeMode| {
+        let env = StreamExecutionEnvironment::new();
+        env.set_runtime_mode(mode);
+        let late = OutputTag::<Event>::new("late");
+        let sums = env
+            .from_collection(input.clone())
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|e: &Event, _| e.1)
+                    .emit_per_event(),
+            )
+            .key_by(|e: &Event| e.0)
+            .window(TumblingEventTimeWindows::of_millis(50))
+            .side_output_late_data(&late)
+            .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2));
+        let late_records = sums.side_output(&late).collect();
+        let sums = sums.collect();
+        env.execute("late").unwrap();
+        (sums.take(), late_records.take())
+    };
+    let (streaming, streaming_late) = run(RuntimeMode::Streaming);
+    assert!(!streaming_late.is_empty());
+    let (batch, batch_late) = run(RuntimeMode::Batch);
+    assert!(batch_late.is_empty());
+    let total: i64 = input.iter().map(|e| e.2).sum();
+    assert_eq!(batch.iter().map(|e| e.2).sum::<i64>(), total);
+    assert!(streaming.len() < batch.len());
+    let want = window_job(
+        &sorted_by_time(&input),
+        Windows::Tumbling(50),
+        RuntimeMode::Streaming,
+        1,
+        StateBackend::Heap,
+    );
+    assert_eq!(sorted(batch), want);
+}
+
+fn sorted_by_time(input: &[Event]) -> Vec<Event> {
+    let mut v = input.to_vec();
+    v.sort_by_key(|e| e.1);
+    v
+}
+
+#[test]
+fn rolling_aggregations_emit_the_final_value_per_key() {
+    let input = events(2_000, 9);
+    let run = |mode: RuntimeMode, parallelism: u32| {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism).set_runtime_mode(mode);
+        let keyed = env.from_collection(input.clone()).key_by(|e: &Event| e.0);
+        let sums = keyed.reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2)).collect();
+        let max = keyed.max_by(|e: &Event| e.2).collect();
+        env.execute("rolling").unwrap();
+        (sums.take(), max.take())
+    };
+    let (streaming_sums, streaming_max) = run(RuntimeMode::Streaming, 1);
+    // Streaming emits per record: the last emission of each key is its final value.
+    let last = |records: Vec<Event>| {
+        let mut m = std::collections::BTreeMap::new();
+        for r in records {
+            m.insert(r.0, r);
+        }
+        m.into_values().collect::<Vec<_>>()
+    };
+    assert_eq!(streaming_sums.len(), input.len());
+    for parallelism in [1, 2] {
+        let (sums, max) = run(RuntimeMode::Batch, parallelism);
+        assert_eq!(sorted(sums), last(streaming_sums.clone()));
+        assert_eq!(sorted(max), last(streaming_max.clone()));
+    }
+}
+
+/// Sums amounts per key and 100 ms bucket in map state; an event-time timer at each bucket's
+/// end emits `(key, bucket end, sum)` and removes the bucket: a result that does not depend
+/// on how records and timers interleave, so batch and streaming agree.
+#[derive(Clone, Default)]
+struct Buckets {
+    sums: Option<MapState<(), i64, i64>>,
+}
+
+impl KeyedProcessFunction<u32, Event, Event> for Buckets {
+    fn open(&mut self, state: &mut typeinfo_runtime::KeyedBackend<u32>) -> typeinfo_runtime::Result<()> {
+        self.sums = Some(state.map_state(&MapStateDescriptor::new("sums"))?);
+        Ok(())
+    }
+
+    fn process_element(
+        &mut self,
+        e: Event,
+        ctx: &mut KeyedContext<'_, u32, Event>,
+    ) -> typeinfo_runtime::Result<()> {
+        let sums = self.sums.as_ref().unwrap();
+        let end = e.1 - e.1.rem_euclid(100) + 99;
+        let sum = sums.get(ctx.state(), &(), &end)?.unwrap_or(0);
+        sums.put(ctx.state(), &(), end, sum + e.2)?;
+        ctx.register_event_time_timer(end);
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        time: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, u32, Event>,
+    ) -> typeinfo_runtime::Result<()> {
+        assert_eq!(domain, TimeDomain::EventTime);
+        let sums = self.sums.as_ref().unwrap();
+        if let Some(sum) = sums.get(ctx.state(), &(), &time)? {
+            sums.remove(ctx.state(), &(), &time)?;
+            let key = *ctx.key();
+            ctx.collect((key, time, sum));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn keyed_process_functions_with_event_time_timers_agree() {
+    let input = events(2_500, 6);
+    let run = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism).set_runtime_mode(mode);
+        let out = env
+            .from_collection(input.to_vec())
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|e: &Event, _| e.1),
+            )
+            .key_by(|e: &Event| e.0)
+            .process(Buckets::default())
+            .collect();
+        env.execute("buckets").unwrap();
+        sorted(out.take())
+    };
+    let want = run(&input, RuntimeMode::Streaming, 1);
+    assert!(want.len() > 100);
+    for parallelism in [1, 2] {
+        assert_eq!(run(&shuffled(&input), RuntimeMode::Batch, parallelism), want);
+    }
+}
+
+#[test]
+fn a_sort_beyond_its_memory_budget_spills_and_gives_the_same_output() {
+    let input = shuffled(&events(60_000, 1_000));
+    let run = |budget: usize| {
+        let env = StreamExecutionEnvironment::new();
+        env.set_runtime_mode(RuntimeMode::Batch)
+            .set_batch_sort_memory(budget);
+        let out = env
+            .from_collection(input.clone())
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|e: &Event, _| e.1),
+            )
+            .key_by(|e: &Event| e.0)
+            .window(TumblingEventTimeWindows::of_millis(1_000))
+            .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
+            .name("sums")
+            .collect();
+        let result = env.execute("spill").unwrap();
+        (sorted(out.take()), result.metric("sums.numSpilledRuns"))
+    };
+    let (in_memory, no_runs) = run(64 << 20);
+    assert_eq!(no_runs, 0);
+    let (spilled, runs) = run(256 << 10);
+    assert!(runs >= 4, "{runs} runs");
+    assert_eq!(spilled, in_memory);
+}
+
+/// A source that never says it is bounded.
+#[derive(Clone)]
+struct Ticks;
+
+struct TickReader;
+
+impl SplitReader<u64> for TickReader {
+    type Position = u64;
+    fn read(
+        &mut self,
+        _out: &mut SourceOutput<'_, u64>,
+        _budget: usize,
+    ) -> typeinfo_runtime::Result<ReadStatus> {
+        Ok(ReadStatus::Finished)
+    }
+    fn position(&self) -> u64 {
+        0
+    }
+    fn seek(&mut self, _position: u64) -> typeinfo_runtime::Result<()> {
+        Ok(())
+    }
+}
+
+impl Source<u64> for Ticks {
+    type Split = ();
+    type Reader = TickReader;
+    fn splits(&self, _parallelism: usize) -> typeinfo_runtime::Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _split: &()) -> typeinfo_runtime::Result<TickReader> {
+        Ok(TickReader)
+    }
+}
+
+#[test]
+fn batch_mode_refuses_an_unbounded_source_by_name_and_automatic_picks_streaming() {
+    let env = StreamExecutionEnvironment::new();
+    env.set_runtime_mode(RuntimeMode::Batch);
+    let _ = env
+        .from_source(Ticks, WatermarkStrategy::no_watermarks(), "ticks")
+        .key_by(|t: &u64| *t)
+        .sum()
+        .collect();
+    let err = env.execute("refused").unwrap_err().to_string();
+    assert!(err.contains("source `ticks`") && err.contains("unbounded"), "{err}");
+
+    env.set_runtime_mode(RuntimeMode::Automatic);
+    assert!(!env.stream_graph().unwrap().is_batch());
+    env.execute("automatic streaming").unwrap();
+
+    let bounded = StreamExecutionEnvironment::new();
+    bounded.set_runtime_mode(RuntimeMode::Automatic);
+    let _ = bounded.from_sequence(1, 10).key_by(|v: &i64| v % 2).sum().collect();
+    let graph = bounded.stream_graph().unwrap();
+    assert!(graph.is_batch());
+    assert!(graph.explain().contains("batch mode"));
+    assert_eq!(Ticks.boundedness(), Boundedness::ContinuousUnbounded);
+}
+
+#[test]
+fn batch_mode_refuses_a_restore_and_ignores_checkpointing() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = StreamExecutionEnvironment::new();
+    env.set_runtime_mode(RuntimeMode::Batch)
+        .enable_checkpointing(typeinfo_runtime::CheckpointConfig::new(
+            dir.path(),
+            std::time::Duration::from_millis(1),
+        ));
+    let out = env
+        .from_sequence(1, 1_000)
+        .key_by(|v: &i64| v % 3)
+        .sum()
+        .collect();
+    env.execute("no checkpoints").unwrap();
+    let want = sorted(
+        (0..3)
+            .map(|r| (1..=1_000i64).filter(|v| v % 3 == r).sum::<i64>())
+            .collect(),
+    );
+    assert_eq!(sorted(out.take()), want);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no checkpoint written");
+
+    env.restore_from(typeinfo_runtime::RestoreSettings {
+        path: dir.path().to_owned(),
+        allow_non_restored_state: false,
+    });
+    let err = env.execute("restore").unwrap_err().to_string();
+    assert!(err.contains("BATCH") && err.contains("restore"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random keys, gaps and amounts; the streaming run reads them in timestamp order (nothing
+    /// late), the batch run in a scrambled order, at parallelism 1 or 2.
+    #[test]
+    fn random_inputs_give_the_streaming_result(
+        raw in prop::collection::vec((0u32..6, 0i64..40, -50i64..50), 1..400),
+        kind in 0usize..5,
+        parallelism in 1u32..3,
+    ) {
+        let mut ts = 0;
+        let input: Vec<Event> = raw
+            .iter()
+            .map(|&(k, gap, amount)| {
+                ts += gap + 1;
+                (k, ts, amount)
+            })
+            .collect();
+        let windows = ALL_WINDOWS[kind];
+        let want = window_job(&input, windows, RuntimeMode::Streaming, 1, StateBackend::Heap);
+        let got = window_job(&shuffled(&input), windows, RuntimeMode::Batch, parallelism, StateBackend::Heap);
+        prop_assert_eq!(got, want);
+    }
+}
