@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p typeinfo-runtime --example window_throughput -- --events N --keys K \
-//!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb [--count-window N]
+//!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb [--count-window N] \
+//!   [--mode streaming|batch]
 //! ```
 //!
 //! Event `i` (for `i` in `0..N`) has key `(i * 2654435761) % K`, timestamp `i / E` ms and
@@ -13,12 +14,14 @@
 //! The last line printed is `events_per_s=<number>`. With `--checkpoint-interval-ms MS`
 //! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
 //! checkpoint every `MS` milliseconds, to measure what checkpointing costs. With `--metrics`
-//! a line of metrics goes to stderr every 2 seconds.
+//! a line of metrics goes to stderr every 2 seconds. With `--mode batch` the same bounded job
+//! runs in batch mode (`typeinfo_runtime::batch`: sorted by key, one key's state at a time;
+//! `--state` and checkpoints do not apply).
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use typeinfo_runtime::{CheckpointConfig, StateBackend, StreamExecutionEnvironment};
+use typeinfo_runtime::{CheckpointConfig, RuntimeMode, StateBackend, StreamExecutionEnvironment};
 
 #[path = "window_workload/mod.rs"]
 mod window_workload;
@@ -53,8 +56,12 @@ fn run() -> Result<(), String> {
         .and_then(|i| args.get(i + 1))
         .map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
 
+    let mode = RuntimeMode::parse(&value("--mode", "streaming")).map_err(|e| e.to_string())?;
+
     let env = StreamExecutionEnvironment::new();
-    env.set_parallelism(parallelism).set_state_backend(state);
+    env.set_parallelism(parallelism)
+        .set_state_backend(state)
+        .set_runtime_mode(mode);
     if checkpoint_ms > 0 {
         env.enable_checkpointing(CheckpointConfig::new(
             checkpoint_dir,

@@ -484,7 +484,8 @@ fn batch_mode(transformations: &[Transformation], config: &ExecutionConfig) -> R
         }
         if config.stop_with_savepoint.is_some() {
             return Err(Error::Config(
-                "runtime mode BATCH takes no savepoints: stop with savepoint needs STREAMING".into(),
+                "runtime mode BATCH takes no savepoints: stop with savepoint needs STREAMING"
+                    .into(),
             ));
         }
     }

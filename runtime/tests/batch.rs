@@ -9,8 +9,8 @@
 use proptest::prelude::*;
 use typeinfo_runtime::{
     Boundedness, DataStream, EventTimeSessionWindows, KeyedContext, KeyedProcessFunction,
-    OutputTag, ReadStatus, RuntimeMode, SlidingEventTimeWindows, Source, SourceOutput,
-    SplitReader, StateBackend, StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows,
+    OutputTag, ReadStatus, RuntimeMode, SlidingEventTimeWindows, Source, SourceOutput, SplitReader,
+    StateBackend, StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows,
     WatermarkStrategy,
 };
 use typeinfo_state::{KeyedStateBackend, MapState, MapStateDescriptor};
@@ -123,7 +123,13 @@ fn every_window_kind_gives_the_streaming_result() {
         assert!(!want.is_empty(), "{windows:?}");
         for parallelism in [1, 2] {
             for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
-                let got = window_job(&scrambled, windows, RuntimeMode::Batch, parallelism, backend);
+                let got = window_job(
+                    &scrambled,
+                    windows,
+                    RuntimeMode::Batch,
+                    parallelism,
+                    backend,
+                );
                 assert_eq!(got, want, "{windows:?} at parallelism {parallelism}");
             }
         }
@@ -186,7 +192,9 @@ fn rolling_aggregations_emit_the_final_value_per_key() {
         let env = StreamExecutionEnvironment::new();
         env.set_parallelism(parallelism).set_runtime_mode(mode);
         let keyed = env.from_collection(input.clone()).key_by(|e: &Event| e.0);
-        let sums = keyed.reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2)).collect();
+        let sums = keyed
+            .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
+            .collect();
         let max = keyed.max_by(|e: &Event| e.2).collect();
         env.execute("rolling").unwrap();
         (sums.take(), max.take())
@@ -217,7 +225,10 @@ struct Buckets {
 }
 
 impl KeyedProcessFunction<u32, Event, Event> for Buckets {
-    fn open(&mut self, state: &mut typeinfo_runtime::KeyedBackend<u32>) -> typeinfo_runtime::Result<()> {
+    fn open(
+        &mut self,
+        state: &mut typeinfo_runtime::KeyedBackend<u32>,
+    ) -> typeinfo_runtime::Result<()> {
         self.sums = Some(state.map_state(&MapStateDescriptor::new("sums"))?);
         Ok(())
     }
@@ -273,7 +284,10 @@ fn keyed_process_functions_with_event_time_timers_agree() {
     let want = run(&input, RuntimeMode::Streaming, 1);
     assert!(want.len() > 100);
     for parallelism in [1, 2] {
-        assert_eq!(run(&shuffled(&input), RuntimeMode::Batch, parallelism), want);
+        assert_eq!(
+            run(&shuffled(&input), RuntimeMode::Batch, parallelism),
+            want
+        );
     }
 }
 
@@ -349,7 +363,10 @@ fn batch_mode_refuses_an_unbounded_source_by_name_and_automatic_picks_streaming(
         .sum()
         .collect();
     let err = env.execute("refused").unwrap_err().to_string();
-    assert!(err.contains("source `ticks`") && err.contains("unbounded"), "{err}");
+    assert!(
+        err.contains("source `ticks`") && err.contains("unbounded"),
+        "{err}"
+    );
 
     env.set_runtime_mode(RuntimeMode::Automatic);
     assert!(!env.stream_graph().unwrap().is_batch());
@@ -357,7 +374,11 @@ fn batch_mode_refuses_an_unbounded_source_by_name_and_automatic_picks_streaming(
 
     let bounded = StreamExecutionEnvironment::new();
     bounded.set_runtime_mode(RuntimeMode::Automatic);
-    let _ = bounded.from_sequence(1, 10).key_by(|v: &i64| v % 2).sum().collect();
+    let _ = bounded
+        .from_sequence(1, 10)
+        .key_by(|v: &i64| v % 2)
+        .sum()
+        .collect();
     let graph = bounded.stream_graph().unwrap();
     assert!(graph.is_batch());
     assert!(graph.explain().contains("batch mode"));
@@ -385,7 +406,11 @@ fn batch_mode_refuses_a_restore_and_ignores_checkpointing() {
             .collect(),
     );
     assert_eq!(sorted(out.take()), want);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no checkpoint written");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no checkpoint written"
+    );
 
     env.restore_from(typeinfo_runtime::RestoreSettings {
         path: dir.path().to_owned(),

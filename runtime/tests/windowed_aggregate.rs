@@ -1,7 +1,9 @@
 //! The `windowed_aggregate` program against the reference outputs in `tests/windowed/`
 //! (computed by an independent implementation of Flink's window semantics, the small cases
 //! checked by hand): every case, at parallelism 1 and 2, on both state backends, and one job
-//! split over two processes on loopback.
+//! split over two processes on loopback; and every case in batch mode (`--mode batch`) against
+//! `NAME.batch.expected` (Apache Flink 2.3's output in its BATCH execution mode, reproduced by
+//! `reference.py --mode batch`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::net::TcpListener;
@@ -15,6 +17,11 @@ fn example() -> PathBuf {
 }
 
 fn cases() -> Vec<(String, Vec<String>, String)> {
+    cases_of("expected")
+}
+
+/// The cases with the expected output of `NAME.<suffix>`.
+fn cases_of(suffix: &str) -> Vec<(String, Vec<String>, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/windowed");
     let mut cases = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("tests/windowed") {
@@ -26,7 +33,7 @@ fn cases() -> Vec<(String, Vec<String>, String)> {
                 .split_whitespace()
                 .map(str::to_owned)
                 .collect();
-            let expected = std::fs::read_to_string(dir.join(format!("{name}.expected"))).unwrap();
+            let expected = std::fs::read_to_string(dir.join(format!("{name}.{suffix}"))).unwrap();
             cases.push((name, args, expected));
         }
     }
@@ -55,25 +62,36 @@ fn sorted(stdout: &[u8]) -> String {
 }
 
 fn run_all(state: &str) {
+    run_cases(state, "streaming", cases());
+}
+
+fn run_cases(state: &str, mode: &str, cases: Vec<(String, Vec<String>, String)>) {
     let example = example();
-    for (name, args, expected) in cases() {
+    for (name, args, expected) in cases {
         for parallelism in ["1", "2"] {
             let out = Command::new(&example)
                 .arg("--input")
                 .arg(input(&name))
                 .args(&args)
-                .args(["--parallelism", parallelism, "--state", state])
+                .args([
+                    "--parallelism",
+                    parallelism,
+                    "--state",
+                    state,
+                    "--mode",
+                    mode,
+                ])
                 .output()
                 .expect("run the example");
             assert!(
                 out.status.success(),
-                "{name} p={parallelism} {state}: {}",
+                "{name} p={parallelism} {state} {mode}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
             assert_eq!(
                 sorted(&out.stdout),
                 expected,
-                "{name} at parallelism {parallelism} on {state}"
+                "{name} at parallelism {parallelism} on {state} in {mode} mode"
             );
         }
     }
@@ -87,6 +105,13 @@ fn every_case_matches_the_reference_on_the_heap() {
 #[test]
 fn every_case_matches_the_reference_in_rocksdb() {
     run_all("rocksdb");
+}
+
+#[test]
+fn every_case_in_batch_mode_matches_flinks_batch_output() {
+    // `--state` does not matter in batch mode (one key's state on the heap); both are run.
+    run_cases("heap", "batch", cases_of("batch.expected"));
+    run_cases("rocksdb", "batch", cases_of("batch.expected"));
 }
 
 /// Two distinct free ports on loopback (both listeners are held until both are chosen).

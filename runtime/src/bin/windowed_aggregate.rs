@@ -7,7 +7,7 @@
 //!   [--trigger count:N|purging-count:N|continuous-event:MS] [--evictor count:N|time:MS] \
 //!   [--hosts host:port,host:port --process I] [--metrics] \
 //!   [--output DIR] [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
-//!   [--lines-per-second N]
+//!   [--lines-per-second N] [--mode streaming|batch]
 //! ```
 //!
 //! `count:N` is Flink's `countWindow(N)` (global windows, a purging count trigger) and
@@ -27,6 +27,9 @@
 //! sink in `DIR` instead of stdout; with `--checkpoint-dir` the job checkpoints, and
 //! `--restore` resumes from a checkpoint directory's latest checkpoint (or a savepoint);
 //! `--lines-per-second` slows the parsing down (for the crash tests that kill it mid-way).
+//! `--mode batch` runs the same program in batch mode (`typeinfo_runtime::batch`, Flink's
+//! BATCH execution mode): each window fires once per key with all its records, nothing is
+//! late (no `late` lines), and the lines come out per key.
 
 use std::process::ExitCode;
 
@@ -39,8 +42,9 @@ use typeinfo_runtime::trigger::{
 use typeinfo_runtime::window::Window;
 use typeinfo_runtime::{
     CheckpointConfig, Cluster, DataStream, EventTimeSessionWindows, GlobalWindow, OutputTag,
-    RestoreSettings, SlidingEventTimeWindows, StateBackend, StreamExecutionEnvironment, TimeWindow,
-    TimeWindows, TumblingEventTimeWindows, WatermarkStrategy, WindowAssigner, WindowedStream,
+    RestoreSettings, RuntimeMode, SlidingEventTimeWindows, StateBackend,
+    StreamExecutionEnvironment, TimeWindow, TimeWindows, TumblingEventTimeWindows,
+    WatermarkStrategy, WindowAssigner, WindowedStream,
 };
 
 #[derive(TypeInfo, Clone, Debug)]
@@ -88,6 +92,7 @@ struct Args {
     output: Option<String>,
     checkpoints: Option<(String, u64)>,
     restore: Option<String>,
+    mode: RuntimeMode,
     lines_per_second: Option<u64>,
 }
 
@@ -191,6 +196,8 @@ fn parse_args() -> Result<Args, String> {
             None => None,
         },
         restore: value("--restore")?,
+        mode: RuntimeMode::parse(&value("--mode")?.unwrap_or_else(|| "streaming".into()))
+            .map_err(|e| e.to_string())?,
         lines_per_second: value("--lines-per-second")?
             .map(|v| {
                 v.parse()
@@ -238,6 +245,7 @@ fn run(args: Args) -> Result<(), String> {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(args.parallelism)
         .set_state_backend(args.state.clone())
+        .set_runtime_mode(args.mode)
         .set_cluster(args.cluster.clone());
     if let Some((dir, interval_ms)) = &args.checkpoints {
         env.enable_checkpointing(CheckpointConfig::new(

@@ -622,9 +622,15 @@ class WindowOperator:
         # per-key MergingWindowSet (merging assigners only)
         self.merging_sets = {}
         self.output = []
+        # batch mode: registrations dropped while a key's timers fire
+        self.quiesced = False
 
     # ---- timer service ---------------------------------------------------
     def register_timer(self, time, key, window):
+        if self.quiesced:
+            # BatchExecutionInternalTimeService: a timer registered while the
+            # key's timers fire at its end (watermark == MAX) is dropped
+            return
         t = (time, key, window)
         if t not in self.timers:  # timers are deduplicated
             self.timers.add(t)
@@ -936,6 +942,34 @@ def run(events, assigner, out_of_orderness, allowed_lateness, trigger=None,
     return sorted(op.output)
 
 
+def run_batch(events, assigner, allowed_lateness, trigger=None, evictor=None):
+    """Flink's BATCH execution mode: the keyed input sorted by key, then by
+    timestamp (a stable sort: file order among equal timestamps); each key runs
+    on its own state (single-key state backend) with the watermark at
+    Long.MIN_VALUE (no watermark reaches the operator before the end: nothing
+    is late), and at the key's end BatchExecutionInternalTimeService sets the
+    watermark to Long.MAX_VALUE and fires every timer of the key, dropping the
+    timers those firings register."""
+    by_key = {}
+    for key, ts, amount in events:
+        by_key.setdefault(key, []).append((key, ts, amount))
+    output = []
+    for key in sorted(by_key):
+        op = WindowOperator(assigner, allowed_lateness, trigger, evictor)
+        for k, ts, amount in sorted(by_key[key], key=lambda e: e[1]):
+            op.process_element(k, ts, amount)
+        op.quiesced = True
+        op.watermark = I64_MAX
+        while op.timer_heap:
+            t = heapq.heappop(op.timer_heap)
+            if t not in op.timers:
+                continue  # deleted timer
+            op.timers.discard(t)
+            op.on_event_time(*t)
+        output.extend(op.output)
+    return sorted(output)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--input", required=True)
@@ -946,10 +980,15 @@ def main(argv=None):
     p.add_argument("--evictor")
     p.add_argument("--parallelism")  # no influence on the output
     p.add_argument("--state")  # no influence on the output
+    p.add_argument("--mode", choices=["streaming", "batch"], default="streaming")
     a = p.parse_args(argv)
     assigner, trigger, evictor = parse_setup(a.window, a.trigger, a.evictor)
-    lines = run(read_events(a.input), assigner, a.out_of_orderness,
-                a.allowed_lateness, trigger, evictor)
+    if a.mode == "batch":
+        lines = run_batch(read_events(a.input), assigner, a.allowed_lateness,
+                          trigger, evictor)
+    else:
+        lines = run(read_events(a.input), assigner, a.out_of_orderness,
+                    a.allowed_lateness, trigger, evictor)
     sys.stdout.write("".join(line + "\n" for line in lines))
 
 

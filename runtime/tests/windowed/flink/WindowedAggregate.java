@@ -4,7 +4,8 @@
 // compiles this class and prints only the program's lines.
 //
 //   WindowedAggregate --input FILE --window SPEC --out-of-orderness MS --allowed-lateness MS
-//       [--parallelism N] [--trigger TSPEC] [--evictor ESPEC]      (--state X is ignored)
+//       [--parallelism N] [--trigger TSPEC] [--evictor ESPEC] [--mode streaming|batch]
+//       (--state X is ignored)
 //
 //   SPEC   tumbling:SIZE[:OFFSET] | sliding:SIZE:SLIDE | session:GAP | count:N | count:N:SLIDE
 //   TSPEC  count:N | purging-count:N | continuous-event:MS
@@ -13,6 +14,7 @@
 // Output (stdout, unordered): `window,KEY,START,END,COUNT,SUM` per firing (START/END are `-`
 // for the GlobalWindow of count windows) and `late,KEY,TS,AMOUNT` per late record.
 
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
@@ -215,6 +217,7 @@ public class WindowedAggregate {
         int parallelism = Integer.parseInt(opt.getOrDefault("--parallelism", "1"));
         String trigger = opt.get("--trigger");
         String evictor = opt.get("--evictor");
+        String mode = opt.getOrDefault("--mode", "streaming");
 
         List<Event> events = new ArrayList<>();
         try (BufferedReader r = Files.newBufferedReader(Paths.get(input), StandardCharsets.UTF_8)) {
@@ -231,6 +234,11 @@ public class WindowedAggregate {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
+        if (mode.equals("batch")) {
+            env.setRuntimeMode(RuntimeExecutionMode.BATCH);
+        } else if (!mode.equals("streaming")) {
+            throw new IllegalArgumentException("bad --mode " + mode);
+        }
         final long outOfOrderness = ooo;
         DataStream<Event> source = env.fromData(events, TypeInformation.of(Event.class))
                 .setParallelism(1)
