@@ -4,7 +4,10 @@
 //! RocksDB with leveled compaction beside the default (universal), the cost of the default
 //! that keeps incremental checkpoints small; and count windows of 100 records per key
 //! (`count_window(100)`: a purging `CountTrigger::of(100)`, trigger state per window in the
-//! backend) beside the default event-time trigger.
+//! backend) beside the default event-time trigger; and the same bounded job in batch mode
+//! (`typeinfo_batch`: sorted by key, one key's state at a time) beside streaming on the heap
+//! and on RocksDB (issue 15's targets: at least 2x the heap, 10x RocksDB;
+//! `benches/report_batch.py` checks them).
 //!
 //! The workload is `window_throughput`'s: event `i` has key `(i * 2654435761) % keys`,
 //! timestamp `i / 100` ms and amount `(i % 1000) / 10`; 1-second windows, count and sum per
@@ -17,7 +20,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use typeinfo_runtime::{StateBackend, StreamExecutionEnvironment};
+use typeinfo_runtime::{RuntimeMode, StateBackend, StreamExecutionEnvironment};
 
 #[path = "../../runtime/examples/window_workload/mod.rs"]
 mod window_workload;
@@ -40,8 +43,17 @@ fn runtime(events: u64, backend: StateBackend) -> u64 {
 }
 
 fn run(workload: Workload, backend: StateBackend) -> u64 {
+    run_in(workload, backend, RuntimeMode::Streaming)
+}
+
+/// The job in batch mode.
+fn batch(events: u64) -> u64 {
+    run_in(workload(events), StateBackend::Heap, RuntimeMode::Batch)
+}
+
+fn run_in(workload: Workload, backend: StateBackend, mode: RuntimeMode) -> u64 {
     let env = StreamExecutionEnvironment::new();
-    env.set_state_backend(backend);
+    env.set_state_backend(backend).set_runtime_mode(mode);
     let results = workload.build(&env);
     env.execute("bench").expect("the job runs");
     results.load(std::sync::atomic::Ordering::Relaxed)
@@ -145,6 +157,10 @@ fn bench(c: &mut Criterion) {
                 );
             }
         }
+        assert_eq!(batch(events), by_hand(events), "batch: same results");
+        group.bench_with_input(BenchmarkId::new("typeinfo_batch", events), &events, |b, &n| {
+            b.iter(|| batch(n))
+        });
         group.bench_with_input(
             BenchmarkId::new("hand_written_loop", events),
             &events,

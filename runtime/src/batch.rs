@@ -57,20 +57,20 @@
 //! let env = StreamExecutionEnvironment::new();
 //! env.set_runtime_mode(RuntimeMode::Batch);
 //! // (key, timestamp ms, amount), far out of order: nothing is late in batch mode.
-//! let events = vec![("a", 15, 1i64), ("b", 1, 10), ("a", 2, 2), ("a", 30, 4), ("a", 1, 8)];
+//! let events = vec![('a', 15, 1i64), ('b', 1, 10), ('a', 2, 2), ('a', 30, 4), ('a', 1, 8)];
 //! let sums = env
 //!     .from_collection(events)
 //!     .assign_timestamps_and_watermarks(
-//!         WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|e: &(&str, i64, i64), _| e.1),
+//!         WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(|e: &(char, i64, i64), _| e.1),
 //!     )
-//!     .key_by(|e: &(&str, i64, i64)| e.0.to_string())
+//!     .key_by(|e: &(char, i64, i64)| e.0)
 //!     .window(TumblingEventTimeWindows::of_millis(10))
 //!     .reduce(|x, y| (x.0, x.1.max(y.1), x.2 + y.2))
 //!     .collect();
 //! env.execute("batch windows")?;
-//! let mut sums: Vec<(&str, i64)> = sums.take().into_iter().map(|(k, _, s)| (k, s)).collect();
+//! let mut sums: Vec<(char, i64)> = sums.take().into_iter().map(|(k, _, s)| (k, s)).collect();
 //! sums.sort();
-//! assert_eq!(sums, [("a", 1), ("a", 4), ("a", 10), ("b", 10)]);
+//! assert_eq!(sums, [('a', 1), ('a', 4), ('a', 10), ('b', 10)]);
 //! # Ok(())
 //! # }
 //! ```

@@ -169,14 +169,14 @@ impl StreamExecutionEnvironment {
     /// let env = StreamExecutionEnvironment::new();
     /// env.set_runtime_mode(RuntimeMode::Batch);
     /// let totals = env
-    ///     .from_collection(vec![("a", 1i64), ("b", 2), ("a", 3)])
-    ///     .key_by(|(k, _): &(&str, i64)| k.to_string())
+    ///     .from_collection(vec![('a', 1i64), ('b', 2), ('a', 3)])
+    ///     .key_by(|(k, _): &(char, i64)| *k)
     ///     .reduce(|x, y| (x.0, x.1 + y.1))
     ///     .collect();
     /// env.execute("totals")?;
     /// let mut totals = totals.take(); // one final value per key in batch mode
     /// totals.sort();
-    /// assert_eq!(totals, [("a", 4), ("b", 2)]);
+    /// assert_eq!(totals, [('a', 4), ('b', 2)]);
     /// # Ok(())
     /// # }
     /// ```

@@ -24,7 +24,8 @@
 //!
 //! ```
 //! use typeinfo_runtime::{
-//!     ReadStatus, Source, SourceOutput, SplitReader, StreamExecutionEnvironment, WatermarkStrategy,
+//!     Boundedness, ReadStatus, RuntimeMode, Source, SourceOutput, SplitReader,
+//!     StreamExecutionEnvironment, WatermarkStrategy,
 //! };
 //!
 //! /// Lines of several in-memory "files", one split per file.
@@ -58,11 +59,15 @@
 //!     fn reader(&self, split: &u32) -> typeinfo_runtime::Result<FileReader> {
 //!         Ok(FileReader { lines: self.0[*split as usize].clone(), next: 0 })
 //!     }
+//!     /// Every file ends: the job may run in batch mode.
+//!     fn boundedness(&self) -> Boundedness {
+//!         Boundedness::Bounded
+//!     }
 //! }
 //!
 //! # fn main() -> typeinfo_runtime::Result<()> {
 //! let env = StreamExecutionEnvironment::new();
-//! env.set_parallelism(2);
+//! env.set_parallelism(2).set_runtime_mode(RuntimeMode::Automatic); // batch: every source ends
 //! let files = Files(vec![vec!["a".into(), "b".into()], vec!["c".into()], vec!["d".into()]]);
 //! let lines = env.from_source(files, WatermarkStrategy::no_watermarks(), "files").collect();
 //! env.execute("files")?;

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Batch mode beside streaming on the `windows` criterion bench (stdlib only).
+
+Usage (after the bench has run):
+
+    export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
+    cargo bench --workspace --bench windows
+    python3 benches/report_batch.py
+
+The same bounded keyed-window job (the README's workload) in batch mode (`typeinfo_batch`)
+and in streaming mode, measured in the same run: at 2M events beside the heap backend and
+at 200k events beside RocksDB. Issue 15's targets, fixed before measuring: batch at least
+2x the streaming heap figure and at least 10x the streaming RocksDB figure. Exits 1 on a
+miss.
+"""
+
+import json
+import os
+import sys
+
+TARGETS = {"typeinfo_heap": 2.0, "typeinfo_rocksdb": 10.0}
+
+
+def main():
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(os.path.dirname(__file__), "..", "target"))
+    rows = {}
+    for root, _dirs, files in os.walk(os.path.join(target, "criterion", "windows")):
+        if os.path.basename(root) != "new" or "benchmark.json" not in files or "estimates.json" not in files:
+            continue
+        with open(os.path.join(root, "benchmark.json")) as f:
+            meta = json.load(f)
+        with open(os.path.join(root, "estimates.json")) as f:
+            est = json.load(f)
+        e = est.get("slope") or est.get("mean")
+        rows[(meta["function_id"], meta.get("value_str") or "")] = e["point_estimate"]
+    failures = []
+    print("| events | streaming | streaming time | batch time | batch speed-up | target |")
+    print("|--:|---|--:|--:|--:|--:|")
+    for streaming, want in TARGETS.items():
+        found = [(e, t) for (n, e), t in rows.items() if n == streaming]
+        if not found:
+            failures.append(f"{streaming}: no result (run the bench first)")
+            continue
+        for events, t in sorted(found):
+            b = rows.get(("typeinfo_batch", events))
+            if b is None:
+                failures.append(f"typeinfo_batch/{events}: no result")
+                continue
+            speedup = t / b
+            print(f"| {int(events):,} | {streaming} | {t / 1e6:,.1f} ms | {b / 1e6:,.1f} ms | {speedup:.2f}x | {want:.0f}x |")
+            if speedup < want:
+                failures.append(f"batch {speedup:.2f}x {streaming} at {events} events < {want}x")
+    print()
+    for f in failures:
+        print(f"- MISSED: {f}")
+    if not failures:
+        print("- PASS: batch mode meets both targets")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
