@@ -158,9 +158,11 @@ fn bench(c: &mut Criterion) {
             }
         }
         assert_eq!(batch(events), by_hand(events), "batch: same results");
-        group.bench_with_input(BenchmarkId::new("typeinfo_batch", events), &events, |b, &n| {
-            b.iter(|| batch(n))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("typeinfo_batch", events),
+            &events,
+            |b, &n| b.iter(|| batch(n)),
+        );
         group.bench_with_input(
             BenchmarkId::new("hand_written_loop", events),
             &events,

@@ -127,19 +127,27 @@ impl SortConfig {
     }
 }
 
-/// One record in the index: its key's prefix, its timestamp, where its bytes are.
+/// One record in the index: its key's prefix, its timestamp, and the number of the record in
+/// its run (its arrival order, and where [`Loc`] says its bytes are). 32 bytes: the sort
+/// moves only these.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     prefix: u128,
     timestamp: i64,
-    segment: u32,
-    offset: u32,
-    len: u32,
+    loc: u32,
     /// The whole normalized key fit in the prefix.
     whole: bool,
 }
 
-const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+/// Where a record's bytes are in the segments (indexed by [`Entry::loc`]; never moved).
+#[derive(Debug, Clone, Copy)]
+struct Loc {
+    segment: u32,
+    offset: u32,
+    len: u32,
+}
+
+const ENTRY_BYTES: usize = std::mem::size_of::<Entry>() + std::mem::size_of::<Loc>();
 
 /// A sorted run written to an unlinked temporary file.
 #[derive(Debug)]
@@ -161,6 +169,7 @@ pub struct NormalizedKeySorter<K: KeyType, V: TypeInfo> {
     /// Bytes of all segments held (in use and free).
     segment_bytes_held: usize,
     index: Vec<Entry>,
+    locs: Vec<Loc>,
     runs: Vec<Run>,
     /// The longest record written (bounds what a run's reader allocates).
     longest: u32,
@@ -197,6 +206,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             free: Vec::new(),
             segment_bytes_held: 0,
             index: Vec::new(),
+            locs: Vec::new(),
             runs: Vec::new(),
             longest: 0,
             records: 0,
@@ -277,6 +287,8 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             }
             if self.index.len() == self.index.capacity() {
                 self.index.reserve_exact(grow);
+                self.locs
+                    .reserve_exact(self.index.capacity() - self.locs.len());
             }
         }
         // Room in the current segment, or a segment (a free one, a new one, or a spill).
@@ -308,13 +320,18 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let segment = &mut self.segments[segment_index];
         let offset = segment.len();
         segment.extend_from_slice(self.out.as_slice());
+        let loc = u32::try_from(self.locs.len())
+            .map_err(|_| Error::Config("more than 2^32 records in one sorted run".into()))?;
         self.index.push(Entry {
             prefix,
             timestamp,
+            loc,
+            whole,
+        });
+        self.locs.push(Loc {
             segment: segment_index as u32,
             offset: offset as u32,
             len: len32,
-            whole,
         });
         self.longest = self.longest.max(len32);
         self.records += 1;
@@ -324,10 +341,12 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
     /// Sorts the in-memory index.
     fn sort_index(&mut self) -> Result<()> {
         let segments = &self.segments;
+        let locs = &self.locs;
         let comparator = &self.comparator;
         let failed: Cell<Option<typeinfo::Error>> = Cell::new(None);
         let bytes = |e: &Entry| {
-            &segments[e.segment as usize][e.offset as usize..(e.offset + e.len) as usize]
+            let l = locs[e.loc as usize];
+            &segments[l.segment as usize][l.offset as usize..(l.offset + l.len) as usize]
         };
         let order = |a: &Entry, b: &Entry| {
             // The prefixes decide almost every comparison: nothing else is touched then.
@@ -345,15 +364,15 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
                 other => return other,
             };
             keys.then(a.timestamp.cmp(&b.timestamp))
-                .then((a.segment, a.offset).cmp(&(b.segment, b.offset)))
+                .then(a.loc.cmp(&b.loc))
         };
         if self.config.normalized_keys {
             // Bytes every prefix shares are skipped at once (one pass instead of one per byte).
             let first = self.index.first().map_or(0, |e| e.prefix);
             let differ = self.index.iter().fold(0, |acc, e| acc | (e.prefix ^ first));
             let shared = (differ.leading_zeros() / 8) as usize;
-            let mut scratch = Vec::new();
-            radix_sort(&mut self.index, shared, &mut scratch, &order);
+            let mut scratch = self.index.clone();
+            radix_sort(&mut self.index, &mut scratch, shared, &order);
         } else {
             self.index.sort_unstable_by(order);
         }
@@ -375,13 +394,14 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let file = tempfile::tempfile_in(&dir).map_err(|source| io(&dir, source))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         for e in &self.index {
+            let l = self.locs[e.loc as usize];
             let bytes =
-                &self.segments[e.segment as usize][e.offset as usize..(e.offset + e.len) as usize];
+                &self.segments[l.segment as usize][l.offset as usize..(l.offset + l.len) as usize];
             let mut head = [0u8; 29];
             head[..16].copy_from_slice(&e.prefix.to_be_bytes());
             head[16..24].copy_from_slice(&e.timestamp.to_le_bytes());
             head[24] = u8::from(e.whole);
-            head[25..29].copy_from_slice(&e.len.to_le_bytes());
+            head[25..29].copy_from_slice(&l.len.to_le_bytes());
             out.write_all(&head).map_err(|source| io(&dir, source))?;
             out.write_all(bytes).map_err(|source| io(&dir, source))?;
         }
@@ -391,6 +411,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             records: self.index.len() as u64,
         });
         self.index.clear();
+        self.locs.clear();
         for mut s in self.segments.drain(..) {
             s.clear();
             self.free.push(s);
@@ -432,6 +453,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let merging = !sources.is_empty();
         let index = std::mem::take(&mut self.index);
         let mut memory = MemoryRun {
+            locs: std::mem::take(&mut self.locs),
             index: index.into_iter(),
             head: Head::default(),
         };
@@ -456,26 +478,78 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
 /// Below this many entries a bucket is sorted by comparisons.
 const RADIX_CUTOFF: usize = 64;
 
-/// Sorts `entries` into `order`: an MSD radix sort on the prefix bytes from `byte` on (a
-/// byte that every entry shares is skipped), each bucket of few entries (or of equal
-/// prefixes) finished by comparisons, which `order` decides in full.
+/// Sorts `entries` into `order` in place: an MSD radix sort on the prefix bytes from `byte`
+/// on (a byte that every entry of a bucket shares is skipped), each bucket of few entries (or
+/// of equal prefixes) finished by comparisons, which `order` decides in full. `scratch` (as
+/// long as `entries`) takes each level's scatter, and the next level scatters back: one read
+/// and one write of the entries per level.
 fn radix_sort(
     entries: &mut [Entry],
+    scratch: &mut [Entry],
     byte: usize,
-    scratch: &mut Vec<Entry>,
     order: &impl Fn(&Entry, &Entry) -> Ordering,
 ) {
     if entries.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
         entries.sort_unstable_by(order);
         return;
     }
-    let digit = |e: &Entry| (e.prefix >> (8 * (PREFIX_BYTES - 1 - byte))) as u8 as usize;
+    let Some((starts, counts)) = buckets(entries, byte) else {
+        return radix_sort(entries, scratch, byte + 1, order);
+    };
+    scatter(entries, scratch, byte, starts);
+    for (start, count) in starts.into_iter().zip(counts) {
+        let range = start..start + count;
+        match count {
+            0 => {}
+            1 => entries[start] = scratch[start],
+            _ => radix_sort_into(
+                &mut scratch[range.clone()],
+                &mut entries[range],
+                byte + 1,
+                order,
+            ),
+        }
+    }
+}
+
+/// As [`radix_sort`], with the sorted entries left in `dst` (`src` is the scratch space).
+fn radix_sort_into(
+    src: &mut [Entry],
+    dst: &mut [Entry],
+    byte: usize,
+    order: &impl Fn(&Entry, &Entry) -> Ordering,
+) {
+    if src.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
+        dst.copy_from_slice(src);
+        dst.sort_unstable_by(order);
+        return;
+    }
+    let Some((starts, counts)) = buckets(src, byte) else {
+        return radix_sort_into(src, dst, byte + 1, order);
+    };
+    scatter(src, dst, byte, starts);
+    for (start, count) in starts.into_iter().zip(counts) {
+        if count > 1 {
+            let range = start..start + count;
+            radix_sort(&mut dst[range.clone()], &mut src[range], byte + 1, order);
+        }
+    }
+}
+
+#[inline]
+fn digit(e: &Entry, byte: usize) -> usize {
+    (e.prefix >> (8 * (PREFIX_BYTES - 1 - byte))) as u8 as usize
+}
+
+/// The start and size of each bucket of `byte`; `None` when every entry is in one bucket.
+#[allow(clippy::type_complexity)] // two tables of 256
+fn buckets(entries: &[Entry], byte: usize) -> Option<([usize; 256], [usize; 256])> {
     let mut counts = [0usize; 256];
-    for e in entries.iter() {
-        counts[digit(e)] += 1;
+    for e in entries {
+        counts[digit(e, byte)] += 1;
     }
     if counts.contains(&entries.len()) {
-        return radix_sort(entries, byte + 1, scratch, order);
+        return None;
     }
     let mut starts = [0usize; 256];
     let mut sum = 0;
@@ -483,18 +557,15 @@ fn radix_sort(
         *start = sum;
         sum += count;
     }
-    scratch.clear();
-    scratch.extend_from_slice(entries);
-    let mut next = starts;
-    for e in scratch.iter() {
-        let d = digit(e);
-        entries[next[d]] = *e;
+    Some((starts, counts))
+}
+
+/// Moves `src` into `dst` by bucket (stable within a bucket).
+fn scatter(src: &[Entry], dst: &mut [Entry], byte: usize, mut next: [usize; 256]) {
+    for e in src {
+        let d = digit(e, byte);
+        dst[next[d]] = *e;
         next[d] += 1;
-    }
-    for (start, count) in starts.into_iter().zip(counts) {
-        if count > 1 {
-            radix_sort(&mut entries[start..start + count], byte + 1, scratch, order);
-        }
     }
 }
 
@@ -580,6 +651,7 @@ impl RunReader {
 
 #[derive(Debug)]
 struct MemoryRun {
+    locs: Vec<Loc>,
     index: std::vec::IntoIter<Entry>,
     head: Head,
 }
@@ -591,7 +663,8 @@ impl MemoryRun {
                 self.head.prefix = e.prefix;
                 self.head.timestamp = e.timestamp;
                 self.head.whole = e.whole;
-                self.head.at = Some((e.segment, e.offset, e.len));
+                let l = self.locs[e.loc as usize];
+                self.head.at = Some((l.segment, l.offset, l.len));
                 true
             }
             None => false,
