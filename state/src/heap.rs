@@ -490,6 +490,11 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
 
     #[inline]
     fn set_current_key(&mut self, key: &K) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.key == *key) {
+            // The same key again (every record of a key in turn, in batch execution): its
+            // key group is known.
+            return Ok(());
+        }
         self.key_buf.clear();
         self.key_serializer.serialize(key, &mut self.key_buf)?;
         let key_group = self.options.owned_key_group(self.key_buf.as_slice())?;
