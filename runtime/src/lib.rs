@@ -18,6 +18,10 @@
 //! the SST files written since the last one and refers to the others ([`native_part`]);
 //! savepoints are always in the backend-independent format.
 //!
+//! Bounded jobs can run in batch mode ([`RuntimeMode::Batch`], module [`batch`]): keyed
+//! operators sort their input by normalized key and timestamp ([`sort`]) and run one key at
+//! a time with that key's state only; event time is perfect and nothing is late.
+//!
 //! Users bring their own [`Source`]s (splits, positions, idleness), two-phase [`Sink`]s,
 //! operators ([`OneInputOperator`]) and functions ([`ProcessFunction`],
 //! [`KeyedProcessFunction`]); see the modules [`source`], [`sink`] and [`metrics`].
