@@ -291,6 +291,91 @@ fn keyed_process_functions_with_event_time_timers_agree() {
     }
 }
 
+/// Counts a key's records in value state; a processing-time timer an hour ahead, set at the
+/// key's first record, reports the count on a side output and the main output gets every
+/// record's running count.
+#[derive(Clone, Default)]
+struct CountAtTheEnd {
+    count: Option<typeinfo_state::ValueState<(), i64>>,
+}
+
+const COUNTS: &str = "counts";
+
+impl KeyedProcessFunction<u32, Event, i64> for CountAtTheEnd {
+    fn open(
+        &mut self,
+        state: &mut typeinfo_runtime::KeyedBackend<u32>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.count = Some(state.value_state(&typeinfo_state::ValueStateDescriptor::new("count"))?);
+        Ok(())
+    }
+
+    fn process_element(
+        &mut self,
+        _e: Event,
+        ctx: &mut KeyedContext<'_, u32, i64>,
+    ) -> typeinfo_runtime::Result<()> {
+        let count = self.count.as_ref().unwrap();
+        let n = count.value(ctx.state(), &())?.unwrap_or(0) + 1;
+        count.update(ctx.state(), &(), n)?;
+        if n == 1 {
+            let later = ctx.current_processing_time() + 3_600_000;
+            ctx.register_processing_time_timer(later);
+        }
+        ctx.collect(n);
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _time: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, u32, i64>,
+    ) -> typeinfo_runtime::Result<()> {
+        assert_eq!(domain, TimeDomain::ProcessingTime);
+        let n = self
+            .count
+            .as_ref()
+            .unwrap()
+            .value(ctx.state(), &())?
+            .unwrap_or(0);
+        let key = *ctx.key();
+        ctx.output(&OutputTag::<(u32, i64)>::new(COUNTS), (key, n))
+    }
+}
+
+#[test]
+fn processing_time_timers_fire_at_the_end_of_each_key_and_side_outputs_work() {
+    let input = shuffled(&events(3_000, 11));
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(2).set_runtime_mode(RuntimeMode::Batch);
+    let running = env
+        .from_collection(input.clone())
+        .key_by(|e: &Event| e.0)
+        .process(CountAtTheEnd::default());
+    let counts = running
+        .side_output(&OutputTag::<(u32, i64)>::new(COUNTS))
+        .collect();
+    let running = running.collect();
+    let started = std::time::Instant::now();
+    env.execute("counts").unwrap();
+    // The timers are an hour ahead in processing time: they fired at each key's end, not by
+    // the clock (and the job did not wait for them).
+    assert!(started.elapsed() < std::time::Duration::from_secs(600));
+    let mut want = std::collections::BTreeMap::new();
+    for e in &input {
+        *want.entry(e.0).or_insert(0i64) += 1;
+    }
+    assert_eq!(
+        sorted(counts.take()),
+        want.clone().into_iter().collect::<Vec<_>>()
+    );
+    // Each key's records in turn: its running counts are 1..=n.
+    let mut all: Vec<i64> = want.values().flat_map(|&n| 1..=n).collect();
+    all.sort();
+    assert_eq!(sorted(running.take()), all);
+}
+
 #[test]
 fn a_sort_beyond_its_memory_budget_spills_and_gives_the_same_output() {
     let input = shuffled(&events(60_000, 1_000));
