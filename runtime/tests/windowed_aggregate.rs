@@ -134,11 +134,20 @@ fn two_processes_over_loopback_give_the_output_of_one() {
         "tumbling_allowed_lateness",
         "sliding_lateness",
     ] {
-        let (_, args, expected) = cases()
-            .into_iter()
-            .find(|(n, _, _)| n == name)
-            .expect("case");
-        for state in ["heap", "rocksdb"] {
+        for (mode, state) in [
+            ("streaming", "heap"),
+            ("streaming", "rocksdb"),
+            ("batch", "heap"),
+        ] {
+            let suffix = if mode == "batch" {
+                "batch.expected"
+            } else {
+                "expected"
+            };
+            let (_, args, expected) = cases_of(suffix)
+                .into_iter()
+                .find(|(n, _, _)| n == name)
+                .expect("case");
             let (p0, p1) = free_ports();
             let hosts = format!("127.0.0.1:{p0},127.0.0.1:{p1}");
             let children: Vec<_> = (0..2)
@@ -152,6 +161,8 @@ fn two_processes_over_loopback_give_the_output_of_one() {
                             "2",
                             "--state",
                             state,
+                            "--mode",
+                            mode,
                             "--hosts",
                             &hosts,
                             "--process",
@@ -169,7 +180,7 @@ fn two_processes_over_loopback_give_the_output_of_one() {
                 let out = child.wait_with_output().expect("wait");
                 assert!(
                     out.status.success(),
-                    "{name} {state}: {}",
+                    "{name} {state} {mode}: {}",
                     String::from_utf8_lossy(&out.stderr)
                 );
                 stdout.extend_from_slice(&out.stdout);
@@ -177,7 +188,7 @@ fn two_processes_over_loopback_give_the_output_of_one() {
             assert_eq!(
                 sorted(&stdout),
                 expected,
-                "{name} in two processes on {state}"
+                "{name} in two processes on {state} in {mode} mode"
             );
         }
     }
