@@ -509,7 +509,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Random keys, gaps and amounts; the streaming run reads them in timestamp order (nothing
-    /// late), the batch run in a scrambled order, at parallelism 1 or 2.
+    /// late), the batch run in a scrambled order, at parallelism 1 or 2: windows of a random
+    /// kind, a rolling aggregation and a keyed process function with event-time timers.
     #[test]
     fn random_inputs_give_the_streaming_result(
         raw in prop::collection::vec((0u32..6, 0i64..40, -50i64..50), 1..400),
@@ -528,5 +529,48 @@ proptest! {
         let want = window_job(&input, windows, RuntimeMode::Streaming, 1, StateBackend::Heap);
         let got = window_job(&shuffled(&input), windows, RuntimeMode::Batch, parallelism, StateBackend::Heap);
         prop_assert_eq!(got, want);
+
+        // A rolling aggregation: batch emits the last value streaming emitted for each key.
+        let rolling = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
+            let env = StreamExecutionEnvironment::new();
+            env.set_parallelism(parallelism).set_runtime_mode(mode);
+            let out = env
+                .from_collection(input.to_vec())
+                .key_by(|e: &Event| e.0)
+                .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
+                .collect();
+            env.execute("rolling").unwrap();
+            out.take()
+        };
+        let mut last = std::collections::BTreeMap::new();
+        for r in rolling(&input, RuntimeMode::Streaming, 1) {
+            last.insert(r.0, r);
+        }
+        prop_assert_eq!(
+            sorted(rolling(&shuffled(&input), RuntimeMode::Batch, parallelism)),
+            last.into_values().collect::<Vec<_>>()
+        );
+
+        // A keyed process function with event-time timers.
+        let buckets = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
+            let env = StreamExecutionEnvironment::new();
+            env.set_parallelism(parallelism).set_runtime_mode(mode);
+            let out = env
+                .from_collection(input.to_vec())
+                .assign_timestamps_and_watermarks(
+                    WatermarkStrategy::for_monotonous_timestamps()
+                        .with_timestamp_assigner(|e: &Event, _| e.1)
+                        .emit_per_event(),
+                )
+                .key_by(|e: &Event| e.0)
+                .process(Buckets::default())
+                .collect();
+            env.execute("buckets").unwrap();
+            sorted(out.take())
+        };
+        prop_assert_eq!(
+            buckets(&shuffled(&input), RuntimeMode::Batch, parallelism),
+            buckets(&input, RuntimeMode::Streaming, 1)
+        );
     }
 }
