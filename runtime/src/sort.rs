@@ -371,8 +371,9 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             let first = self.index.first().map_or(0, |e| e.prefix);
             let differ = self.index.iter().fold(0, |acc, e| acc | (e.prefix ^ first));
             let shared = (differ.leading_zeros() / 8) as usize;
+            // Scratch space for the scatters (its initial contents are never read).
             let mut scratch = self.index.clone();
-            radix_sort(&mut self.index, &mut scratch, shared, &order);
+            radix_sort(&mut self.index, &mut scratch, shared, true, &order);
         } else {
             self.index.sort_unstable_by(order);
         }
@@ -478,60 +479,45 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
 /// Below this many entries a bucket is sorted by comparisons.
 const RADIX_CUTOFF: usize = 64;
 
-/// Sorts `entries` into `order` in place: an MSD radix sort on the prefix bytes from `byte`
-/// on (a byte that every entry of a bucket shares is skipped), each bucket of few entries (or
-/// of equal prefixes) finished by comparisons, which `order` decides in full. `scratch` (as
-/// long as `entries`) takes each level's scatter, and the next level scatters back: one read
-/// and one write of the entries per level.
+/// Sorts the entries of `src` into `order`: an MSD radix sort on the prefix bytes from
+/// `byte` on (a byte that every entry of a bucket shares is skipped), each bucket of few
+/// entries (or of equal prefixes) finished by comparisons, which `order` decides in full. The
+/// sorted entries end in `src` when `in_src`, else in `dst`; the other slice (as long) is
+/// scratch. Each level scatters from one slice into the other and the next level back: one
+/// read and one write of the entries per level.
 fn radix_sort(
-    entries: &mut [Entry],
-    scratch: &mut [Entry],
-    byte: usize,
-    order: &impl Fn(&Entry, &Entry) -> Ordering,
-) {
-    if entries.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
-        entries.sort_unstable_by(order);
-        return;
-    }
-    let Some((starts, counts)) = buckets(entries, byte) else {
-        return radix_sort(entries, scratch, byte + 1, order);
-    };
-    scatter(entries, scratch, byte, starts);
-    for (start, count) in starts.into_iter().zip(counts) {
-        let range = start..start + count;
-        match count {
-            0 => {}
-            1 => entries[start] = scratch[start],
-            _ => radix_sort_into(
-                &mut scratch[range.clone()],
-                &mut entries[range],
-                byte + 1,
-                order,
-            ),
-        }
-    }
-}
-
-/// As [`radix_sort`], with the sorted entries left in `dst` (`src` is the scratch space).
-fn radix_sort_into(
     src: &mut [Entry],
     dst: &mut [Entry],
     byte: usize,
+    in_src: bool,
     order: &impl Fn(&Entry, &Entry) -> Ordering,
 ) {
     if src.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
-        dst.copy_from_slice(src);
-        dst.sort_unstable_by(order);
+        let out = if in_src {
+            src
+        } else {
+            dst.copy_from_slice(src);
+            dst
+        };
+        out.sort_unstable_by(order);
         return;
     }
     let Some((starts, counts)) = buckets(src, byte) else {
-        return radix_sort_into(src, dst, byte + 1, order);
+        return radix_sort(src, dst, byte + 1, in_src, order);
     };
     scatter(src, dst, byte, starts);
+    // The buckets are in `dst` now: each is sorted from there, into `src` when that is where
+    // the result belongs.
     for (start, count) in starts.into_iter().zip(counts) {
-        if count > 1 {
+        if count > 0 {
             let range = start..start + count;
-            radix_sort(&mut dst[range.clone()], &mut src[range], byte + 1, order);
+            radix_sort(
+                &mut dst[range.clone()],
+                &mut src[range],
+                byte + 1,
+                !in_src,
+                order,
+            );
         }
     }
 }
