@@ -163,10 +163,23 @@ where
 
     /// Writes the operator's keyed part of a checkpoint: the timers into their state
     /// (replacing an earlier snapshot's), then the backend's state (whole, or incremental).
-    /// Drops registrations in both domains from now on (`true`), or takes them again.
-    pub(crate) fn quiesce(&mut self, quiesced: bool) {
-        self.event.quiesce(quiesced);
-        self.processing.quiesce(quiesced);
+    /// Batch mode, at the end of a key: the next of its timers to fire, every event-time
+    /// timer first, then every processing-time timer, as if both clocks had reached their
+    /// end. Registrations are dropped from the first call until the `None` that ends the key
+    /// (Flink's `BatchExecutionInternalTimeService` quiesces the same way, so a firing that
+    /// registers its next timer cannot loop forever).
+    pub(crate) fn pop_end_of_key(&mut self) -> Option<(i64, K, N, crate::context::TimeDomain)> {
+        self.event.quiesce(true);
+        self.processing.quiesce(true);
+        if let Some((t, k, n)) = self.event.pop_due(i64::MAX) {
+            return Some((t, k, n, crate::context::TimeDomain::EventTime));
+        }
+        if let Some((t, k, n)) = self.processing.pop_due(i64::MAX) {
+            return Some((t, k, n, crate::context::TimeDomain::ProcessingTime));
+        }
+        self.event.quiesce(false);
+        self.processing.quiesce(false);
+        None
     }
 
     pub(crate) fn snapshot(

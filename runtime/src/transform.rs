@@ -596,20 +596,16 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
     }
 
     fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
-        let Some((_, timers)) = self.keyed.as_mut() else {
-            return Ok(());
-        };
-        timers.quiesce(true);
         self.watermark = i64::MAX;
-        while let Some((time, key)) = self.pop_timer(TimeDomain::EventTime, i64::MAX) {
-            self.fire(time, key, TimeDomain::EventTime, out)?;
-        }
-        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, i64::MAX) {
-            self.fire(time, key, TimeDomain::ProcessingTime, out)?;
+        while let Some((time, key, (), domain)) = self
+            .keyed
+            .as_mut()
+            .and_then(|(_, timers)| timers.pop_end_of_key())
+        {
+            self.fire(time, key, domain, out)?;
         }
         self.watermark = i64::MIN;
-        if let Some((backend, timers)) = self.keyed.as_mut() {
-            timers.quiesce(false);
+        if let Some((backend, _)) = self.keyed.as_mut() {
             backend.clear_current_key_group()?;
         }
         Ok(())

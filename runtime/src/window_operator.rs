@@ -994,14 +994,9 @@ where
 
     fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = i64::MAX;
-        self.timers.quiesce(true);
-        while let Some((time, key, window)) = self.timers.event.pop_due(i64::MAX) {
-            self.on_timer(time, key, window, TimeDomain::EventTime, out)?;
+        while let Some((time, key, window, domain)) = self.timers.pop_end_of_key() {
+            self.on_timer(time, key, window, domain, out)?;
         }
-        while let Some((time, key, window)) = self.timers.processing.pop_due(i64::MAX) {
-            self.on_timer(time, key, window, TimeDomain::ProcessingTime, out)?;
-        }
-        self.timers.quiesce(false);
         self.watermark = i64::MIN;
         // What the firings left (a window whose trigger never fired, a count window's
         // remainder) goes with the key.
