@@ -100,10 +100,8 @@ pub(crate) fn keyed_operator<K: Key, I: Data, O: 'static>(
     if !setup.batch {
         return Ok(operator);
     }
-    let mut config = SortConfig::default().memory_budget(setup.batch_sort_memory);
-    if let Some(dir) = std::env::var_os("TYPEINFO_SPILL_DIR") {
-        config = config.spill_dir(dir);
-    }
+    // Spilled runs go to the system's temporary directory (`TMPDIR`), unlinked.
+    let config = SortConfig::default().memory_budget(setup.batch_sort_memory);
     Ok(Box::new(SortedKeyedInput {
         selector: Arc::clone(selector),
         sorter: Some(

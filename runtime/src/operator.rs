@@ -218,11 +218,10 @@ impl OperatorSetup {
         .serializer_config(self.serializer_config.clone());
         let dir = self.state_dir.join(format!("subtask-{}", self.subtask));
         let backend = match &self.state_backend {
-            _ if self.batch => KeyedBackend::heap(options),
-            StateBackend::Heap => KeyedBackend::heap(options),
-            StateBackend::RocksDb { options: rocks, .. } => {
+            StateBackend::RocksDb { options: rocks, .. } if !self.batch => {
                 KeyedBackend::rocks_db(&dir, options, rocks.clone())
             }
+            _ => KeyedBackend::heap(options),
         };
         backend.map_err(|source| Error::State {
             operator: self.name.clone(),
