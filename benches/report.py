@@ -34,8 +34,9 @@ EXTRA = ["bincode_slice", "postcard_extend"]
 MEMCPY_LIMIT = 1.5
 
 
-def load(criterion_dir, stat):
-    """{(group_id, function_id): (point, lower, upper)} in nanoseconds."""
+def load(criterion_dir, stat, with_value=False):
+    """{(group_id, function_id): (point, lower, upper)} in nanoseconds; with `with_value`,
+    keyed by (group_id, function_id, value_str) (a `BenchmarkId::new(name, value)`'s value)."""
     results = {}
     for root, _dirs, files in os.walk(criterion_dir):
         if os.path.basename(root) != "new" or "benchmark.json" not in files or "estimates.json" not in files:
@@ -48,7 +49,10 @@ def load(criterion_dir, stat):
         if e is None:
             continue
         ci = e["confidence_interval"]
-        results[(meta["group_id"], meta["function_id"])] = (
+        key = (meta["group_id"], meta["function_id"])
+        if with_value:
+            key += (meta.get("value_str") or "",)
+        results[key] = (
             e["point_estimate"],
             ci["lower_bound"],
             ci["upper_bound"],

@@ -14,25 +14,19 @@ at 200k events beside RocksDB. Issue 15's targets, fixed before measuring: batch
 miss.
 """
 
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import load  # noqa: E402  (the shared criterion reader)
 
 TARGETS = {"typeinfo_heap": 2.0, "typeinfo_rocksdb": 10.0}
 
 
 def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(os.path.dirname(__file__), "..", "target"))
-    rows = {}
-    for root, _dirs, files in os.walk(os.path.join(target, "criterion", "windows")):
-        if os.path.basename(root) != "new" or "benchmark.json" not in files or "estimates.json" not in files:
-            continue
-        with open(os.path.join(root, "benchmark.json")) as f:
-            meta = json.load(f)
-        with open(os.path.join(root, "estimates.json")) as f:
-            est = json.load(f)
-        e = est.get("slope") or est.get("mean")
-        rows[(meta["function_id"], meta.get("value_str") or "")] = e["point_estimate"]
+    results = load(os.path.join(target, "criterion"), "slope", with_value=True)
+    rows = {(name, events): v[0] for (group, name, events), v in results.items() if group == "windows"}
     failures = []
     print("| events | streaming | streaming time | batch time | batch speed-up | target |")
     print("|--:|---|--:|--:|--:|--:|")
