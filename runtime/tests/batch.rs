@@ -58,6 +58,52 @@ enum Windows {
     CountSliding(u64, u64),
 }
 
+/// The events of `input`, read by one source subtask, with their timestamps and monotonous
+/// watermarks after every record (in streaming mode input out of timestamp order is late).
+fn timestamped(env: &StreamExecutionEnvironment, input: &[Event]) -> DataStream<Event> {
+    env.from_collection(input.to_vec())
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|e: &Event, _| e.1)
+                .emit_per_event(),
+        )
+}
+
+/// `(key, max timestamp, sum)` of every record so far (a rolling reduce) and the record with
+/// the largest amount so far (`max_by`), per key.
+fn rolling_job(input: &[Event], mode: RuntimeMode, parallelism: u32) -> (Vec<Event>, Vec<Event>) {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism).set_runtime_mode(mode);
+    let keyed = env.from_collection(input.to_vec()).key_by(|e: &Event| e.0);
+    let sums = keyed
+        .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
+        .collect();
+    let max = keyed.max_by(|e: &Event| e.2).collect();
+    env.execute("rolling").unwrap();
+    (sums.take(), max.take())
+}
+
+/// The last record of each key (streaming's final value of a rolling aggregation), by key.
+fn last_per_key(records: Vec<Event>) -> Vec<Event> {
+    let mut last = std::collections::BTreeMap::new();
+    for r in records {
+        last.insert(r.0, r);
+    }
+    last.into_values().collect()
+}
+
+/// The output of [`Buckets`] over `input`, sorted.
+fn buckets_job(input: &[Event], mode: RuntimeMode, parallelism: u32) -> Vec<Event> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism).set_runtime_mode(mode);
+    let out = timestamped(&env, input)
+        .key_by(|e: &Event| e.0)
+        .process(Buckets::default())
+        .collect();
+    env.execute("buckets").unwrap();
+    sorted(out.take())
+}
+
 /// Runs `(key, max timestamp, sum)` per window of `windows` over `input`: in streaming mode
 /// with monotonous watermarks after every record (the input must be in timestamp order, or
 /// records are late), or in batch mode.
@@ -72,14 +118,7 @@ fn window_job(
     env.set_parallelism(parallelism)
         .set_state_backend(backend)
         .set_runtime_mode(mode);
-    let keyed = env
-        .from_collection(input.to_vec())
-        .assign_timestamps_and_watermarks(
-            WatermarkStrategy::for_monotonous_timestamps()
-                .with_timestamp_assigner(|e: &Event, _| e.1)
-                .emit_per_event(),
-        )
-        .key_by(|e: &Event| e.0);
+    let keyed = timestamped(&env, input).key_by(|e: &Event| e.0);
     let reduce = |a: &Event, b: &Event| (a.0, a.1.max(b.1), a.2 + b.2);
     let out: DataStream<Event> = match windows {
         Windows::Tumbling(size) => keyed
@@ -146,13 +185,7 @@ fn nothing_is_late_in_batch_mode() {
         let env = StreamExecutionEnvironment::new();
         env.set_runtime_mode(mode);
         let late = OutputTag::<Event>::new("late");
-        let sums = env
-            .from_collection(input.clone())
-            .assign_timestamps_and_watermarks(
-                WatermarkStrategy::for_monotonous_timestamps()
-                    .with_timestamp_assigner(|e: &Event, _| e.1)
-                    .emit_per_event(),
-            )
+        let sums = timestamped(&env, &input)
             .key_by(|e: &Event| e.0)
             .window(TumblingEventTimeWindows::of_millis(50))
             .side_output_late_data(&late)
@@ -188,31 +221,13 @@ fn sorted_by_time(input: &[Event]) -> Vec<Event> {
 #[test]
 fn rolling_aggregations_emit_the_final_value_per_key() {
     let input = events(2_000, 9);
-    let run = |mode: RuntimeMode, parallelism: u32| {
-        let env = StreamExecutionEnvironment::new();
-        env.set_parallelism(parallelism).set_runtime_mode(mode);
-        let keyed = env.from_collection(input.clone()).key_by(|e: &Event| e.0);
-        let sums = keyed
-            .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
-            .collect();
-        let max = keyed.max_by(|e: &Event| e.2).collect();
-        env.execute("rolling").unwrap();
-        (sums.take(), max.take())
-    };
-    let (streaming_sums, streaming_max) = run(RuntimeMode::Streaming, 1);
+    let (streaming_sums, streaming_max) = rolling_job(&input, RuntimeMode::Streaming, 1);
     // Streaming emits per record: the last emission of each key is its final value.
-    let last = |records: Vec<Event>| {
-        let mut m = std::collections::BTreeMap::new();
-        for r in records {
-            m.insert(r.0, r);
-        }
-        m.into_values().collect::<Vec<_>>()
-    };
     assert_eq!(streaming_sums.len(), input.len());
     for parallelism in [1, 2] {
-        let (sums, max) = run(RuntimeMode::Batch, parallelism);
-        assert_eq!(sorted(sums), last(streaming_sums.clone()));
-        assert_eq!(sorted(max), last(streaming_max.clone()));
+        let (sums, max) = rolling_job(&input, RuntimeMode::Batch, parallelism);
+        assert_eq!(sorted(sums), last_per_key(streaming_sums.clone()));
+        assert_eq!(sorted(max), last_per_key(streaming_max.clone()));
     }
 }
 
@@ -266,26 +281,11 @@ impl KeyedProcessFunction<u32, Event, Event> for Buckets {
 #[test]
 fn keyed_process_functions_with_event_time_timers_agree() {
     let input = events(2_500, 6);
-    let run = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
-        let env = StreamExecutionEnvironment::new();
-        env.set_parallelism(parallelism).set_runtime_mode(mode);
-        let out = env
-            .from_collection(input.to_vec())
-            .assign_timestamps_and_watermarks(
-                WatermarkStrategy::for_monotonous_timestamps()
-                    .with_timestamp_assigner(|e: &Event, _| e.1),
-            )
-            .key_by(|e: &Event| e.0)
-            .process(Buckets::default())
-            .collect();
-        env.execute("buckets").unwrap();
-        sorted(out.take())
-    };
-    let want = run(&input, RuntimeMode::Streaming, 1);
+    let want = buckets_job(&input, RuntimeMode::Streaming, 1);
     assert!(want.len() > 100);
     for parallelism in [1, 2] {
         assert_eq!(
-            run(&shuffled(&input), RuntimeMode::Batch, parallelism),
+            buckets_job(&shuffled(&input), RuntimeMode::Batch, parallelism),
             want
         );
     }
@@ -383,12 +383,7 @@ fn a_sort_beyond_its_memory_budget_spills_and_gives_the_same_output() {
         let env = StreamExecutionEnvironment::new();
         env.set_runtime_mode(RuntimeMode::Batch)
             .set_batch_sort_memory(budget);
-        let out = env
-            .from_collection(input.clone())
-            .assign_timestamps_and_watermarks(
-                WatermarkStrategy::for_monotonous_timestamps()
-                    .with_timestamp_assigner(|e: &Event, _| e.1),
-            )
+        let out = timestamped(&env, &input)
             .key_by(|e: &Event| e.0)
             .window(TumblingEventTimeWindows::of_millis(1_000))
             .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
@@ -531,46 +526,14 @@ proptest! {
         prop_assert_eq!(got, want);
 
         // A rolling aggregation: batch emits the last value streaming emitted for each key.
-        let rolling = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
-            let env = StreamExecutionEnvironment::new();
-            env.set_parallelism(parallelism).set_runtime_mode(mode);
-            let out = env
-                .from_collection(input.to_vec())
-                .key_by(|e: &Event| e.0)
-                .reduce(|a, b| (a.0, a.1.max(b.1), a.2 + b.2))
-                .collect();
-            env.execute("rolling").unwrap();
-            out.take()
-        };
-        let mut last = std::collections::BTreeMap::new();
-        for r in rolling(&input, RuntimeMode::Streaming, 1) {
-            last.insert(r.0, r);
-        }
-        prop_assert_eq!(
-            sorted(rolling(&shuffled(&input), RuntimeMode::Batch, parallelism)),
-            last.into_values().collect::<Vec<_>>()
-        );
+        let (batch, _) = rolling_job(&shuffled(&input), RuntimeMode::Batch, parallelism);
+        let (streaming, _) = rolling_job(&input, RuntimeMode::Streaming, 1);
+        prop_assert_eq!(sorted(batch), last_per_key(streaming));
 
         // A keyed process function with event-time timers.
-        let buckets = |input: &[Event], mode: RuntimeMode, parallelism: u32| {
-            let env = StreamExecutionEnvironment::new();
-            env.set_parallelism(parallelism).set_runtime_mode(mode);
-            let out = env
-                .from_collection(input.to_vec())
-                .assign_timestamps_and_watermarks(
-                    WatermarkStrategy::for_monotonous_timestamps()
-                        .with_timestamp_assigner(|e: &Event, _| e.1)
-                        .emit_per_event(),
-                )
-                .key_by(|e: &Event| e.0)
-                .process(Buckets::default())
-                .collect();
-            env.execute("buckets").unwrap();
-            sorted(out.take())
-        };
         prop_assert_eq!(
-            buckets(&shuffled(&input), RuntimeMode::Batch, parallelism),
-            buckets(&input, RuntimeMode::Streaming, 1)
+            buckets_job(&shuffled(&input), RuntimeMode::Batch, parallelism),
+            buckets_job(&input, RuntimeMode::Streaming, 1)
         );
     }
 }
