@@ -286,6 +286,7 @@ impl<'s> CompileCx<'s> {
             checkpoints: self.checkpoint_store(),
             batch: self.graph.is_batch(),
             batch_sort_memory: self.config.batch_sort_memory,
+            restart_strategy: self.config.restart_strategy.clone(),
         }
     }
 

@@ -241,11 +241,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             input_serializer,
             tracker,
             stash: BTreeMap::new(),
-            outputs: Outputs {
-                main: Output::new(from),
-                side: Output::new(from),
-                tagged: Output::new(from),
-            },
+            outputs: Outputs::new(from),
             current: start,
             setup,
             checkpoints,

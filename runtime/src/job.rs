@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
@@ -25,6 +25,9 @@ pub(crate) struct JobShared {
     pub(crate) migrations: Mutex<Vec<String>>,
     /// A savepoint asked for while the job runs.
     pub(crate) savepoint: Mutex<SavepointRequest>,
+    /// Restarts so far, of the job and of batch stages (both count against the restart
+    /// strategy's attempts).
+    restarts: AtomicU32,
 }
 
 /// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::JobClient::trigger_savepoint).
@@ -90,7 +93,15 @@ impl JobShared {
             metrics: Arc::new(MetricRegistry::default()),
             migrations: Mutex::new(Vec::new()),
             savepoint: Mutex::new(SavepointRequest::default()),
+            restarts: AtomicU32::new(0),
         }
+    }
+
+    /// The number of the restart about to happen (from 1), of the job or of a batch stage.
+    pub(crate) fn next_restart_attempt(&self) -> u32 {
+        self.restarts
+            .fetch_add(1, Ordering::AcqRel)
+            .saturating_add(1)
     }
 
     /// Records what a restore migrated.
@@ -136,7 +147,7 @@ impl std::fmt::Debug for JobShared {
 ///
 /// The one place the runtime looks into a `dyn Any`: a panic's payload is type-erased by
 /// the standard library, and only its two usual types carry a message.
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     match payload.downcast::<String>() {
         Ok(s) => format!("panicked: {s}"),
         Err(payload) => match payload.downcast::<&'static str>() {

@@ -66,6 +66,15 @@ pub(crate) struct Outputs<O, I> {
 }
 
 impl<O, I> Outputs<O, I> {
+    /// Empty outputs of the subtask whose watermarks say they come `from` it.
+    pub(crate) fn new(from: u32) -> Self {
+        Outputs {
+            main: Output::new(from),
+            side: Output::new(from),
+            tagged: Output::new(from),
+        }
+    }
+
     /// Sends a watermark on every output (as Flink does for side outputs).
     pub(crate) fn watermark(&mut self, watermark: i64) {
         self.main.watermark(watermark);
@@ -194,6 +203,8 @@ pub(crate) struct OperatorSetup {
     pub(crate) batch: bool,
     /// Batch mode: the memory budget of a keyed operator's sorter.
     pub(crate) batch_sort_memory: usize,
+    /// The job's restart strategy (batch mode reruns a failed stage by it).
+    pub(crate) restart_strategy: crate::RestartStrategy,
 }
 
 impl OperatorSetup {

@@ -27,7 +27,6 @@ pub(crate) fn execute(
     mut config: ExecutionConfig,
     job: Arc<JobShared>,
 ) -> Result<(Metrics, Vec<String>)> {
-    let mut attempt = 0;
     loop {
         job.set_status(JobStatus::Running);
         let result = run(
@@ -48,7 +47,7 @@ pub(crate) fn execute(
             }
             Err(e) => e,
         };
-        attempt += 1;
+        let attempt = job.next_restart_attempt();
         let delay = config
             .restart_strategy
             .delay(attempt)

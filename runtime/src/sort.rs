@@ -442,6 +442,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
                 .map_err(|source| io(&dir, source))?;
             let mut reader = RunReader {
                 input: BufReader::with_capacity(1 << 16, run.file),
+                records: run.records,
                 left: run.records,
                 longest: self.longest,
                 dir: dir.clone(),
@@ -452,10 +453,10 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             }
         }
         let merging = !sources.is_empty();
-        let index = std::mem::take(&mut self.index);
         let mut memory = MemoryRun {
             locs: std::mem::take(&mut self.locs),
-            index: index.into_iter(),
+            index: std::mem::take(&mut self.index),
+            next: 0,
             head: Head::default(),
         };
         if memory.advance() {
@@ -595,6 +596,8 @@ struct Head {
 #[derive(Debug)]
 struct RunReader {
     input: BufReader<File>,
+    /// The run's records (to read it again from its start).
+    records: u64,
     left: u64,
     longest: u32,
     dir: PathBuf,
@@ -638,14 +641,17 @@ impl RunReader {
 #[derive(Debug)]
 struct MemoryRun {
     locs: Vec<Loc>,
-    index: std::vec::IntoIter<Entry>,
+    index: Vec<Entry>,
+    /// The entry after the head.
+    next: usize,
     head: Head,
 }
 
 impl MemoryRun {
     fn advance(&mut self) -> bool {
-        match self.index.next() {
+        match self.index.get(self.next).copied() {
             Some(e) => {
+                self.next += 1;
                 self.head.prefix = e.prefix;
                 self.head.timestamp = e.timestamp;
                 self.head.whole = e.whole;
@@ -749,6 +755,37 @@ impl<K: KeyType, V: TypeInfo> SortedRecords<K, V> {
         let key = self.key_serializer.deserialize(&mut input)?;
         let value = self.value_serializer.deserialize(&mut input)?;
         Ok((key, head.timestamp, value))
+    }
+
+    /// Starts again from the first record (batch mode reruns a failed stage from its sorted
+    /// input): spilled runs are read again from their start; nothing is sorted again.
+    ///
+    /// # Errors
+    ///
+    /// Reading a spilled run fails.
+    pub fn rewind(&mut self) -> Result<()> {
+        self.heap.clear();
+        self.failed = false;
+        for (at, source) in self.sources.iter_mut().enumerate() {
+            let more = match source {
+                Source::Run(reader, head) => {
+                    reader
+                        .input
+                        .seek(SeekFrom::Start(0))
+                        .map_err(|source| io(&reader.dir, source))?;
+                    reader.left = reader.records;
+                    reader.next_into(head)?
+                }
+                Source::Memory(m) => {
+                    m.next = 0;
+                    m.advance()
+                }
+            };
+            if more {
+                self.heap.push(at);
+            }
+        }
+        self.heapify()
     }
 
     fn next_record(&mut self) -> Result<Option<(K, i64, V)>> {

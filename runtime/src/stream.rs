@@ -833,12 +833,14 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
         let selector = Arc::clone(&self.selector);
         let description = format!("Transform ({})", std::any::type_name::<Op>());
         self.stream.then(name, description, move |setup| {
-            let op = UserOperator::<K, T, O, Op>::new(
-                setup,
-                operator.clone(),
-                Some(Arc::clone(&selector)),
-            )?;
-            keyed_operator(setup, &selector, Box::new(op))
+            let (operator, inner_selector) = (operator.clone(), Arc::clone(&selector));
+            keyed_operator(setup, &selector, move |setup: &OperatorSetup| {
+                Ok(Box::new(UserOperator::<K, T, O, Op>::new(
+                    setup,
+                    operator.clone(),
+                    Some(Arc::clone(&inner_selector)),
+                )?))
+            })
         })
     }
 
@@ -950,13 +952,15 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             "Keyed Process",
             format!("KeyedProcess ({})", std::any::type_name::<F>()),
             move |setup| {
-                let op = UserOperator::<K, T, O, _>::with_timer_state(
-                    setup,
-                    KeyedProcessFunctionOperator(function.clone()),
-                    Some(Arc::clone(&selector)),
-                    "process-timers",
-                )?;
-                keyed_operator(setup, &selector, Box::new(op))
+                let (function, inner_selector) = (function.clone(), Arc::clone(&selector));
+                keyed_operator(setup, &selector, move |setup: &OperatorSetup| {
+                    Ok(Box::new(UserOperator::<K, T, O, _>::with_timer_state(
+                        setup,
+                        KeyedProcessFunctionOperator(function.clone()),
+                        Some(Arc::clone(&inner_selector)),
+                        "process-timers",
+                    )?))
+                })
             },
         )
     }
@@ -1088,17 +1092,23 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
                 ""
             }
         );
-        let make = move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
-            let op = WindowOperator::new(
-                setup,
-                Arc::clone(&selector),
-                assigner.clone(),
-                trigger.clone(),
-                lateness,
-                late,
-                &contents,
-            )?;
-            keyed_operator(setup, &selector, Box::new(op))
+        let window = Arc::new(
+            move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
+                Ok(Box::new(WindowOperator::new(
+                    setup,
+                    Arc::clone(&selector),
+                    assigner.clone(),
+                    trigger.clone(),
+                    lateness,
+                    late,
+                    &contents,
+                )?))
+            },
+        );
+        let selector = Arc::clone(&self.keyed.selector);
+        let make = move |setup: &OperatorSetup| {
+            let window = Arc::clone(&window);
+            keyed_operator(setup, &selector, move |setup: &OperatorSetup| window(setup))
         };
         let negative = (self.allowed_lateness < 0).then(|| {
             format!(

@@ -6,12 +6,15 @@
 //! source is refused by name.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
 use proptest::prelude::*;
 use typeinfo_runtime::{
     Boundedness, DataStream, EventTimeSessionWindows, KeyedContext, KeyedProcessFunction,
-    OutputTag, ReadStatus, RuntimeMode, SlidingEventTimeWindows, Source, SourceOutput, SplitReader,
-    StateBackend, StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows,
-    WatermarkStrategy,
+    OutputTag, ReadStatus, RestartStrategy, RuntimeMode, SlidingEventTimeWindows, Source,
+    SourceOutput, SplitReader, StateBackend, StreamExecutionEnvironment, TimeDomain,
+    TumblingEventTimeWindows, WatermarkStrategy,
 };
 use typeinfo_state::{KeyedStateBackend, MapState, MapStateDescriptor};
 
@@ -397,6 +400,131 @@ fn a_sort_beyond_its_memory_budget_spills_and_gives_the_same_output() {
     let (spilled, runs) = run(256 << 10);
     assert!(runs >= 4, "{runs} runs");
     assert_eq!(spilled, in_memory);
+}
+
+/// How [`FailingBuckets`] fails, once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Failure {
+    Error,
+    Panic,
+}
+
+/// [`Buckets`] that fails at the 2000th record one subtask processes, the first time only
+/// (the failure is shared by every subtask and every rerun).
+#[derive(Clone, Default)]
+struct FailingBuckets {
+    inner: Buckets,
+    seen: u64,
+    failure: Arc<Mutex<Option<Failure>>>,
+}
+
+impl KeyedProcessFunction<u32, Event, Event> for FailingBuckets {
+    fn open(
+        &mut self,
+        state: &mut typeinfo_runtime::KeyedBackend<u32>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.inner.open(state)
+    }
+
+    fn process_element(
+        &mut self,
+        e: Event,
+        ctx: &mut KeyedContext<'_, u32, Event>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.seen += 1;
+        if self.seen == 2_000 {
+            let failure = self.failure.lock().unwrap().take();
+            match failure {
+                Some(Failure::Error) => {
+                    return Err(typeinfo_runtime::Error::function("injected failure"))
+                }
+                Some(Failure::Panic) => panic!("injected panic"),
+                None => {}
+            }
+        }
+        self.inner.process_element(e, ctx)
+    }
+
+    fn on_timer(
+        &mut self,
+        time: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, u32, Event>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.inner.on_timer(time, domain, ctx)
+    }
+}
+
+/// Runs [`FailingBuckets`] in batch mode; returns its sorted output, the records that went
+/// through the operator before the sort (the sources' work), and the job's result.
+fn failing_buckets_job(
+    input: &[Event],
+    failure: Failure,
+    parallelism: u32,
+    budget: usize,
+    restarts: RestartStrategy,
+) -> typeinfo_runtime::Result<(Vec<Event>, usize, typeinfo_runtime::JobResult)> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism)
+        .set_runtime_mode(RuntimeMode::Batch)
+        .set_batch_sort_memory(budget)
+        .set_restart_strategy(restarts);
+    let mapped = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&mapped);
+    let out = timestamped(&env, input)
+        .map(move |e: Event| {
+            count.fetch_add(1, Ordering::Relaxed);
+            e
+        })
+        .key_by(|e: &Event| e.0)
+        .process(FailingBuckets {
+            failure: Arc::new(Mutex::new(Some(failure))),
+            ..FailingBuckets::default()
+        })
+        .collect();
+    let result = env.execute("failing buckets")?;
+    Ok((sorted(out.take()), mapped.load(Ordering::Relaxed), result))
+}
+
+/// A keyed function that fails (an error, or a panic) in batch mode reruns its stage alone:
+/// the sources and the map before the sort ran once, the stage restarted once, and the
+/// output (held until the stage completed) equals the failure-free run's, nothing twice;
+/// in memory, and with the sorted input and the held output spilled to disk.
+#[test]
+fn a_failed_stage_reruns_alone_from_its_sorted_input() {
+    let input = events(12_000, 40);
+    let want = buckets_job(&input, RuntimeMode::Streaming, 1);
+    let input = shuffled(&input);
+    let restarts = RestartStrategy::FixedDelay {
+        attempts: 1,
+        delay: std::time::Duration::from_millis(10),
+    };
+    for (failure, parallelism, budget) in [
+        (Failure::Error, 1, 64 << 20),
+        (Failure::Panic, 2, 64 << 20),
+        (Failure::Error, 2, 64 << 10),
+    ] {
+        let what = format!("{failure:?} at p{parallelism}, budget {budget}");
+        let (out, mapped, result) =
+            failing_buckets_job(&input, failure, parallelism, budget, restarts.clone()).unwrap();
+        assert_eq!(out, want, "{what}");
+        assert_eq!(mapped, input.len(), "{what}: the sources ran once");
+        assert_eq!(result.metric("job.numStageRestarts"), 1, "{what}");
+        assert_eq!(result.metric("job.numRestarts"), 0, "{what}");
+        if budget < 1 << 20 {
+            assert!(result.metric("Keyed Process.numSpilledRuns") > 0, "{what}");
+        }
+    }
+}
+
+/// Without a restart strategy a failing stage fails the job with the function's error.
+#[test]
+fn a_failed_stage_without_attempts_left_fails_the_job() {
+    let input = shuffled(&events(6_000, 10));
+    let err = failing_buckets_job(&input, Failure::Error, 1, 64 << 20, RestartStrategy::None)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(err.to_string().contains("injected failure"), "{err}");
 }
 
 /// A source that never says it is bounded.
