@@ -90,7 +90,7 @@ impl SortConfig {
         self
     }
 
-    /// The size of one memory segment (at least 64 bytes; a record larger than a segment
+    /// The size of one memory segment (64 bytes to 1 GiB; a record larger than a segment
     /// gets a segment of its own size).
     pub fn segment_bytes(mut self, bytes: usize) -> Self {
         self.segment_bytes = bytes;
@@ -111,9 +111,9 @@ impl SortConfig {
     }
 
     fn check(&self) -> Result<()> {
-        if self.segment_bytes < 64 || self.segment_bytes > u32::MAX as usize {
+        if self.segment_bytes < 64 || self.segment_bytes > 1 << 30 {
             return Err(Error::Config(format!(
-                "sort segment size {} is outside 64 bytes..4 GiB",
+                "sort segment size {} is outside 64 bytes..1 GiB",
                 self.segment_bytes
             )));
         }
@@ -127,27 +127,43 @@ impl SortConfig {
     }
 }
 
-/// One record in the index: its key's prefix, its timestamp, and the number of the record in
-/// its run (its arrival order, and where [`Loc`] says its bytes are). 32 bytes: the sort
-/// moves only these.
+/// One record in the index: its key's prefix, its timestamp, where its bytes are and how
+/// many. 32 bytes, and all the sort moves; reading a record back takes one access to its
+/// bytes, with no side table between.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     prefix: u128,
     timestamp: i64,
-    loc: u32,
-    /// The whole normalized key fit in the prefix.
-    whole: bool,
+    /// The record's segment and offset, `segment << shift | offset` (see
+    /// [`NormalizedKeySorter::shift`]): grows with arrival, the last tie-breaker.
+    pos: u32,
+    /// The record's length (the low 31 bits) and, in the top bit, whether the whole
+    /// normalized key fit in the prefix.
+    len_whole: u32,
 }
 
-/// Where a record's bytes are in the segments (indexed by [`Entry::loc`]; never moved).
-#[derive(Debug, Clone, Copy)]
-struct Loc {
-    segment: u32,
-    offset: u32,
-    len: u32,
+/// [`Entry::len_whole`]'s flag.
+const WHOLE: u32 = 1 << 31;
+
+impl Entry {
+    #[inline]
+    fn whole(&self) -> bool {
+        self.len_whole & WHOLE != 0
+    }
+
+    #[inline]
+    fn len(&self) -> u32 {
+        self.len_whole & !WHOLE
+    }
+
+    /// The record's segment, offset and length.
+    #[inline]
+    fn at(&self, shift: u32) -> (u32, u32, u32) {
+        (self.pos >> shift, self.pos & ((1 << shift) - 1), self.len())
+    }
 }
 
-const ENTRY_BYTES: usize = std::mem::size_of::<Entry>() + std::mem::size_of::<Loc>();
+const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 
 /// A sorted run written to an unlinked temporary file.
 #[derive(Debug)]
@@ -169,7 +185,9 @@ pub struct NormalizedKeySorter<K: KeyType, V: TypeInfo> {
     /// Bytes of all segments held (in use and free).
     segment_bytes_held: usize,
     index: Vec<Entry>,
-    locs: Vec<Loc>,
+    /// Bits of [`Entry::pos`] that hold the offset in a segment (the segment size rounded
+    /// up to a power of two); the rest number the segment.
+    shift: u32,
     runs: Vec<Run>,
     /// The longest record written (bounds what a run's reader allocates).
     longest: u32,
@@ -197,6 +215,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
     pub fn new(config: SortConfig) -> Result<Self> {
         config.check()?;
         let serializer_config = typeinfo::SerializerConfig::default();
+        let shift = config.segment_bytes.next_power_of_two().trailing_zeros();
         Ok(Self {
             key_serializer: K::create_serializer(&serializer_config)?,
             value_serializer: V::create_serializer(&serializer_config)?,
@@ -206,7 +225,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             free: Vec::new(),
             segment_bytes_held: 0,
             index: Vec::new(),
-            locs: Vec::new(),
+            shift,
             runs: Vec::new(),
             longest: 0,
             records: 0,
@@ -258,7 +277,11 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         self.value_serializer.serialize(value, &mut self.out)?;
         let len = self.out.len();
         let len32 = u32::try_from(len)
-            .map_err(|_| Error::Config(format!("a record of {len} bytes is too large to sort")))?;
+            .ok()
+            .filter(|l| l & WHOLE == 0)
+            .ok_or_else(|| {
+                Error::Config(format!("a record of {len} bytes is too large to sort"))
+            })?;
         let (prefix, whole) = if self.config.normalized_keys {
             self.key_buf.clear();
             self.comparator.write_normalized_key(key, &mut self.key_buf);
@@ -277,30 +300,37 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         } else {
             (0, false)
         };
-        // Room in the index, or spill first.
+        // Room in the index, or spill first. The index grows by half, or by what the budget
+        // has left when that is less (at least 1024 entries).
         if self.index.len() == self.index.capacity() {
-            let grow = (self.index.capacity() / 2).max(1024);
-            if !self.index.is_empty()
-                && self.memory_in_use() + grow * ENTRY_BYTES > self.config.memory_budget
-            {
+            let left = self
+                .config
+                .memory_budget
+                .saturating_sub(self.memory_in_use())
+                / ENTRY_BYTES;
+            let grow = (self.index.capacity() / 2).max(1024).min(left);
+            if !self.index.is_empty() && grow < 1024 {
                 self.spill()?;
             }
             if self.index.len() == self.index.capacity() {
-                self.index.reserve_exact(grow);
-                self.locs
-                    .reserve_exact(self.index.capacity() - self.locs.len());
+                self.index.reserve_exact(grow.max(1024));
             }
         }
-        // Room in the current segment, or a segment (a free one, a new one, or a spill).
+        // Room in the current segment (a record starts within the segment size, which a
+        // large record's own segment has no room after), or a segment (a free one, a new
+        // one, or a spill when the budget or the segments `pos` can number are used up).
+        let limit = 1usize << self.shift;
         let fits = self
             .segments
             .last()
-            .is_some_and(|s| s.capacity() - s.len() >= len);
+            .is_some_and(|s| s.capacity() - s.len() >= len && s.len() < limit);
         if !fits {
             let size = self.config.segment_bytes.max(len);
-            if self.free.is_empty()
+            let numbered = self.segments.len() >= 1 << (32 - self.shift);
+            if (numbered
+                || (self.free.is_empty()
+                    && self.memory_in_use() + size > self.config.memory_budget))
                 && !self.index.is_empty()
-                && self.memory_in_use() + size > self.config.memory_budget
             {
                 self.spill()?;
             }
@@ -320,18 +350,12 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let segment = &mut self.segments[segment_index];
         let offset = segment.len();
         segment.extend_from_slice(self.out.as_slice());
-        let loc = u32::try_from(self.locs.len())
-            .map_err(|_| Error::Config("more than 2^32 records in one sorted run".into()))?;
         self.index.push(Entry {
             prefix,
             timestamp,
-            loc,
-            whole,
-        });
-        self.locs.push(Loc {
-            segment: segment_index as u32,
-            offset: offset as u32,
-            len: len32,
+            // Below 2^32: at most 2^(32 - shift) segments, offsets below 2^shift.
+            pos: ((segment_index as u32) << self.shift) | offset as u32,
+            len_whole: len32 | if whole { WHOLE } else { 0 },
         });
         self.longest = self.longest.max(len32);
         self.records += 1;
@@ -341,17 +365,14 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
     /// Sorts the in-memory index.
     fn sort_index(&mut self) -> Result<()> {
         let segments = &self.segments;
-        let locs = &self.locs;
+        let shift = self.shift;
         let comparator = &self.comparator;
         let failed: Cell<Option<typeinfo::Error>> = Cell::new(None);
-        let bytes = |e: &Entry| {
-            let l = locs[e.loc as usize];
-            &segments[l.segment as usize][l.offset as usize..(l.offset + l.len) as usize]
-        };
+        let bytes = |e: &Entry| record_bytes(segments, e.at(shift));
         let order = |a: &Entry, b: &Entry| {
             // The prefixes decide almost every comparison: nothing else is touched then.
             let keys = match a.prefix.cmp(&b.prefix) {
-                Ordering::Equal if a.whole || b.whole => Ordering::Equal,
+                Ordering::Equal if a.whole() || b.whole() => Ordering::Equal,
                 Ordering::Equal => comparator
                     .compare_serialized(
                         &mut DataInputView::new(bytes(a)),
@@ -364,7 +385,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
                 other => return other,
             };
             keys.then(a.timestamp.cmp(&b.timestamp))
-                .then(a.loc.cmp(&b.loc))
+                .then(a.pos.cmp(&b.pos))
         };
         if self.config.normalized_keys {
             // Bytes every prefix shares are skipped at once (one pass instead of one per byte).
@@ -395,14 +416,12 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         let file = tempfile::tempfile_in(&dir).map_err(|source| io(&dir, source))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         for e in &self.index {
-            let l = self.locs[e.loc as usize];
-            let bytes =
-                &self.segments[l.segment as usize][l.offset as usize..(l.offset + l.len) as usize];
+            let bytes = record_bytes(&self.segments, e.at(self.shift));
             let mut head = [0u8; 29];
             head[..16].copy_from_slice(&e.prefix.to_be_bytes());
             head[16..24].copy_from_slice(&e.timestamp.to_le_bytes());
-            head[24] = u8::from(e.whole);
-            head[25..29].copy_from_slice(&l.len.to_le_bytes());
+            head[24] = u8::from(e.whole());
+            head[25..29].copy_from_slice(&e.len().to_le_bytes());
             out.write_all(&head).map_err(|source| io(&dir, source))?;
             out.write_all(bytes).map_err(|source| io(&dir, source))?;
         }
@@ -412,7 +431,6 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             records: self.index.len() as u64,
         });
         self.index.clear();
-        self.locs.clear();
         for mut s in self.segments.drain(..) {
             s.clear();
             self.free.push(s);
@@ -454,7 +472,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
         }
         let merging = !sources.is_empty();
         let mut memory = MemoryRun {
-            locs: std::mem::take(&mut self.locs),
+            shift: self.shift,
             index: std::mem::take(&mut self.index),
             next: 0,
             head: Head::default(),
@@ -640,7 +658,7 @@ impl RunReader {
 
 #[derive(Debug)]
 struct MemoryRun {
-    locs: Vec<Loc>,
+    shift: u32,
     index: Vec<Entry>,
     /// The entry after the head.
     next: usize,
@@ -654,9 +672,8 @@ impl MemoryRun {
                 self.next += 1;
                 self.head.prefix = e.prefix;
                 self.head.timestamp = e.timestamp;
-                self.head.whole = e.whole;
-                let l = self.locs[e.loc as usize];
-                self.head.at = Some((l.segment, l.offset, l.len));
+                self.head.whole = e.whole();
+                self.head.at = Some(e.at(self.shift));
                 true
             }
             None => false,
@@ -681,9 +698,16 @@ impl Source {
 
 fn head_bytes<'a>(head: &'a Head, segments: &'a [Vec<u8>]) -> &'a [u8] {
     match head.at {
-        Some((s, o, l)) => &segments[s as usize][o as usize..(o + l) as usize],
+        Some(at) => record_bytes(segments, at),
         None => &head.bytes,
     }
+}
+
+/// The bytes of the record at (segment, offset, length).
+#[inline]
+fn record_bytes(segments: &[Vec<u8>], (segment, offset, len): (u32, u32, u32)) -> &[u8] {
+    let start = offset as usize;
+    &segments[segment as usize][start..start + len as usize]
 }
 
 /// The sorted records of a [`NormalizedKeySorter`], read (and merged) lazily.
