@@ -388,13 +388,9 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
                 .then(a.pos.cmp(&b.pos))
         };
         if self.config.normalized_keys {
-            // Bytes every prefix shares are skipped at once (one pass instead of one per byte).
-            let first = self.index.first().map_or(0, |e| e.prefix);
-            let differ = self.index.iter().fold(0, |acc, e| acc | (e.prefix ^ first));
-            let shared = (differ.leading_zeros() / 8) as usize;
             // Scratch space for the scatters (its initial contents are never read).
             let mut scratch = self.index.clone();
-            radix_sort(&mut self.index, &mut scratch, shared, true, &order);
+            radix_sort(&mut self.index, &mut scratch, 0, true, &order);
         } else {
             self.index.sort_unstable_by(order);
         }
@@ -415,7 +411,11 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             .unwrap_or_else(std::env::temp_dir);
         let file = tempfile::tempfile_in(&dir).map_err(|source| io(&dir, source))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
-        for e in &self.index {
+        for (i, e) in self.index.iter().enumerate() {
+            if i % TOUCH_AHEAD == 0 {
+                let end = (i + TOUCH_AHEAD).min(self.index.len());
+                touch(&self.segments, &self.index[i..end], self.shift);
+            }
             let bytes = record_bytes(&self.segments, e.at(self.shift));
             let mut head = [0u8; 29];
             head[..16].copy_from_slice(&e.prefix.to_be_bytes());
@@ -475,9 +475,10 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
             shift: self.shift,
             index: std::mem::take(&mut self.index),
             next: 0,
+            touched: 0,
             head: Head::default(),
         };
-        if memory.advance() {
+        if memory.advance(&self.segments) {
             sources.push(Source::Memory(memory));
         }
         let mut sorted = SortedRecords {
@@ -511,7 +512,15 @@ fn radix_sort(
     in_src: bool,
     order: &impl Fn(&Entry, &Entry) -> Ordering,
 ) {
-    if src.len() <= RADIX_CUTOFF || byte == PREFIX_BYTES {
+    // Bytes every prefix of the bucket shares are skipped at once; a bucket of equal
+    // prefixes (one key, or keys longer than the prefix) is finished by comparisons.
+    let byte = if src.len() <= RADIX_CUTOFF {
+        PREFIX_BYTES
+    } else {
+        first_difference(src).max(byte)
+    };
+    let split = (byte < PREFIX_BYTES).then(|| buckets(src, byte)).flatten();
+    let Some((starts, counts)) = split else {
         let out = if in_src {
             src
         } else {
@@ -520,9 +529,6 @@ fn radix_sort(
         };
         out.sort_unstable_by(order);
         return;
-    }
-    let Some((starts, counts)) = buckets(src, byte) else {
-        return radix_sort(src, dst, byte + 1, in_src, order);
     };
     scatter(src, dst, byte, starts);
     // The buckets are in `dst` now: each is sorted from there, into `src` when that is where
@@ -539,6 +545,14 @@ fn radix_sort(
             );
         }
     }
+}
+
+/// The first byte at which the prefixes of `entries` differ ([`PREFIX_BYTES`] when they
+/// are all equal): one pass, however many leading bytes they share.
+fn first_difference(entries: &[Entry]) -> usize {
+    let first = entries.first().map_or(0, |e| e.prefix);
+    let differ = entries.iter().fold(0, |acc, e| acc | (e.prefix ^ first));
+    (differ.leading_zeros() / 8) as usize
 }
 
 #[inline]
@@ -662,11 +676,18 @@ struct MemoryRun {
     index: Vec<Entry>,
     /// The entry after the head.
     next: usize,
+    /// The records of the entries before this one were touched ([`touch`]).
+    touched: usize,
     head: Head,
 }
 
 impl MemoryRun {
-    fn advance(&mut self) -> bool {
+    fn advance(&mut self, segments: &[Vec<u8>]) -> bool {
+        if self.next == self.touched {
+            let end = (self.next + TOUCH_AHEAD).min(self.index.len());
+            touch(segments, &self.index[self.next..end], self.shift);
+            self.touched = end;
+        }
         match self.index.get(self.next).copied() {
             Some(e) => {
                 self.next += 1;
@@ -701,6 +722,28 @@ fn head_bytes<'a>(head: &'a Head, segments: &'a [Vec<u8>]) -> &'a [u8] {
         Some(at) => record_bytes(segments, at),
         None => &head.bytes,
     }
+}
+
+/// Records [`touch`] reaches ahead of the one being read in sorted order.
+const TOUCH_AHEAD: usize = 64;
+
+/// Reads the first and the last byte of the records of `entries`, and nothing else. In
+/// sorted order the records lie at random in the segments, and a record that is read and
+/// then used (deserialized, processed) is one trip to memory after another; these loads do
+/// not depend on each other, so the processor has many of them in flight at once, and the
+/// records are in the cache when they are used. (A prefetch instruction would say the same
+/// without the loads, but needs `unsafe`, which this workspace denies.)
+#[inline]
+fn touch(segments: &[Vec<u8>], entries: &[Entry], shift: u32) {
+    let mut sum = 0u8;
+    for e in entries {
+        let (segment, offset, len) = e.at(shift);
+        if let Some(bytes) = segments.get(segment as usize) {
+            let (first, last) = (offset as usize, (offset + len.max(1) - 1) as usize);
+            sum ^= bytes.get(first).copied().unwrap_or(0) ^ bytes.get(last).copied().unwrap_or(0);
+        }
+    }
+    std::hint::black_box(sum);
 }
 
 /// The bytes of the record at (segment, offset, length).
@@ -802,7 +845,8 @@ impl<K: KeyType, V: TypeInfo> SortedRecords<K, V> {
                 }
                 Source::Memory(m) => {
                     m.next = 0;
-                    m.advance()
+                    m.touched = 0;
+                    m.advance(&self.segments)
                 }
             };
             if more {
@@ -819,7 +863,7 @@ impl<K: KeyType, V: TypeInfo> SortedRecords<K, V> {
         let record = self.decode(top)?;
         let more = match &mut self.sources[top] {
             Source::Run(reader, head) => reader.next_into(head)?,
-            Source::Memory(m) => m.advance(),
+            Source::Memory(m) => m.advance(&self.segments),
         };
         if !more {
             let last = self.heap.len() - 1;
