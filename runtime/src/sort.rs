@@ -388,9 +388,7 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
                 .then(a.pos.cmp(&b.pos))
         };
         if self.config.normalized_keys {
-            // Scratch space for the scatters (its initial contents are never read).
-            let mut scratch = self.index.clone();
-            radix_sort(&mut self.index, &mut scratch, 0, true, &order);
+            radix_sort(&mut self.index, 0, &order);
         } else {
             self.index.sort_unstable_by(order);
         }
@@ -499,51 +497,73 @@ impl<K: KeyType, V: TypeInfo> NormalizedKeySorter<K, V> {
 /// Below this many entries a bucket is sorted by comparisons.
 const RADIX_CUTOFF: usize = 64;
 
-/// Sorts the entries of `src` into `order`: an MSD radix sort on the prefix bytes from
-/// `byte` on (a byte that every entry of a bucket shares is skipped), each bucket of few
-/// entries (or of equal prefixes) finished by comparisons, which `order` decides in full. The
-/// sorted entries end in `src` when `in_src`, else in `dst`; the other slice (as long) is
-/// scratch. Each level scatters from one slice into the other and the next level back: one
-/// read and one write of the entries per level.
-fn radix_sort(
-    src: &mut [Entry],
-    dst: &mut [Entry],
-    byte: usize,
-    in_src: bool,
-    order: &impl Fn(&Entry, &Entry) -> Ordering,
-) {
-    // Bytes every prefix of the bucket shares are skipped at once; a bucket of equal
-    // prefixes (one key, or keys longer than the prefix) is finished by comparisons.
-    let byte = if src.len() <= RADIX_CUTOFF {
+/// Sorts `entries` into `order` in place: an MSD radix sort on the prefix bytes from `byte`
+/// on (the bytes every entry of a bucket shares are skipped in one pass), each bucket
+/// permuted in place (American flag sort: no scratch buffer the size of the index, which
+/// would cost as much memory again, and its page faults), each bucket of few entries (or of
+/// equal prefixes) finished by [`sort_leaf`]. The permutation is not stable, and need not be:
+/// the leaves order by (prefix, timestamp, arrival) in full.
+fn radix_sort(entries: &mut [Entry], byte: usize, order: &impl Fn(&Entry, &Entry) -> Ordering) {
+    let byte = if entries.len() <= RADIX_CUTOFF {
         PREFIX_BYTES
     } else {
-        first_difference(src).max(byte)
+        first_difference(entries).max(byte)
     };
-    let split = (byte < PREFIX_BYTES).then(|| buckets(src, byte)).flatten();
+    let split = (byte < PREFIX_BYTES)
+        .then(|| buckets(entries, byte))
+        .flatten();
     let Some((starts, counts)) = split else {
-        let out = if in_src {
-            src
-        } else {
-            dst.copy_from_slice(src);
-            dst
-        };
-        out.sort_unstable_by(order);
+        sort_leaf(entries, order);
         return;
     };
-    scatter(src, dst, byte, starts);
-    // The buckets are in `dst` now: each is sorted from there, into `src` when that is where
-    // the result belongs.
+    permute(entries, byte, starts, counts);
     for (start, count) in starts.into_iter().zip(counts) {
-        if count > 0 {
-            let range = start..start + count;
-            radix_sort(
-                &mut dst[range.clone()],
-                &mut src[range],
-                byte + 1,
-                !in_src,
-                order,
-            );
+        if count > 1 {
+            radix_sort(&mut entries[start..start + count], byte + 1, order);
         }
+    }
+}
+
+/// Moves every entry into its bucket of `byte` (buckets at `starts`, `counts` long), in
+/// place: each misplaced entry is swapped into the next free slot of its bucket until the
+/// slot in hand holds one of its own bucket.
+fn permute(entries: &mut [Entry], byte: usize, starts: [usize; 256], counts: [usize; 256]) {
+    let mut next = starts;
+    for bucket in 0..256 {
+        let end = starts[bucket] + counts[bucket];
+        while next[bucket] < end {
+            let mut entry = entries[next[bucket]];
+            let mut home = digit(&entry, byte);
+            while home != bucket {
+                std::mem::swap(&mut entry, &mut entries[next[home]]);
+                next[home] += 1;
+                home = digit(&entry, byte);
+            }
+            entries[next[bucket]] = entry;
+            next[bucket] += 1;
+        }
+    }
+}
+
+/// Sorts a few entries (or entries of equal prefixes) into `order`: by (prefix, timestamp,
+/// arrival), plain integer comparisons; then each run of equal prefixes whose keys were
+/// longer than the prefix, the only entries whose order needs the serialized keys, again
+/// by `order`. (An equal prefix where one key fit whole means equal keys: the normalized
+/// keys are prefix-free.)
+fn sort_leaf(entries: &mut [Entry], order: &impl Fn(&Entry, &Entry) -> Ordering) {
+    entries.sort_unstable_by_key(|e| (e.prefix, e.timestamp, e.pos));
+    let mut start = 0;
+    while start < entries.len() {
+        let prefix = entries[start].prefix;
+        let run = entries[start..]
+            .iter()
+            .take_while(|e| e.prefix == prefix)
+            .count();
+        let tie = &mut entries[start..start + run];
+        if run > 1 && !tie.iter().any(Entry::whole) {
+            tie.sort_unstable_by(order);
+        }
+        start += run;
     }
 }
 
@@ -577,15 +597,6 @@ fn buckets(entries: &[Entry], byte: usize) -> Option<([usize; 256], [usize; 256]
         sum += count;
     }
     Some((starts, counts))
-}
-
-/// Moves `src` into `dst` by bucket (stable within a bucket).
-fn scatter(src: &[Entry], dst: &mut [Entry], byte: usize, mut next: [usize; 256]) {
-    for e in src {
-        let d = digit(e, byte);
-        dst[next[d]] = *e;
-        next[d] += 1;
-    }
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
