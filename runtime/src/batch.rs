@@ -100,11 +100,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::channel::{sender_id, Msg};
+use crate::config::RestartStrategy;
 use crate::error::{Error, Result};
 use crate::job::panic_message;
 use crate::operator::{Operator, OperatorSetup, Output, Outputs, SideRecord};
 use crate::sort::{NormalizedKeySorter, SortConfig, SortedRecords};
-use crate::{Data, Key, RestartStrategy};
+use crate::{Data, Key};
 
 /// Records a keyed operator handles per activation at the end of its input before it lets
 /// its consumers run (bounds the output held between activations).

@@ -120,6 +120,7 @@ pub mod checkpoint;
 mod cluster;
 mod compile;
 mod config;
+pub mod connect;
 mod context;
 mod drive;
 mod env;
@@ -154,6 +155,9 @@ pub use assigner::{
     TumblingProcessingTimeWindows, WindowAssigner,
 };
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
+pub use connect::{
+    CoInput, CoProcessFunction, ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams,
+};
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,
     StopWithSavepoint, StreamExecutionEnvironment,

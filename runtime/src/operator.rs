@@ -204,7 +204,7 @@ pub(crate) struct OperatorSetup {
     /// Batch mode: the memory budget of a keyed operator's sorter.
     pub(crate) batch_sort_memory: usize,
     /// The job's restart strategy (batch mode reruns a failed stage by it).
-    pub(crate) restart_strategy: crate::RestartStrategy,
+    pub(crate) restart_strategy: crate::config::RestartStrategy,
 }
 
 impl OperatorSetup {

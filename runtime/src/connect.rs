@@ -1,0 +1,401 @@
+//! Two inputs: [`DataStream::connect`] joins two streams of different types into
+//! [`ConnectedStreams`], processed by one function with a method per input, as Flink's
+//! `connect` and co-functions do.
+//!
+//! - `a.connect(&b).map(f1, f2)` / `flat_map(f1, f2)`: a function per input, one output.
+//! - `a.connect(&b).process(f)`: a [`CoProcessFunction`] (non-keyed), with side outputs.
+//! - `a.connect(&b).key_by(ka, kb).process(f)`: a [`KeyedCoProcessFunction`]. Both inputs
+//!   are partitioned by the same key type; the function's keyed state is shared by both
+//!   inputs under the current key, and it registers event- and processing-time timers.
+//!
+//! # How it runs
+//!
+//! Each input is tagged into one stream of [`CoInput`] (`First(a)` or `Second(b)`, a light
+//! operator per input named `Connect (input 1)` and `Connect (input 2)`), the two are
+//! unioned, and one operator dispatches each record to the function's method for its input.
+//! Everything a one-input operator has therefore holds for both inputs at once:
+//!
+//! - **Watermarks**: the operator's event time is the minimum over the subtasks of *both*
+//!   inputs (its driver takes the minimum over every sending subtask), so a timer fires only
+//!   when both inputs passed it; an idle input ([`WatermarkStrategy::with_idleness`]) stops
+//!   holding the other back, as in Flink.
+//! - **Checkpoints, restores, rescaling, both state backends, several processes** and
+//!   **batch mode** (where a keyed co-function sees each key's records of both inputs
+//!   together, in timestamp order).
+//! - **Order between the inputs** is not defined (as in Flink): records of one input keep
+//!   their order per sending subtask, but how the two interleave depends on scheduling.
+//!   Functions must not depend on it; an enrichment that may see the order before the
+//!   customer buffers the order (see the example).
+//!
+//! # Examples
+//!
+//! Orders enriched with their customer's name, whichever arrives first:
+//!
+//! ```
+//! use typeinfo_runtime::{KeyedCoProcessFunction, KeyedContext, StreamExecutionEnvironment};
+//! use typeinfo_state::{KeyedStateBackend, ListState, ListStateDescriptor, ValueState, ValueStateDescriptor};
+//!
+//! #[derive(Clone, Default)]
+//! struct Enrich {
+//!     name: Option<ValueState<(), String>>,
+//!     waiting: Option<ListState<(), i64>>,
+//! }
+//!
+//! impl KeyedCoProcessFunction<u32, (u32, String), (u32, i64), (String, i64)> for Enrich {
+//!     fn open(&mut self, state: &mut typeinfo_runtime::KeyedBackend<u32>) -> typeinfo_runtime::Result<()> {
+//!         self.name = Some(state.value_state(&ValueStateDescriptor::new("name"))?);
+//!         self.waiting = Some(state.list_state(&ListStateDescriptor::new("waiting"))?);
+//!         Ok(())
+//!     }
+//!     // A customer: remember the name, release the orders that waited for it.
+//!     fn process_element1(&mut self, c: (u32, String), ctx: &mut KeyedContext<'_, u32, (String, i64)>) -> typeinfo_runtime::Result<()> {
+//!         let (name, waiting) = (self.name.as_ref().unwrap(), self.waiting.as_ref().unwrap());
+//!         name.update(ctx.state(), &(), c.1.clone())?;
+//!         for amount in waiting.get(ctx.state(), &())? {
+//!             ctx.collect((c.1.clone(), amount));
+//!         }
+//!         waiting.clear(ctx.state(), &())?;
+//!         Ok(())
+//!     }
+//!     // An order: enrich it now, or wait for its customer.
+//!     fn process_element2(&mut self, o: (u32, i64), ctx: &mut KeyedContext<'_, u32, (String, i64)>) -> typeinfo_runtime::Result<()> {
+//!         match self.name.as_ref().unwrap().value(ctx.state(), &())? {
+//!             Some(name) => ctx.collect((name, o.1)),
+//!             None => self.waiting.as_ref().unwrap().add(ctx.state(), &(), o.1)?,
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # fn main() -> typeinfo_runtime::Result<()> {
+//! let env = StreamExecutionEnvironment::new();
+//! let customers = env.from_collection(vec![(1u32, "ada".to_owned()), (2, "bob".to_owned())]);
+//! let orders = env.from_collection(vec![(2u32, 20i64), (1, 10), (2, 5), (3, 7)]);
+//! let enriched = customers
+//!     .connect(&orders)
+//!     .key_by(|c: &(u32, String)| c.0, |o: &(u32, i64)| o.0)
+//!     .process(Enrich::default())
+//!     .collect();
+//! env.execute("enrich")?;
+//! let mut out = enriched.take();
+//! out.sort();
+//! assert_eq!(out, [("ada".into(), 10), ("bob".into(), 5), ("bob".into(), 20)]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`WatermarkStrategy::with_idleness`]: crate::WatermarkStrategy::with_idleness
+
+use std::sync::Arc;
+
+use typeinfo::TypeInfo;
+use typeinfo_state::KeyedBackend;
+
+use crate::context::TimeDomain;
+use crate::error::Result;
+use crate::process::{KeyedContext, KeyedProcessFunction};
+use crate::stream::DataStream;
+use crate::transform::{OperatorContext, ProcessFunction, RuntimeContext};
+use crate::{Data, Key};
+
+/// A record of one of two connected inputs, as the operator behind [`ConnectedStreams`]
+/// receives it.
+#[derive(TypeInfo, Debug, Clone, PartialEq, Eq)]
+#[typeinfo(name = "typeinfo.runtime.CoInput")]
+pub enum CoInput<A, B> {
+    /// A record of the first input (the stream `connect` was called on).
+    First(A),
+    /// A record of the second input.
+    Second(B),
+}
+
+impl<T: Data> DataStream<T> {
+    /// Connects this stream with `other`, of another type, for one function with a method
+    /// per input: `map`, `flat_map`, `process`, or `key_by` both sides for a keyed
+    /// co-process function with shared keyed state and timers (see the
+    /// [`connect`](crate::connect) module).
+    pub fn connect<U: Data>(&self, other: &DataStream<U>) -> ConnectedStreams<T, U> {
+        ConnectedStreams {
+            first: self.clone(),
+            second: other.clone(),
+        }
+    }
+}
+
+/// Two streams connected for one function with a method per input
+/// ([`DataStream::connect`]; see the [module docs](self)).
+pub struct ConnectedStreams<A: Data, B: Data> {
+    first: DataStream<A>,
+    second: DataStream<B>,
+}
+
+impl<A: Data, B: Data> Clone for ConnectedStreams<A, B> {
+    fn clone(&self) -> Self {
+        ConnectedStreams {
+            first: self.first.clone(),
+            second: self.second.clone(),
+        }
+    }
+}
+
+impl<A: Data, B: Data> std::fmt::Debug for ConnectedStreams<A, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectedStreams").finish_non_exhaustive()
+    }
+}
+
+impl<A: Data, B: Data> ConnectedStreams<A, B> {
+    /// Both inputs as one stream of [`CoInput`]s.
+    fn tagged(&self) -> DataStream<CoInput<A, B>> {
+        let first = self
+            .first
+            .map(CoInput::<A, B>::First)
+            .name("Connect (input 1)");
+        let second = self
+            .second
+            .map(CoInput::<A, B>::Second)
+            .name("Connect (input 2)");
+        first.union(&[second])
+    }
+
+    /// Maps each record with the function of its input (Flink's `CoMapFunction`).
+    ///
+    /// ```
+    /// use typeinfo_runtime::StreamExecutionEnvironment;
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let numbers = env.from_collection(vec![1i64, 2]);
+    /// let words = env.from_collection(vec!["three".to_owned()]);
+    /// let lines = numbers
+    ///     .connect(&words)
+    ///     .map(|n| format!("number {n}"), |w| format!("word {w}"))
+    ///     .collect();
+    /// env.execute("co-map")?;
+    /// let mut lines = lines.take();
+    /// lines.sort();
+    /// assert_eq!(lines, ["number 1", "number 2", "word three"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn map<O: Data>(
+        &self,
+        first: impl Fn(A) -> O + Send + Sync + 'static,
+        second: impl Fn(B) -> O + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        self.tagged()
+            .map(move |record| match record {
+                CoInput::First(a) => first(a),
+                CoInput::Second(b) => second(b),
+            })
+            .name("Co-Map")
+    }
+
+    /// Maps each record to any number of records with the function of its input (Flink's
+    /// `CoFlatMapFunction`).
+    pub fn flat_map<O: Data, I: IntoIterator<Item = O> + 'static>(
+        &self,
+        first: impl Fn(A) -> I + Send + Sync + 'static,
+        second: impl Fn(B) -> I + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        self.tagged()
+            .flat_map(move |record| match record {
+                CoInput::First(a) => first(a),
+                CoInput::Second(b) => second(b),
+            })
+            .name("Co-FlatMap")
+    }
+
+    /// Runs a [`CoProcessFunction`] on every record of both inputs (non-keyed: operator
+    /// state and side outputs, no keyed state or timers).
+    pub fn process<O: Data, F: CoProcessFunction<A, B, O> + Clone>(
+        &self,
+        function: F,
+    ) -> DataStream<O> {
+        self.tagged()
+            .process(CoProcess(function))
+            .name("Co-Process")
+    }
+
+    /// Partitions both inputs by a key of the same type (`first` on the first input's
+    /// records, `second` on the second's): records with equal keys meet in one subtask,
+    /// under one key's state.
+    pub fn key_by<K: Key>(
+        &self,
+        first: impl Fn(&A) -> K + Send + Sync + 'static,
+        second: impl Fn(&B) -> K + Send + Sync + 'static,
+    ) -> KeyedConnectedStreams<K, A, B> {
+        KeyedConnectedStreams {
+            inputs: self.clone(),
+            first: Arc::new(first),
+            second: Arc::new(second),
+        }
+    }
+}
+
+/// Connected streams partitioned by one key ([`ConnectedStreams::key_by`]).
+pub struct KeyedConnectedStreams<K: Key, A: Data, B: Data> {
+    inputs: ConnectedStreams<A, B>,
+    first: Arc<dyn Fn(&A) -> K + Send + Sync>,
+    second: Arc<dyn Fn(&B) -> K + Send + Sync>,
+}
+
+impl<K: Key, A: Data, B: Data> std::fmt::Debug for KeyedConnectedStreams<K, A, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyedConnectedStreams")
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
+    /// Runs a [`KeyedCoProcessFunction`]: keyed state shared by both inputs under the
+    /// current key, timers, side outputs (Flink's `KeyedCoProcessFunction`).
+    pub fn process<O: Data, F: KeyedCoProcessFunction<K, A, B, O> + Clone>(
+        &self,
+        function: F,
+    ) -> DataStream<O> {
+        let (first, second) = (Arc::clone(&self.first), Arc::clone(&self.second));
+        self.inputs
+            .tagged()
+            .key_by(move |record: &CoInput<A, B>| match record {
+                CoInput::First(a) => first(a),
+                CoInput::Second(b) => second(b),
+            })
+            .process(KeyedCoProcess(function))
+            .name("Keyed Co-Process")
+    }
+}
+
+/// A function over two connected, non-keyed inputs (Flink's `CoProcessFunction`).
+pub trait CoProcessFunction<A, B, O>: Send + Sync + 'static {
+    /// Called once per subtask before the first record.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job.
+    fn open(&mut self, _ctx: &RuntimeContext) -> Result<()> {
+        Ok(())
+    }
+
+    /// A record of the first input.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn process_element1(&mut self, value: A, ctx: &mut OperatorContext<'_, (), O>) -> Result<()>;
+
+    /// A record of the second input.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn process_element2(&mut self, value: B, ctx: &mut OperatorContext<'_, (), O>) -> Result<()>;
+
+    /// Called once per subtask after the last record of both inputs.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job.
+    fn close(&mut self, _ctx: &mut OperatorContext<'_, (), O>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A function over two connected inputs keyed by the same key (Flink's
+/// `KeyedCoProcessFunction`): both methods see the current key's state; timers fire with the
+/// key they were registered for.
+pub trait KeyedCoProcessFunction<K: Key, A, B, O>: Send + Sync + 'static {
+    /// Called once per subtask before the first record: register state here.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job.
+    fn open(&mut self, _state: &mut KeyedBackend<K>) -> Result<()> {
+        Ok(())
+    }
+
+    /// A record of the first input, with its key current.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn process_element1(&mut self, value: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()>;
+
+    /// A record of the second input, with its key current.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn process_element2(&mut self, value: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()>;
+
+    /// A timer registered for the current key fired (event time: when the minimum of both
+    /// inputs' watermarks passed it).
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        _ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`CoProcessFunction`] as the process function of the tagged inputs.
+#[derive(Clone)]
+struct CoProcess<F>(F);
+
+impl<A, B, O, F: CoProcessFunction<A, B, O>> ProcessFunction<CoInput<A, B>, O> for CoProcess<F> {
+    fn open(&mut self, ctx: &RuntimeContext) -> Result<()> {
+        self.0.open(ctx)
+    }
+
+    fn process_element(
+        &mut self,
+        value: CoInput<A, B>,
+        ctx: &mut OperatorContext<'_, (), O>,
+    ) -> Result<()> {
+        match value {
+            CoInput::First(a) => self.0.process_element1(a, ctx),
+            CoInput::Second(b) => self.0.process_element2(b, ctx),
+        }
+    }
+
+    fn close(&mut self, ctx: &mut OperatorContext<'_, (), O>) -> Result<()> {
+        self.0.close(ctx)
+    }
+}
+
+/// A [`KeyedCoProcessFunction`] as the keyed process function of the tagged inputs.
+#[derive(Clone)]
+struct KeyedCoProcess<F>(F);
+
+impl<K: Key, A, B, O, F: KeyedCoProcessFunction<K, A, B, O>>
+    KeyedProcessFunction<K, CoInput<A, B>, O> for KeyedCoProcess<F>
+{
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        self.0.open(state)
+    }
+
+    fn process_element(
+        &mut self,
+        value: CoInput<A, B>,
+        ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        match value {
+            CoInput::First(a) => self.0.process_element1(a, ctx),
+            CoInput::Second(b) => self.0.process_element2(b, ctx),
+        }
+    }
+
+    fn on_timer(
+        &mut self,
+        timestamp: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        self.0.on_timer(timestamp, domain, ctx)
+    }
+}

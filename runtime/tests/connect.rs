@@ -1,0 +1,341 @@
+//! Connected streams (`DataStream::connect`): a keyed co-process function sharing keyed
+//! state between its two inputs (an enrichment whose orders may come before their
+//! customer), against a plain-loop reference, at parallelism 1 and 2, on both backends, in
+//! streaming and batch mode; event-time timers fire only when the watermarks of both inputs
+//! passed them; co-map, co-flat-map and a non-keyed co-process function with a side output.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
+
+use std::collections::BTreeMap;
+
+use typeinfo_runtime::{
+    CoProcessFunction, DataStream, KeyedCoProcessFunction, KeyedContext, OperatorContext,
+    OutputTag, RuntimeMode, StateBackend, StreamExecutionEnvironment, TimeDomain,
+    WatermarkStrategy,
+};
+use typeinfo_state::{
+    KeyedStateBackend, ListState, ListStateDescriptor, ValueState, ValueStateDescriptor,
+};
+
+/// `(customer id, name)`.
+type Customer = (u32, String);
+/// `(customer id, order id, amount)`.
+type Order = (u32, u64, i64);
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// Customers 0..200 except every 7th (whose orders are never enriched), in an order that
+/// puts many of them after their orders.
+fn customers() -> Vec<Customer> {
+    let mut c: Vec<Customer> = (0..200u32)
+        .filter(|id| id % 7 != 3)
+        .map(|id| (id, format!("customer-{id}")))
+        .collect();
+    c.reverse();
+    c
+}
+
+/// 5,000 orders over customer ids 0..200.
+fn orders() -> Vec<Order> {
+    (0..5_000u64)
+        .map(|i| (((i * 37) % 200) as u32, i, (i % 97) as i64 - 40))
+        .collect()
+}
+
+/// `(name, order id, amount)` of every order whose customer exists, computed directly.
+fn reference(customers: &[Customer], orders: &[Order]) -> Vec<(String, u64, i64)> {
+    let names: BTreeMap<u32, &String> = customers.iter().map(|(id, n)| (*id, n)).collect();
+    sorted(
+        orders
+            .iter()
+            .filter_map(|(c, id, amount)| names.get(c).map(|n| ((*n).clone(), *id, *amount)))
+            .collect(),
+    )
+}
+
+/// Enriches orders with their customer's name; an order that arrives before its customer
+/// waits in list state.
+#[derive(Clone, Default)]
+struct Enrich {
+    name: Option<ValueState<(), String>>,
+    waiting: Option<ListState<(), (u64, i64)>>,
+}
+
+impl KeyedCoProcessFunction<u32, Customer, Order, (String, u64, i64)> for Enrich {
+    fn open(
+        &mut self,
+        state: &mut typeinfo_runtime::KeyedBackend<u32>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.name = Some(state.value_state(&ValueStateDescriptor::new("name"))?);
+        self.waiting = Some(state.list_state(&ListStateDescriptor::new("waiting"))?);
+        Ok(())
+    }
+
+    fn process_element1(
+        &mut self,
+        customer: Customer,
+        ctx: &mut KeyedContext<'_, u32, (String, u64, i64)>,
+    ) -> typeinfo_runtime::Result<()> {
+        assert_eq!(*ctx.key(), customer.0);
+        let (name, waiting) = (self.name.as_ref().unwrap(), self.waiting.as_ref().unwrap());
+        name.update(ctx.state(), &(), customer.1.clone())?;
+        for (id, amount) in waiting.get(ctx.state(), &())? {
+            ctx.collect((customer.1.clone(), id, amount));
+        }
+        waiting.clear(ctx.state(), &())?;
+        Ok(())
+    }
+
+    fn process_element2(
+        &mut self,
+        order: Order,
+        ctx: &mut KeyedContext<'_, u32, (String, u64, i64)>,
+    ) -> typeinfo_runtime::Result<()> {
+        assert_eq!(*ctx.key(), order.0);
+        match self.name.as_ref().unwrap().value(ctx.state(), &())? {
+            Some(name) => ctx.collect((name, order.1, order.2)),
+            None => self
+                .waiting
+                .as_ref()
+                .unwrap()
+                .add(ctx.state(), &(), (order.1, order.2))?,
+        }
+        Ok(())
+    }
+}
+
+fn enrich_job(
+    parallelism: u32,
+    backend: StateBackend,
+    mode: RuntimeMode,
+) -> Vec<(String, u64, i64)> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism)
+        .set_state_backend(backend)
+        .set_runtime_mode(mode);
+    let out = env
+        .from_collection(customers())
+        .connect(&env.from_collection(orders()))
+        .key_by(|c: &Customer| c.0, |o: &Order| o.0)
+        .process(Enrich::default())
+        .collect();
+    env.execute("enrich").unwrap();
+    sorted(out.take())
+}
+
+#[test]
+fn keyed_co_process_shares_state_between_inputs() {
+    let want = reference(&customers(), &orders());
+    assert!(want.len() > 4_000 && want.len() < 5_000);
+    for parallelism in [1, 2] {
+        for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
+            for mode in [RuntimeMode::Streaming, RuntimeMode::Batch] {
+                let what = format!("p{parallelism} {backend:?} {mode:?}");
+                assert_eq!(
+                    enrich_job(parallelism, backend.clone(), mode),
+                    want,
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+/// Registers an event-time timer 50 ms after each record and counts the second input's
+/// records per key; a firing reports the key, the timer's time, the operator's watermark
+/// then and how many records of the second input the key had seen.
+#[derive(Clone, Default)]
+struct Later {
+    seen: Option<ValueState<(), u64>>,
+}
+
+type Fired = (u32, i64, i64, u64);
+
+impl KeyedCoProcessFunction<u32, (u32, i64), (u32, i64), Fired> for Later {
+    fn open(
+        &mut self,
+        state: &mut typeinfo_runtime::KeyedBackend<u32>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.seen = Some(state.value_state(&ValueStateDescriptor::new("seen"))?);
+        Ok(())
+    }
+
+    fn process_element1(
+        &mut self,
+        e: (u32, i64),
+        ctx: &mut KeyedContext<'_, u32, Fired>,
+    ) -> typeinfo_runtime::Result<()> {
+        ctx.register_event_time_timer(e.1 + 50);
+        Ok(())
+    }
+
+    fn process_element2(
+        &mut self,
+        e: (u32, i64),
+        ctx: &mut KeyedContext<'_, u32, Fired>,
+    ) -> typeinfo_runtime::Result<()> {
+        let seen = self.seen.as_ref().unwrap();
+        let n = seen.value(ctx.state(), &())?.unwrap_or(0);
+        seen.update(ctx.state(), &(), n + 1)?;
+        ctx.register_event_time_timer(e.1 + 50);
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        time: i64,
+        domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, u32, Fired>,
+    ) -> typeinfo_runtime::Result<()> {
+        assert_eq!(domain, TimeDomain::EventTime);
+        let key = *ctx.key();
+        let watermark = ctx.current_watermark();
+        let seen = self
+            .seen
+            .as_ref()
+            .unwrap()
+            .value(ctx.state(), &())?
+            .unwrap_or(0);
+        ctx.collect((key, time, watermark, seen));
+        Ok(())
+    }
+}
+
+fn timestamped(
+    env: &StreamExecutionEnvironment,
+    events: Vec<(u32, i64)>,
+) -> DataStream<(u32, i64)> {
+    env.from_collection(events)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|e: &(u32, i64), _| e.1)
+                .emit_per_event(),
+        )
+}
+
+/// The first input runs to 10 s, the second stops at 100 ms: the second input's watermark
+/// stays below 100 until it ends, so a timer at 100 or later fires only after every record
+/// of the second input was processed, whatever the first input's watermark (the operator's
+/// event time is the minimum of both); every timer fires once, never before its time.
+#[test]
+fn event_time_is_the_minimum_of_both_inputs() {
+    let fast: Vec<(u32, i64)> = (0..1_000).map(|i| (i % 5, i as i64 * 10)).collect();
+    let slow: Vec<(u32, i64)> = (0..=100).map(|i| (i % 5, i as i64)).collect();
+    let mut want: Vec<(u32, i64)> = fast
+        .iter()
+        .chain(&slow)
+        .map(|(k, t)| (*k, t + 50))
+        .collect();
+    want.sort();
+    want.dedup();
+    let mut slow_per_key = BTreeMap::new();
+    for (k, _) in &slow {
+        *slow_per_key.entry(*k).or_insert(0u64) += 1;
+    }
+    for parallelism in [1, 2] {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism);
+        let fired = timestamped(&env, fast.clone())
+            .connect(&timestamped(&env, slow.clone()))
+            .key_by(|e: &(u32, i64)| e.0, |e: &(u32, i64)| e.0)
+            .process(Later::default())
+            .collect();
+        env.execute("timers").unwrap();
+        let fired = sorted(fired.take());
+        assert_eq!(
+            fired
+                .iter()
+                .map(|(k, t, _, _)| (*k, *t))
+                .collect::<Vec<_>>(),
+            want,
+            "p{parallelism}: every timer once"
+        );
+        for (key, time, watermark, seen) in fired {
+            assert!(
+                watermark >= time,
+                "p{parallelism}: {key} {time} fired at {watermark}"
+            );
+            if time >= 100 {
+                assert_eq!(
+                    seen, slow_per_key[&key],
+                    "p{parallelism}: timer {time} of key {key} fired before the slow input ended"
+                );
+            }
+        }
+    }
+}
+
+/// Counts each input's records on a side output at the end, and passes the second
+/// input's records on as strings.
+#[derive(Clone, Default)]
+struct CountSides {
+    first: u64,
+    second: u64,
+}
+
+const COUNTS: &str = "counts";
+
+impl CoProcessFunction<i64, String, String> for CountSides {
+    fn process_element1(
+        &mut self,
+        _value: i64,
+        _ctx: &mut OperatorContext<'_, (), String>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.first += 1;
+        Ok(())
+    }
+
+    fn process_element2(
+        &mut self,
+        value: String,
+        ctx: &mut OperatorContext<'_, (), String>,
+    ) -> typeinfo_runtime::Result<()> {
+        self.second += 1;
+        ctx.collect(value);
+        Ok(())
+    }
+
+    fn close(&mut self, ctx: &mut OperatorContext<'_, (), String>) -> typeinfo_runtime::Result<()> {
+        ctx.output(
+            &OutputTag::<(u64, u64)>::new(COUNTS),
+            (self.first, self.second),
+        )
+    }
+}
+
+#[test]
+fn co_map_co_flat_map_and_co_process() {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(2);
+    let numbers = env.from_collection((0..100i64).collect::<Vec<_>>());
+    let words = env.from_collection((0..30).map(|i| format!("w{i}")).collect::<Vec<_>>());
+    let connected = numbers.connect(&words);
+    let mapped = connected.map(|n| n * 2, |w| w.len() as i64).collect();
+    let flat = connected
+        .flat_map(|n| vec![n; (n % 3) as usize], |w| vec![-(w.len() as i64)])
+        .collect();
+    let processed = connected.process(CountSides::default());
+    let counts = processed
+        .side_output(&OutputTag::<(u64, u64)>::new(COUNTS))
+        .collect();
+    let passed = processed.collect();
+    env.execute("co functions").unwrap();
+
+    let mut want: Vec<i64> = (0..100).map(|n| n * 2).collect();
+    want.extend((0..30).map(|i| format!("w{i}").len() as i64));
+    assert_eq!(sorted(mapped.take()), sorted(want));
+    let mut want: Vec<i64> = (0..100).flat_map(|n| vec![n; (n % 3) as usize]).collect();
+    want.extend((0..30).map(|i| -(format!("w{i}").len() as i64)));
+    assert_eq!(sorted(flat.take()), sorted(want));
+    assert_eq!(
+        sorted(passed.take()),
+        sorted((0..30).map(|i| format!("w{i}")).collect())
+    );
+    // One count per subtask; together every record of both inputs.
+    let counts = counts.take();
+    assert_eq!(counts.len(), 2);
+    let total = counts.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+    assert_eq!(total, (100, 30));
+}
