@@ -7,6 +7,10 @@
 //! - `a.connect(&b).key_by(ka, kb).process(f)`: a [`KeyedCoProcessFunction`]. Both inputs
 //!   are partitioned by the same key type; the function's keyed state is shared by both
 //!   inputs under the current key, and it registers event- and processing-time timers.
+//! - `a.join(&b).where_(ka).equal_to(kb).window(assigner).apply(f)`: a window join, `f` on
+//!   every pair of a key's records in a window; `a.co_group(&b)...apply(f)`: both sides'
+//!   records of a key and window at once. Every window assigner, trigger and evictor
+//!   applies (Flink builds them the same way: both inputs tagged into one windowed stream).
 //!
 //! # How it runs
 //!
@@ -86,16 +90,20 @@
 //!
 //! [`WatermarkStrategy::with_idleness`]: crate::WatermarkStrategy::with_idleness
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use typeinfo::TypeInfo;
 use typeinfo_state::KeyedBackend;
 
+use crate::assigner::WindowAssigner;
 use crate::context::TimeDomain;
 use crate::error::Result;
+use crate::evictor::Evictor;
 use crate::process::{KeyedContext, KeyedProcessFunction};
-use crate::stream::DataStream;
+use crate::stream::{DataStream, KeyedStream, WindowedStream};
 use crate::transform::{OperatorContext, ProcessFunction, RuntimeContext};
+use crate::trigger::Trigger;
 use crate::{Data, Key};
 
 /// A record of one of two connected inputs, as the operator behind [`ConnectedStreams`]
@@ -253,6 +261,13 @@ impl<K: Key, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
         &self,
         function: F,
     ) -> DataStream<O> {
+        self.tagged()
+            .process(KeyedCoProcess(function))
+            .name("Keyed Co-Process")
+    }
+
+    /// Both inputs as one stream of [`CoInput`]s keyed by each input's key.
+    fn tagged(&self) -> KeyedStream<K, CoInput<A, B>> {
         let (first, second) = (Arc::clone(&self.first), Arc::clone(&self.second));
         self.inputs
             .tagged()
@@ -260,8 +275,258 @@ impl<K: Key, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
                 CoInput::First(a) => first(a),
                 CoInput::Second(b) => second(b),
             })
-            .process(KeyedCoProcess(function))
-            .name("Keyed Co-Process")
+    }
+}
+
+impl<T: Data> DataStream<T> {
+    /// Joins this stream with `other` in windows (Flink's window join):
+    /// `a.join(&b).where_(ka).equal_to(kb).window(assigner).apply(f)` calls `f` on every pair
+    /// of records with equal keys in the same window, when the window fires (`where` is a
+    /// Rust keyword, hence `where_`).
+    ///
+    /// ```
+    /// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let at = |e: &(char, i64), _| e.1;
+    /// let clicks = env.from_collection(vec![('a', 1i64), ('a', 12), ('b', 3)])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(at));
+    /// let views = env.from_collection(vec![('a', 5i64), ('b', 15)])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(at));
+    /// let pairs = clicks
+    ///     .join(&views)
+    ///     .where_(|c: &(char, i64)| c.0)
+    ///     .equal_to(|v: &(char, i64)| v.0)
+    ///     .window(TumblingEventTimeWindows::of_millis(10))
+    ///     .apply(|c, v| (c.0, c.1, v.1))
+    ///     .collect();
+    /// env.execute("window join")?;
+    /// assert_eq!(pairs.take(), [('a', 1, 5)]); // 'a' at 12 and 'b' at 3 have no partner in their window
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn join<U: Data>(&self, other: &DataStream<U>) -> TwoInputWindows<T, U, Join> {
+        TwoInputWindows::new(self.connect(other))
+    }
+
+    /// Groups this stream and `other` by key and window together (Flink's `coGroup`): the
+    /// function gets both inputs' records of a key and window (either side may be empty).
+    pub fn co_group<U: Data>(&self, other: &DataStream<U>) -> TwoInputWindows<T, U, CoGroup> {
+        TwoInputWindows::new(self.connect(other))
+    }
+}
+
+/// [`TwoInputWindows`] of a window join: the function gets each pair.
+#[derive(Debug, Clone, Copy)]
+pub struct Join;
+
+/// [`TwoInputWindows`] of a co-group: the function gets both sides' records.
+#[derive(Debug, Clone, Copy)]
+pub struct CoGroup;
+
+/// A window join or co-group being built: `where_`, then `equal_to`, then `window`.
+pub struct TwoInputWindows<A: Data, B: Data, J> {
+    inputs: ConnectedStreams<A, B>,
+    kind: PhantomData<J>,
+}
+
+impl<A: Data, B: Data, J> std::fmt::Debug for TwoInputWindows<A, B, J> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TwoInputWindows").finish_non_exhaustive()
+    }
+}
+
+impl<A: Data, B: Data, J> TwoInputWindows<A, B, J> {
+    fn new(inputs: ConnectedStreams<A, B>) -> Self {
+        TwoInputWindows {
+            inputs,
+            kind: PhantomData,
+        }
+    }
+
+    /// The key of the first input's records.
+    pub fn where_<K: Key>(
+        self,
+        key: impl Fn(&A) -> K + Send + Sync + 'static,
+    ) -> TwoInputWhere<K, A, B, J> {
+        TwoInputWhere {
+            inputs: self.inputs,
+            first: Arc::new(key),
+            kind: PhantomData,
+        }
+    }
+}
+
+/// A window join or co-group with the first input's key.
+pub struct TwoInputWhere<K: Key, A: Data, B: Data, J> {
+    inputs: ConnectedStreams<A, B>,
+    first: Arc<dyn Fn(&A) -> K + Send + Sync>,
+    kind: PhantomData<J>,
+}
+
+impl<K: Key, A: Data, B: Data, J> std::fmt::Debug for TwoInputWhere<K, A, B, J> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TwoInputWhere").finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, A: Data, B: Data, J> TwoInputWhere<K, A, B, J> {
+    /// The key of the second input's records (of the first's type).
+    pub fn equal_to(
+        self,
+        key: impl Fn(&B) -> K + Send + Sync + 'static,
+    ) -> TwoInputKeyed<K, A, B, J> {
+        TwoInputKeyed {
+            keyed: KeyedConnectedStreams {
+                inputs: self.inputs,
+                first: self.first,
+                second: Arc::new(key),
+            },
+            kind: PhantomData,
+        }
+    }
+}
+
+/// A window join or co-group with both keys.
+pub struct TwoInputKeyed<K: Key, A: Data, B: Data, J> {
+    keyed: KeyedConnectedStreams<K, A, B>,
+    kind: PhantomData<J>,
+}
+
+impl<K: Key, A: Data, B: Data, J> std::fmt::Debug for TwoInputKeyed<K, A, B, J> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TwoInputKeyed").finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, A: Data, B: Data, J> TwoInputKeyed<K, A, B, J> {
+    /// Windows of both inputs together, cut by `assigner` (any assigner: tumbling, sliding,
+    /// sessions, global with a trigger) and fired by its default trigger.
+    pub fn window<W: WindowAssigner>(
+        &self,
+        assigner: W,
+    ) -> TwoInputWindowed<K, A, B, W, W::DefaultTrigger, J>
+    where
+        W::DefaultTrigger: Trigger<K, CoInput<A, B>, W::Window>,
+    {
+        TwoInputWindowed {
+            windowed: self.keyed.tagged().window(assigner),
+            kind: PhantomData,
+        }
+    }
+}
+
+/// A window join or co-group with its windows: set a trigger, an evictor or an allowed
+/// lateness (over both inputs' records), then `apply` the function.
+pub struct TwoInputWindowed<K: Key, A: Data, B: Data, W: WindowAssigner, Tr, J> {
+    windowed: WindowedStream<K, CoInput<A, B>, W, Tr>,
+    kind: PhantomData<J>,
+}
+
+impl<K: Key, A: Data, B: Data, W: WindowAssigner, Tr, J> std::fmt::Debug
+    for TwoInputWindowed<K, A, B, W, Tr, J>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TwoInputWindowed")
+            .field("windowed", &self.windowed)
+            .finish()
+    }
+}
+
+impl<K, A, B, W, Tr, J> TwoInputWindowed<K, A, B, W, Tr, J>
+where
+    K: Key,
+    A: Data,
+    B: Data,
+    W: WindowAssigner,
+    Tr: Trigger<K, CoInput<A, B>, W::Window>,
+{
+    /// Fires windows by `trigger` instead of the assigner's default.
+    pub fn trigger<Tr2: Trigger<K, CoInput<A, B>, W::Window>>(
+        self,
+        trigger: Tr2,
+    ) -> TwoInputWindowed<K, A, B, W, Tr2, J> {
+        TwoInputWindowed {
+            windowed: self.windowed.trigger(trigger),
+            kind: PhantomData,
+        }
+    }
+
+    /// Evicts records (of either input) from a window before or after the function.
+    pub fn evictor(self, evictor: impl Evictor<CoInput<A, B>, W::Window>) -> Self {
+        TwoInputWindowed {
+            windowed: self.windowed.evictor(evictor),
+            kind: PhantomData,
+        }
+    }
+
+    /// Keeps windows for `lateness_ms` after they fire; late records within it fire them
+    /// again (with every record of the window so far).
+    pub fn allowed_lateness_millis(self, lateness_ms: i64) -> Self {
+        TwoInputWindowed {
+            windowed: self.windowed.allowed_lateness_millis(lateness_ms),
+            kind: PhantomData,
+        }
+    }
+
+    /// Calls `f(key, window, first, second, out)` with both inputs' records of a key and
+    /// window, each side in arrival order.
+    fn grouped<O: Data>(
+        &self,
+        name: &str,
+        f: impl Fn(&K, &W::Window, Vec<A>, Vec<B>, &mut Vec<O>) + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        self.windowed
+            .apply(move |key, window, records, out| {
+                let (mut first, mut second) = (Vec::new(), Vec::new());
+                for record in records {
+                    match record {
+                        CoInput::First(a) => first.push(a),
+                        CoInput::Second(b) => second.push(b),
+                    }
+                }
+                f(key, window, first, second, out);
+            })
+            .name(name)
+    }
+}
+
+impl<K, A, B, W, Tr> TwoInputWindowed<K, A, B, W, Tr, Join>
+where
+    K: Key,
+    A: Data,
+    B: Data,
+    W: WindowAssigner,
+    Tr: Trigger<K, CoInput<A, B>, W::Window>,
+{
+    /// Calls `f` on every pair of records (one of each input) with equal keys in a window
+    /// when it fires: an inner join, so a key with records on one side only gives nothing.
+    pub fn apply<O: Data>(&self, f: impl Fn(&A, &B) -> O + Send + Sync + 'static) -> DataStream<O> {
+        self.grouped("Window Join", move |_, _, first, second, out| {
+            for a in &first {
+                for b in &second {
+                    out.push(f(a, b));
+                }
+            }
+        })
+    }
+}
+
+impl<K, A, B, W, Tr> TwoInputWindowed<K, A, B, W, Tr, CoGroup>
+where
+    K: Key,
+    A: Data,
+    B: Data,
+    W: WindowAssigner,
+    Tr: Trigger<K, CoInput<A, B>, W::Window>,
+{
+    /// Calls `f(key, window, first, second, out)` with both inputs' records of each key and
+    /// window when it fires (one side may be empty).
+    pub fn apply<O: Data>(
+        &self,
+        f: impl Fn(&K, &W::Window, Vec<A>, Vec<B>, &mut Vec<O>) + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        self.grouped("Window CoGroup", f)
     }
 }
 

@@ -156,7 +156,8 @@ pub use assigner::{
 };
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use connect::{
-    CoInput, CoProcessFunction, ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams,
+    CoGroup, CoInput, CoProcessFunction, ConnectedStreams, Join, KeyedCoProcessFunction,
+    KeyedConnectedStreams, TwoInputKeyed, TwoInputWhere, TwoInputWindowed, TwoInputWindows,
 };
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,

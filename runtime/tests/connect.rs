@@ -339,3 +339,125 @@ fn co_map_co_flat_map_and_co_process() {
     let total = counts.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
     assert_eq!(total, (100, 30));
 }
+
+/// `(key, timestamp, id)`.
+type Tick = (u32, i64, u64);
+
+fn ticks(n: u64, keys: u64, step: i64, first_id: u64) -> Vec<Tick> {
+    (0..n)
+        .map(|i| (((i * 7) % keys) as u32, i as i64 * step, first_id + i))
+        .collect()
+}
+
+fn ticking(env: &StreamExecutionEnvironment, events: Vec<Tick>) -> DataStream<Tick> {
+    env.from_collection(events)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|e: &Tick, _| e.1)
+                .emit_per_event(),
+        )
+}
+
+/// The window starts of `ts` for windows of `size` every `slide` ms (tumbling when equal).
+fn starts(ts: i64, size: i64, slide: i64) -> Vec<i64> {
+    let last = ts - ts.rem_euclid(slide);
+    (0..)
+        .map(|i| last - i * slide)
+        .take_while(|s| s + size > ts)
+        .collect()
+}
+
+/// Every `(first id, second id)` of records with equal keys in a common window, once per
+/// common window.
+fn join_reference(first: &[Tick], second: &[Tick], size: i64, slide: i64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for a in first {
+        for b in second.iter().filter(|b| b.0 == a.0) {
+            let common = starts(a.1, size, slide)
+                .into_iter()
+                .filter(|s| starts(b.1, size, slide).contains(s))
+                .count();
+            out.extend(std::iter::repeat_n((a.2, b.2), common));
+        }
+    }
+    sorted(out)
+}
+
+#[test]
+fn window_joins_pair_records_of_a_key_in_each_window() {
+    let first = ticks(600, 9, 5, 0);
+    let second = ticks(250, 7, 12, 10_000);
+    for (size, slide) in [(100, 100), (100, 40)] {
+        let want = join_reference(&first, &second, size, slide);
+        assert!(want.len() > 500, "{}", want.len());
+        for parallelism in [1, 2] {
+            for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
+                let env = StreamExecutionEnvironment::new();
+                env.set_parallelism(parallelism)
+                    .set_state_backend(backend.clone());
+                let joined = ticking(&env, first.clone()).join(&ticking(&env, second.clone()));
+                let keyed = joined.where_(|a: &Tick| a.0).equal_to(|b: &Tick| b.0);
+                let pairs = if size == slide {
+                    keyed
+                        .window(typeinfo_runtime::TumblingEventTimeWindows::of_millis(size))
+                        .apply(|a, b| (a.2, b.2))
+                } else {
+                    keyed
+                        .window(typeinfo_runtime::SlidingEventTimeWindows::of_millis(
+                            size, slide,
+                        ))
+                        .apply(|a, b| (a.2, b.2))
+                }
+                .collect();
+                env.execute("window join").unwrap();
+                assert_eq!(
+                    sorted(pairs.take()),
+                    want,
+                    "size {size} slide {slide} p{parallelism} {backend:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A co-group gets both sides of every key and window, one side possibly empty; in batch
+/// mode too.
+#[test]
+fn co_group_gets_both_sides_of_each_window() {
+    let first = ticks(300, 5, 7, 0);
+    let second = ticks(40, 3, 50, 10_000);
+    // (key, window start, first ids, second ids), computed directly.
+    let mut want = BTreeMap::<(u32, i64), (Vec<u64>, Vec<u64>)>::new();
+    for a in &first {
+        want.entry((a.0, a.1 - a.1 % 100)).or_default().0.push(a.2);
+    }
+    for b in &second {
+        want.entry((b.0, b.1 - b.1 % 100)).or_default().1.push(b.2);
+    }
+    let want: Vec<_> = want
+        .into_iter()
+        .map(|((k, s), (a, b))| (k, s, a, b))
+        .collect();
+    assert!(want.iter().any(|w| w.3.is_empty()) && want.iter().any(|w| !w.3.is_empty()));
+    for mode in [RuntimeMode::Streaming, RuntimeMode::Batch] {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(2).set_runtime_mode(mode);
+        let groups = ticking(&env, first.clone())
+            .co_group(&ticking(&env, second.clone()))
+            .where_(|a: &Tick| a.0)
+            .equal_to(|b: &Tick| b.0)
+            .window(typeinfo_runtime::TumblingEventTimeWindows::of_millis(100))
+            .apply(|key, window, a, b, out| {
+                // Arrival order interleaves the two source subtasks: compare as sets.
+                out.push((
+                    *key,
+                    window.start,
+                    sorted(a.iter().map(|t| t.2).collect::<Vec<_>>()),
+                    sorted(b.iter().map(|t| t.2).collect::<Vec<_>>()),
+                ));
+            })
+            .collect();
+        env.execute("co-group").unwrap();
+        assert_eq!(sorted(groups.take()), want, "{mode:?}");
+    }
+}
