@@ -7,6 +7,9 @@
 //! - `a.connect(&b).key_by(ka, kb).process(f)`: a [`KeyedCoProcessFunction`]. Both inputs
 //!   are partitioned by the same key type; the function's keyed state is shared by both
 //!   inputs under the current key, and it registers event- and processing-time timers.
+//! - `a.key_by(ka).interval_join(&b.key_by(kb)).between(lower, upper).process(f)`: an
+//!   interval join, `f` on every pair with `a.ts + lower <= b.ts <= a.ts + upper`
+//!   ([`IntervalJoin`]).
 //! - `a.join(&b).where_(ka).equal_to(kb).window(assigner).apply(f)`: a window join, `f` on
 //!   every pair of a key's records in a window; `a.co_group(&b)...apply(f)`: both sides'
 //!   records of a key and window at once. Every window assigner, trigger and evictor
@@ -94,10 +97,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use typeinfo::TypeInfo;
-use typeinfo_state::KeyedBackend;
+use typeinfo_state::{KeyedBackend, KeyedStateBackend, MapState, MapStateDescriptor};
 
 use crate::assigner::WindowAssigner;
-use crate::context::TimeDomain;
+use crate::context::{OutputTag, TimeDomain};
 use crate::error::Result;
 use crate::evictor::Evictor;
 use crate::process::{KeyedContext, KeyedProcessFunction};
@@ -662,5 +665,348 @@ impl<K: Key, A, B, O, F: KeyedCoProcessFunction<K, A, B, O>>
         ctx: &mut KeyedContext<'_, K, O>,
     ) -> Result<()> {
         self.0.on_timer(timestamp, domain, ctx)
+    }
+}
+
+impl<K: Key, A: Data> KeyedStream<K, A> {
+    /// Joins this keyed stream with `other` on equal keys and a time interval (Flink's
+    /// interval join): set the interval with [`IntervalJoin::between`], then `process`.
+    ///
+    /// ```
+    /// use typeinfo_runtime::{StreamExecutionEnvironment, WatermarkStrategy};
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let at = |e: &(char, i64), _| e.1;
+    /// let orders = env.from_collection(vec![('a', 10i64), ('b', 10)])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(at));
+    /// let shipments = env.from_collection(vec![('a', 12i64), ('a', 30), ('b', 9)])
+    ///     .assign_timestamps_and_watermarks(WatermarkStrategy::for_monotonous_timestamps().with_timestamp_assigner(at));
+    /// // Shipments within 0..=5 ms after their order.
+    /// let shipped = orders
+    ///     .key_by(|o: &(char, i64)| o.0)
+    ///     .interval_join(&shipments.key_by(|s: &(char, i64)| s.0))
+    ///     .between(0, 5)
+    ///     .process(|o: &(char, i64), s: &(char, i64), ctx: &mut typeinfo_runtime::JoinContext<'_, '_, char, (char, i64, i64)>| {
+    ///         ctx.collect((o.0, o.1, s.1));
+    ///         Ok(())
+    ///     })
+    ///     .collect();
+    /// env.execute("interval join")?;
+    /// assert_eq!(shipped.take(), [('a', 10, 12)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn interval_join<B: Data>(&self, other: &KeyedStream<K, B>) -> IntervalJoin<K, A, B> {
+        let (first, first_key) = self.parts();
+        let (second, second_key) = other.parts();
+        IntervalJoin {
+            keyed: KeyedConnectedStreams {
+                inputs: first.connect(second),
+                first: first_key,
+                second: second_key,
+            },
+            lower: 0,
+            upper: 0,
+            lower_exclusive: false,
+            upper_exclusive: false,
+        }
+    }
+}
+
+/// An interval join being built ([`KeyedStream::interval_join`]): records `a` of the first
+/// input and `b` of the second with equal keys are joined when
+/// `a.ts + lower <= b.ts <= a.ts + upper` (either bound exclusive on request).
+///
+/// As Flink's `IntervalJoinOperator`: each input's records wait in keyed map state (by
+/// timestamp) for partners of the other input; a record joins with every partner already
+/// waiting, so each pair is produced once, whichever comes first, with the larger of the
+/// two timestamps. A record behind the operator's watermark (the minimum of both inputs') is
+/// late and dropped; a waiting record is removed when the watermark passes the last time a
+/// partner could still come (its timestamp plus the interval's far end), so state stays
+/// bounded by the interval. Records need timestamps. In batch mode nothing is late and a
+/// key's records wait until its end.
+pub struct IntervalJoin<K: Key, A: Data, B: Data> {
+    keyed: KeyedConnectedStreams<K, A, B>,
+    lower: i64,
+    upper: i64,
+    lower_exclusive: bool,
+    upper_exclusive: bool,
+}
+
+impl<K: Key, A: Data, B: Data> std::fmt::Debug for IntervalJoin<K, A, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntervalJoin")
+            .field("lower", &self.lower)
+            .field("upper", &self.upper)
+            .field("lower_exclusive", &self.lower_exclusive)
+            .field("upper_exclusive", &self.upper_exclusive)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, A: Data, B: Data> IntervalJoin<K, A, B> {
+    /// The interval, in milliseconds relative to the first input's record (bounds
+    /// inclusive; `lower` must not exceed `upper`, or the job fails when it starts).
+    pub fn between(mut self, lower_ms: i64, upper_ms: i64) -> Self {
+        self.lower = lower_ms;
+        self.upper = upper_ms;
+        self
+    }
+
+    /// Excludes the lower bound (`a.ts + lower < b.ts`).
+    pub fn lower_bound_exclusive(mut self) -> Self {
+        self.lower_exclusive = true;
+        self
+    }
+
+    /// Excludes the upper bound (`b.ts < a.ts + upper`).
+    pub fn upper_bound_exclusive(mut self) -> Self {
+        self.upper_exclusive = true;
+        self
+    }
+
+    /// Runs `function` on every joined pair.
+    pub fn process<O: Data, F: ProcessJoinFunction<K, A, B, O> + Clone>(
+        &self,
+        function: F,
+    ) -> DataStream<O> {
+        let lower = self.lower.saturating_add(i64::from(self.lower_exclusive));
+        let upper = self.upper.saturating_sub(i64::from(self.upper_exclusive));
+        self.keyed
+            .tagged()
+            .process(KeyedCoProcess(IntervalJoinFunction {
+                lower,
+                upper,
+                function,
+                first: None,
+                second: None,
+            }))
+            .name("Interval Join")
+    }
+}
+
+/// What a [`ProcessJoinFunction`] gets with a pair: both timestamps, the key, and where to
+/// emit (with the pair's timestamp, the larger of the two).
+pub struct JoinContext<'c, 'a, K: Key, O> {
+    inner: &'c mut KeyedContext<'a, K, O>,
+    left: i64,
+    right: i64,
+}
+
+impl<K: Key, O> std::fmt::Debug for JoinContext<'_, '_, K, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinContext")
+            .field("left", &self.left)
+            .field("right", &self.right)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, O> JoinContext<'_, '_, K, O> {
+    /// The first input's record's timestamp.
+    pub fn left_timestamp(&self) -> i64 {
+        self.left
+    }
+
+    /// The second input's record's timestamp.
+    pub fn right_timestamp(&self) -> i64 {
+        self.right
+    }
+
+    /// The pair's timestamp: the larger of the two.
+    pub fn timestamp(&self) -> i64 {
+        self.left.max(self.right)
+    }
+
+    /// The key both records have.
+    pub fn key(&self) -> &K {
+        self.inner.key()
+    }
+
+    /// Emits `value` with the pair's timestamp.
+    pub fn collect(&mut self, value: O) {
+        let ts = self.timestamp();
+        self.inner.collect_with_timestamp(value, ts);
+    }
+
+    /// Emits `value` to the side output `tag`.
+    ///
+    /// # Errors
+    ///
+    /// The value cannot be serialized.
+    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
+        self.inner.output(tag, value)
+    }
+}
+
+/// The function of an interval join, called once per joined pair (Flink's
+/// `ProcessJoinFunction`); a closure `|a, b, ctx| ...` is one.
+pub trait ProcessJoinFunction<K: Key, A, B, O>: Send + Sync + 'static {
+    /// A pair: `left` of the first input, `right` of the second.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job (or restarts it, by its restart strategy).
+    fn process_element(
+        &mut self,
+        left: &A,
+        right: &B,
+        ctx: &mut JoinContext<'_, '_, K, O>,
+    ) -> Result<()>;
+}
+
+impl<K: Key, A, B, O, F> ProcessJoinFunction<K, A, B, O> for F
+where
+    F: Fn(&A, &B, &mut JoinContext<'_, '_, K, O>) -> Result<()> + Send + Sync + 'static,
+{
+    fn process_element(
+        &mut self,
+        left: &A,
+        right: &B,
+        ctx: &mut JoinContext<'_, '_, K, O>,
+    ) -> Result<()> {
+        self(left, right, ctx)
+    }
+}
+
+/// An interval join as a keyed co-process function: each input's records wait in map state
+/// by timestamp; a cleanup timer per timestamp removes them.
+#[derive(Clone)]
+struct IntervalJoinFunction<A, B, F> {
+    /// Inclusive bounds of `b.ts - a.ts`.
+    lower: i64,
+    upper: i64,
+    function: F,
+    first: Option<MapState<(), i64, Vec<A>>>,
+    second: Option<MapState<(), i64, Vec<B>>>,
+}
+
+impl<A, B, F> IntervalJoinFunction<A, B, F> {
+    /// When a first-input record at `ts` can have no partner left to come.
+    fn first_cleanup(&self, ts: i64) -> i64 {
+        ts.saturating_add(self.upper.max(0))
+    }
+
+    /// When a second-input record at `ts` can have no partner left to come.
+    fn second_cleanup(&self, ts: i64) -> i64 {
+        ts.saturating_add(self.lower.saturating_neg().max(0))
+    }
+}
+
+/// The record's timestamp, or `None` when it is late (behind the watermark) and dropped.
+fn on_time<K: Key, O>(ctx: &KeyedContext<'_, K, O>) -> Result<Option<i64>> {
+    let ts = ctx.timestamp().ok_or_else(|| {
+        crate::Error::function("an interval join needs records with timestamps (assign them first)")
+    })?;
+    let watermark = ctx.current_watermark();
+    Ok((watermark == i64::MIN || ts >= watermark).then_some(ts))
+}
+
+/// Adds `value` at `ts` to `buffer`; returns the other buffer's records with timestamps in
+/// `lo..=hi`.
+fn buffer_and_match<K: Key, O, T: Data, U: Data>(
+    ctx: &mut KeyedContext<'_, K, O>,
+    buffer: &MapState<(), i64, Vec<T>>,
+    value: &T,
+    ts: i64,
+    other: &MapState<(), i64, Vec<U>>,
+    (lo, hi): (i64, i64),
+) -> Result<Vec<(i64, U)>> {
+    let mut bucket = buffer.get(ctx.state(), &(), &ts)?.unwrap_or_default();
+    bucket.push(value.clone());
+    buffer.put(ctx.state(), &(), ts, bucket)?;
+    let mut partners = Vec::new();
+    for entry in other.iter(ctx.state(), &())? {
+        let (at, records) = entry?;
+        if at > hi {
+            break; // in timestamp order
+        }
+        if at >= lo {
+            partners.extend(records.into_iter().map(|r| (at, r)));
+        }
+    }
+    Ok(partners)
+}
+
+impl<K, A, B, O, F> KeyedCoProcessFunction<K, A, B, O> for IntervalJoinFunction<A, B, F>
+where
+    K: Key,
+    A: Data,
+    B: Data,
+    F: ProcessJoinFunction<K, A, B, O> + Clone,
+{
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        if self.lower > self.upper {
+            return Err(crate::Error::Config(format!(
+                "an interval join's lower bound must not exceed its upper bound (got {} > {} ms, exclusive bounds applied)",
+                self.lower, self.upper
+            )));
+        }
+        self.first = Some(state.map_state(&MapStateDescriptor::new("interval-join-first"))?);
+        self.second = Some(state.map_state(&MapStateDescriptor::new("interval-join-second"))?);
+        Ok(())
+    }
+
+    fn process_element1(&mut self, a: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(first), Some(second)) = (&self.first, &self.second) else {
+            return Err(crate::Error::function("an interval join was not opened"));
+        };
+        let Some(ts) = on_time(ctx)? else {
+            return Ok(());
+        };
+        let range = (ts.saturating_add(self.lower), ts.saturating_add(self.upper));
+        let partners = buffer_and_match(ctx, first, &a, ts, second, range)?;
+        for (at, b) in partners {
+            let mut join = JoinContext {
+                inner: ctx,
+                left: ts,
+                right: at,
+            };
+            self.function.process_element(&a, &b, &mut join)?;
+        }
+        let cleanup = self.first_cleanup(ts);
+        ctx.register_event_time_timer(cleanup);
+        Ok(())
+    }
+
+    fn process_element2(&mut self, b: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(first), Some(second)) = (&self.first, &self.second) else {
+            return Err(crate::Error::function("an interval join was not opened"));
+        };
+        let Some(ts) = on_time(ctx)? else {
+            return Ok(());
+        };
+        let range = (ts.saturating_sub(self.upper), ts.saturating_sub(self.lower));
+        let partners = buffer_and_match(ctx, second, &b, ts, first, range)?;
+        for (at, a) in partners {
+            let mut join = JoinContext {
+                inner: ctx,
+                left: at,
+                right: ts,
+            };
+            self.function.process_element(&a, &b, &mut join)?;
+        }
+        let cleanup = self.second_cleanup(ts);
+        ctx.register_event_time_timer(cleanup);
+        Ok(())
+    }
+
+    /// Removes the records whose cleanup time is `time`, of either input (a record's
+    /// cleanup time is its timestamp plus a constant per input, so each timer names one
+    /// timestamp per input).
+    fn on_timer(
+        &mut self,
+        time: i64,
+        _domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        if let Some(first) = &self.first {
+            first.remove(ctx.state(), &(), &time.saturating_sub(self.upper.max(0)))?;
+        }
+        if let Some(second) = &self.second {
+            let back = self.lower.saturating_neg().max(0);
+            second.remove(ctx.state(), &(), &time.saturating_sub(back))?;
+        }
+        Ok(())
     }
 }

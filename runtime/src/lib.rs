@@ -156,8 +156,9 @@ pub use assigner::{
 };
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use connect::{
-    CoGroup, CoInput, CoProcessFunction, ConnectedStreams, Join, KeyedCoProcessFunction,
-    KeyedConnectedStreams, TwoInputKeyed, TwoInputWhere, TwoInputWindowed, TwoInputWindows,
+    CoGroup, CoInput, CoProcessFunction, ConnectedStreams, IntervalJoin, Join, JoinContext,
+    KeyedCoProcessFunction, KeyedConnectedStreams, ProcessJoinFunction, TwoInputKeyed,
+    TwoInputWhere, TwoInputWindowed, TwoInputWindows,
 };
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,

@@ -461,3 +461,105 @@ fn co_group_gets_both_sides_of_each_window() {
         assert_eq!(sorted(groups.take()), want, "{mode:?}");
     }
 }
+
+/// Every `(first id, second id)` with equal keys and `lo <= b.ts - a.ts <= hi`.
+fn interval_reference(first: &[Tick], second: &[Tick], lo: i64, hi: i64) -> Vec<(u64, u64, i64)> {
+    let mut out = Vec::new();
+    for a in first {
+        for b in second {
+            if a.0 == b.0 && (lo..=hi).contains(&(b.1 - a.1)) {
+                out.push((a.2, b.2, a.1.max(b.1)));
+            }
+        }
+    }
+    sorted(out)
+}
+
+fn interval_job(
+    first: &[Tick],
+    second: &[Tick],
+    (lower, upper, lower_exclusive, upper_exclusive): (i64, i64, bool, bool),
+    parallelism: u32,
+    backend: StateBackend,
+    mode: RuntimeMode,
+) -> Vec<(u64, u64, i64)> {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism)
+        .set_state_backend(backend)
+        .set_runtime_mode(mode);
+    let mut join = ticking(&env, first.to_vec())
+        .key_by(|a: &Tick| a.0)
+        .interval_join(&ticking(&env, second.to_vec()).key_by(|b: &Tick| b.0))
+        .between(lower, upper);
+    if lower_exclusive {
+        join = join.lower_bound_exclusive();
+    }
+    if upper_exclusive {
+        join = join.upper_bound_exclusive();
+    }
+    let pairs = join
+        .process(
+            |a: &Tick,
+             b: &Tick,
+             ctx: &mut typeinfo_runtime::JoinContext<'_, '_, u32, (u64, u64, i64)>| {
+                assert_eq!(*ctx.key(), a.0);
+                assert_eq!((ctx.left_timestamp(), ctx.right_timestamp()), (a.1, b.1));
+                let ts = ctx.timestamp();
+                ctx.collect((a.2, b.2, ts));
+                Ok(())
+            },
+        )
+        .collect();
+    env.execute("interval join").unwrap();
+    sorted(pairs.take())
+}
+
+/// Pairs within the interval, once each, whichever input brings the second record, with
+/// inclusive and exclusive bounds and an interval before the first record; at p1 and p2, on
+/// both backends, in streaming and batch mode.
+#[test]
+fn interval_joins_pair_records_within_the_interval() {
+    let first = ticks(500, 6, 4, 0);
+    let second = ticks(400, 5, 5, 10_000);
+    for bounds in [
+        (0, 20, false, false),
+        (-15, 10, true, true),
+        (-30, -10, false, true),
+    ] {
+        let lo = bounds.0 + i64::from(bounds.2);
+        let hi = bounds.1 - i64::from(bounds.3);
+        let want = interval_reference(&first, &second, lo, hi);
+        assert!(want.len() > 100, "{bounds:?}: {}", want.len());
+        for parallelism in [1, 2] {
+            for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
+                for mode in [RuntimeMode::Streaming, RuntimeMode::Batch] {
+                    assert_eq!(
+                        interval_job(&first, &second, bounds, parallelism, backend.clone(), mode),
+                        want,
+                        "{bounds:?} p{parallelism} {backend:?} {mode:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A lower bound beyond the upper bound fails the job with a clear message.
+#[test]
+fn an_empty_interval_is_refused() {
+    let env = StreamExecutionEnvironment::new();
+    ticking(&env, ticks(10, 2, 1, 0))
+        .key_by(|a: &Tick| a.0)
+        .interval_join(&ticking(&env, ticks(10, 2, 1, 100)).key_by(|b: &Tick| b.0))
+        .between(5, 5)
+        .lower_bound_exclusive()
+        .process(
+            |_: &Tick, _: &Tick, _: &mut typeinfo_runtime::JoinContext<'_, '_, u32, u64>| Ok(()),
+        )
+        .collect();
+    let err = env.execute("empty interval").unwrap_err();
+    assert!(
+        err.to_string().contains("lower bound must not exceed"),
+        "{err}"
+    );
+}
