@@ -2,16 +2,24 @@
 //! state between its two inputs (an enrichment whose orders may come before their
 //! customer), against a plain-loop reference, at parallelism 1 and 2, on both backends, in
 //! streaming and batch mode; event-time timers fire only when the watermarks of both inputs
-//! passed them; co-map, co-flat-map and a non-keyed co-process function with a side output.
+//! passed them; co-map, co-flat-map and a non-keyed co-process function with a side output;
+//! window joins, co-groups and interval joins against nested loops; a two-input job restarted
+//! from its checkpoint publishes exactly the failure-free output.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use typeinfo_runtime::{
-    CoProcessFunction, DataStream, KeyedCoProcessFunction, KeyedContext, OperatorContext,
-    OutputTag, RuntimeMode, StateBackend, StreamExecutionEnvironment, TimeDomain,
-    WatermarkStrategy,
+    CheckpointConfig, CoProcessFunction, DataStream, KeyedCoProcessFunction, KeyedContext,
+    OperatorContext, OutputTag, RestartStrategy, RuntimeMode, StateBackend,
+    StreamExecutionEnvironment, TimeDomain, WatermarkStrategy,
 };
+mod common;
+use common::{FailAtThirdCheckpoint, Paced};
+
 use typeinfo_state::{
     KeyedStateBackend, ListState, ListStateDescriptor, ValueState, ValueStateDescriptor,
 };
@@ -562,4 +570,82 @@ fn an_empty_interval_is_refused() {
         err.to_string().contains("lower bound must not exceed"),
         "{err}"
     );
+}
+
+/// A two-input job (an interval join of two paced sources) whose operator after the join
+/// fails once at its 3rd checkpoint restarts from its latest checkpoint inside `execute`:
+/// the published output is exactly the failure-free result, nothing lost or repeated (the
+/// join's waiting records and timers, and both sources' positions, come back from the
+/// checkpoint).
+#[test]
+fn a_two_input_job_restarts_from_its_checkpoint_with_exactly_once_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = StreamExecutionEnvironment::new();
+    env.enable_checkpointing(CheckpointConfig::new(
+        dir.path().join("checkpoints"),
+        Duration::from_millis(20),
+    ))
+    .set_restart_strategy(RestartStrategy::FixedDelay {
+        attempts: 2,
+        delay: Duration::from_millis(10),
+    });
+    let left = |v: u64| -> Tick { ((v % 11) as u32, v as i64, v) };
+    let right = |v: u64| -> Tick { (((v * 3) % 11) as u32, (v + v / 2) as i64, 100_000 + v) };
+    let paced = |count: u64, name: &str| {
+        env.from_source(
+            Paced {
+                count,
+                per_second: 40_000.0,
+            },
+            WatermarkStrategy::no_watermarks(),
+            name,
+        )
+    };
+    let timestamps = || {
+        WatermarkStrategy::for_monotonous_timestamps()
+            .with_timestamp_assigner(|e: &Tick, _| e.1)
+            .emit_per_event()
+    };
+    let opened = Arc::new(AtomicU32::new(0));
+    paced(6_000, "left")
+        .map(left)
+        .assign_timestamps_and_watermarks(timestamps())
+        .key_by(|a: &Tick| a.0)
+        .interval_join(
+            &paced(4_000, "right")
+                .map(right)
+                .assign_timestamps_and_watermarks(timestamps())
+                .key_by(|b: &Tick| b.0),
+        )
+        .between(-3, 3)
+        .process(
+            |a: &Tick, b: &Tick, ctx: &mut typeinfo_runtime::JoinContext<'_, '_, u32, String>| {
+                ctx.collect(format!("{},{}", a.2, b.2));
+                Ok(())
+            },
+        )
+        .uid("join")
+        .transform(
+            "Fails once",
+            FailAtThirdCheckpoint {
+                failed_once: Arc::new(AtomicBool::new(false)),
+                always: false,
+                opened: Arc::clone(&opened),
+            },
+        )
+        .uid("fails")
+        .write_as_text(dir.path().join("out"));
+    let result = env.execute("two inputs restart").unwrap();
+    assert!(result.metric("job.numRestarts") >= 1, "the job restarted");
+    assert!(opened.load(Ordering::SeqCst) >= 2);
+    let lefts: Vec<Tick> = (0..6_000).map(left).collect();
+    let rights: Vec<Tick> = (0..4_000).map(right).collect();
+    let want: Vec<String> = sorted(
+        interval_reference(&lefts, &rights, -3, 3)
+            .into_iter()
+            .map(|(a, b, _)| format!("{a},{b}"))
+            .collect(),
+    );
+    assert!(want.len() > 2_000, "{}", want.len());
+    assert_eq!(common::published(&dir.path().join("out")), want);
 }

@@ -9,98 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use typeinfo_runtime::{
-    CheckpointConfig, Error, JobStatus, OneInputOperator, OperatorContext, ReadStatus,
-    RestartStrategy, Result, Source, SourceOutput, SplitReader, StateContext,
-    StreamExecutionEnvironment, WatermarkStrategy,
+    CheckpointConfig, Error, JobStatus, RestartStrategy, StreamExecutionEnvironment,
+    WatermarkStrategy,
 };
 
-/// `0..count`, paced at `per_second` (so that checkpoints happen while it runs); one split.
-#[derive(Clone)]
-struct Paced {
-    count: u64,
-    per_second: f64,
-}
-
-struct PacedReader {
-    next: u64,
-    count: u64,
-    per_second: f64,
-    opened: Instant,
-    from: u64,
-}
-
-impl SplitReader<u64> for PacedReader {
-    type Position = u64;
-    fn read(&mut self, out: &mut SourceOutput<'_, u64>, budget: usize) -> Result<ReadStatus> {
-        let due = self.from + (self.opened.elapsed().as_secs_f64() * self.per_second) as u64;
-        let mut n = 0;
-        while n < budget && self.next < due.min(self.count) {
-            out.collect(self.next);
-            self.next += 1;
-            n += 1;
-        }
-        Ok(if self.next >= self.count {
-            ReadStatus::Finished
-        } else if n == 0 {
-            ReadStatus::NothingAvailable
-        } else {
-            ReadStatus::More
-        })
-    }
-    fn position(&self) -> u64 {
-        self.next
-    }
-    fn seek(&mut self, position: u64) -> Result<()> {
-        self.next = position;
-        self.from = position;
-        Ok(())
-    }
-}
-
-impl Source<u64> for Paced {
-    type Split = ();
-    type Reader = PacedReader;
-    fn splits(&self, _: usize) -> Result<Vec<()>> {
-        Ok(vec![()])
-    }
-    fn reader(&self, _: &()) -> Result<PacedReader> {
-        Ok(PacedReader {
-            next: 0,
-            count: self.count,
-            per_second: self.per_second,
-            opened: Instant::now(),
-            from: 0,
-        })
-    }
-}
-
-/// Passes records on; fails in its part of checkpoint 3 the first time it gets there, or
-/// always with `always`.
-#[derive(Clone)]
-struct FailAtThirdCheckpoint {
-    failed_once: Arc<AtomicBool>,
-    always: bool,
-    opened: Arc<AtomicU32>,
-}
-
-impl OneInputOperator<(), u64, u64> for FailAtThirdCheckpoint {
-    fn open(&mut self, _: &mut StateContext<'_, ()>) -> Result<()> {
-        self.opened.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-    fn process_element(&mut self, v: u64, ctx: &mut OperatorContext<'_, (), u64>) -> Result<()> {
-        ctx.collect(v);
-        Ok(())
-    }
-    fn snapshot_state(&mut self, checkpoint: u64, _: &mut StateContext<'_, ()>) -> Result<()> {
-        if checkpoint >= 3 && (self.always || !self.failed_once.swap(true, Ordering::SeqCst)) {
-            return Err(Error::function(format!(
-                "injected failure at checkpoint {checkpoint}"
-            )));
-        }
-        Ok(())
-    }
-}
+mod common;
+use common::{FailAtThirdCheckpoint, Paced};
 
 fn job(
     dir: &std::path::Path,

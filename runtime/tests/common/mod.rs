@@ -1,9 +1,18 @@
 //! What the crash and checkpoint tests share: reading committed output, a seeded
-//! generator, looking at a checkpoint directory, copying one.
+//! generator, looking at a checkpoint directory, copying one, a paced source and an
+//! operator that fails at a checkpoint.
 #![allow(dead_code)] // each test uses what it needs
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use typeinfo_runtime::{
+    Data, Error, OneInputOperator, OperatorContext, ReadStatus, Result, Source, SourceOutput,
+    SplitReader, StateContext,
+};
 
 /// Every published line of an output directory, sorted; fails on unpublished leftovers.
 pub fn published(dir: &Path) -> Vec<String> {
@@ -142,5 +151,93 @@ pub fn copy_dir(from: &Path, to: &Path) {
         } else {
             std::fs::copy(e.path(), &target).expect("copy");
         }
+    }
+}
+
+/// `0..count`, paced at `per_second` (so that checkpoints happen while it runs); one split.
+#[derive(Clone)]
+pub struct Paced {
+    pub count: u64,
+    pub per_second: f64,
+}
+
+pub struct PacedReader {
+    next: u64,
+    count: u64,
+    per_second: f64,
+    opened: Instant,
+    from: u64,
+}
+
+impl SplitReader<u64> for PacedReader {
+    type Position = u64;
+    fn read(&mut self, out: &mut SourceOutput<'_, u64>, budget: usize) -> Result<ReadStatus> {
+        let due = self.from + (self.opened.elapsed().as_secs_f64() * self.per_second) as u64;
+        let mut n = 0;
+        while n < budget && self.next < due.min(self.count) {
+            out.collect(self.next);
+            self.next += 1;
+            n += 1;
+        }
+        Ok(if self.next >= self.count {
+            ReadStatus::Finished
+        } else if n == 0 {
+            ReadStatus::NothingAvailable
+        } else {
+            ReadStatus::More
+        })
+    }
+    fn position(&self) -> u64 {
+        self.next
+    }
+    fn seek(&mut self, position: u64) -> Result<()> {
+        self.next = position;
+        self.from = position;
+        Ok(())
+    }
+}
+
+impl Source<u64> for Paced {
+    type Split = ();
+    type Reader = PacedReader;
+    fn splits(&self, _: usize) -> Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _: &()) -> Result<PacedReader> {
+        Ok(PacedReader {
+            next: 0,
+            count: self.count,
+            per_second: self.per_second,
+            opened: Instant::now(),
+            from: 0,
+        })
+    }
+}
+
+/// Passes records on; fails in its part of checkpoint 3 the first time it gets there, or
+/// always with `always`.
+#[derive(Clone)]
+pub struct FailAtThirdCheckpoint {
+    pub failed_once: Arc<AtomicBool>,
+    pub always: bool,
+    pub opened: Arc<AtomicU32>,
+}
+
+impl<T: Data> OneInputOperator<(), T, T> for FailAtThirdCheckpoint {
+    fn open(&mut self, _: &mut StateContext<'_, ()>) -> Result<()> {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn process_element(&mut self, v: T, ctx: &mut OperatorContext<'_, (), T>) -> Result<()> {
+        ctx.collect(v);
+        Ok(())
+    }
+    fn snapshot_state(&mut self, checkpoint: u64, _: &mut StateContext<'_, ()>) -> Result<()> {
+        if checkpoint >= 3 && (self.always || !self.failed_once.swap(true, Ordering::SeqCst)) {
+            return Err(Error::function(format!(
+                "injected failure at checkpoint {checkpoint}"
+            )));
+        }
+        Ok(())
     }
 }
