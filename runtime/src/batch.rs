@@ -12,7 +12,7 @@
 //!
 //! - **Sorted keyed inputs.** Every keyed operator (windows, rolling aggregations, keyed
 //!   process functions, keyed `transform`s) first takes its whole input into a
-//!   [`NormalizedKeySorter`](crate::sort::NormalizedKeySorter): records serialized into
+//!   [`NormalizedKeySorter`]: records serialized into
 //!   memory segments, an index of (normalized-key prefix, timestamp, pointer) sorted in place,
 //!   full keys compared only on prefix ties, sorted runs spilled to unlinked temporary files
 //!   beyond the memory budget ([`StreamExecutionEnvironment::set_batch_sort_memory`], default
@@ -47,7 +47,7 @@
 //!
 //! A keyed operator's sorted input is a stage boundary, as a blocking exchange is in
 //! Flink: the producing stage has finished when the keyed operator starts on its sorted
-//! input. With a [`RestartStrategy`](crate::RestartStrategy) set, when the keyed operator's
+//! input. With a [`RestartStrategy`] set, when the keyed operator's
 //! function fails (returns an error or panics) that stage alone is rerun: the operator is
 //! created and opened again and reads its sorted input again from the first record (kept in
 //! memory, or in the spilled runs, until the stage completes); the sources and every

@@ -22,6 +22,11 @@
 //! operators sort their input by normalized key and timestamp ([`sort`]) and run one key at
 //! a time with that key's state only; event time is perfect and nothing is late.
 //!
+//! Two inputs meet in one operator through [`DataStream::connect`] (co-map, co-process
+//! functions, keyed with state shared by both inputs), window joins and co-groups
+//! ([`DataStream::join`], [`DataStream::co_group`]) and interval joins
+//! ([`KeyedStream::interval_join`]); see the module [`connect`].
+//!
 //! Users bring their own [`Source`]s (splits, positions, idleness), two-phase [`Sink`]s,
 //! operators ([`OneInputOperator`]) and functions ([`ProcessFunction`],
 //! [`KeyedProcessFunction`]); see the modules [`source`], [`sink`] and [`metrics`].
