@@ -882,14 +882,15 @@ struct IntervalJoinFunction<A, B, F> {
 }
 
 impl<A, B, F> IntervalJoinFunction<A, B, F> {
-    /// When a first-input record at `ts` can have no partner left to come.
-    fn first_cleanup(&self, ts: i64) -> i64 {
-        ts.saturating_add(self.upper.max(0))
+    /// How long after its timestamp a first-input record can still get a partner: it is
+    /// removed at its timestamp plus this.
+    fn first_reach(&self) -> i64 {
+        self.upper.max(0)
     }
 
-    /// When a second-input record at `ts` can have no partner left to come.
-    fn second_cleanup(&self, ts: i64) -> i64 {
-        ts.saturating_add(self.lower.saturating_neg().max(0))
+    /// How long after its timestamp a second-input record can still get a partner.
+    fn second_reach(&self) -> i64 {
+        self.lower.saturating_neg().max(0)
     }
 }
 
@@ -964,8 +965,7 @@ where
             };
             self.function.process_element(&a, &b, &mut join)?;
         }
-        let cleanup = self.first_cleanup(ts);
-        ctx.register_event_time_timer(cleanup);
+        ctx.register_event_time_timer(ts.saturating_add(self.first_reach()));
         Ok(())
     }
 
@@ -986,8 +986,7 @@ where
             };
             self.function.process_element(&a, &b, &mut join)?;
         }
-        let cleanup = self.second_cleanup(ts);
-        ctx.register_event_time_timer(cleanup);
+        ctx.register_event_time_timer(ts.saturating_add(self.second_reach()));
         Ok(())
     }
 
@@ -1001,11 +1000,10 @@ where
         ctx: &mut KeyedContext<'_, K, O>,
     ) -> Result<()> {
         if let Some(first) = &self.first {
-            first.remove(ctx.state(), &(), &time.saturating_sub(self.upper.max(0)))?;
+            first.remove(ctx.state(), &(), &time.saturating_sub(self.first_reach()))?;
         }
         if let Some(second) = &self.second {
-            let back = self.lower.saturating_neg().max(0);
-            second.remove(ctx.state(), &(), &time.saturating_sub(back))?;
+            second.remove(ctx.state(), &(), &time.saturating_sub(self.second_reach()))?;
         }
         Ok(())
     }
