@@ -103,7 +103,7 @@ use crate::channel::{sender_id, Msg};
 use crate::config::RestartStrategy;
 use crate::error::{Error, Result};
 use crate::job::panic_message;
-use crate::operator::{Operator, OperatorSetup, Output, Outputs, SideRecord};
+use crate::operator::{KeyOf, Operator, OperatorSetup, Output, Outputs, SideRecord};
 use crate::sort::{NormalizedKeySorter, SortConfig, SortedRecords};
 use crate::{Data, Key};
 
@@ -118,7 +118,7 @@ type MakeOperator<I, O> = Box<dyn Fn(&OperatorSetup) -> Result<Box<dyn Operator<
 /// [`SortedKeyedInput`], as is in streaming mode.
 pub(crate) fn keyed_operator<K: Key, I: Data, O: Data>(
     setup: &OperatorSetup,
-    selector: &Arc<dyn Fn(&I) -> K + Send + Sync>,
+    selector: &KeyOf<I, K>,
     make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + 'static,
 ) -> Result<Box<dyn Operator<I, O>>> {
     if !setup.batch {
@@ -131,8 +131,10 @@ pub(crate) fn keyed_operator<K: Key, I: Data, O: Data>(
         Some(HeldOutput::new(setup)?)
     };
     Ok(Box::new(SortedKeyedInput {
-        selector: Arc::clone(selector),
+        selector: selector.clone(),
         sorter: Some(sorter(setup)?),
+        unkeyed: Vec::new(),
+        unkeyed_next: 0,
         sorted: None,
         current: None,
         inner,
@@ -155,9 +157,15 @@ fn sorter<K: typeinfo::KeyType, V: typeinfo::TypeInfo>(
 /// operator key by key, ending each key with [`Operator::end_of_key`]; reruns it from the
 /// sorted input when it fails and a restart strategy allows.
 struct SortedKeyedInput<K: Key, I: Data, O: Data> {
-    selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+    selector: KeyOf<I, K>,
     /// Takes the input; `None` once sorted.
     sorter: Option<NormalizedKeySorter<K, I>>,
+    /// The records without a key (a keyed broadcast operator's broadcast input), in arrival
+    /// order: the operator gets them before the first key, as Flink's batch mode reads a
+    /// broadcast input first. Kept until the stage completes, for a rerun.
+    unkeyed: Vec<(i64, I)>,
+    /// How many of `unkeyed` the operator got.
+    unkeyed_next: usize,
     /// The sorted input, being replayed.
     sorted: Option<SortedRecords<K, I>>,
     /// The key whose records the operator is receiving.
@@ -174,6 +182,15 @@ impl<K: Key, I: Data, O: Data> SortedKeyedInput<K, I, O> {
     /// of the input, ends the last key, fires the end of event time and ends the operator.
     /// `false` once the input is done.
     fn replay(&mut self, out: &mut Outputs<O, I>) -> Result<bool> {
+        if self.unkeyed_next < self.unkeyed.len() {
+            let end = (self.unkeyed_next + SLICE).min(self.unkeyed.len());
+            while self.unkeyed_next < end {
+                let (ts, value) = self.unkeyed[self.unkeyed_next].clone();
+                self.unkeyed_next += 1;
+                self.inner.process(ts, value, out)?;
+            }
+            return Ok(true);
+        }
         for _ in 0..SLICE {
             let Some(sorted) = self.sorted.as_mut() else {
                 return Ok(false);
@@ -186,6 +203,7 @@ impl<K: Key, I: Data, O: Data> SortedKeyedInput<K, I, O> {
                 self.inner.finish(out)?;
                 // Kept until here: a failure above reruns the stage from it.
                 self.sorted = None;
+                self.unkeyed = Vec::new();
                 return Ok(false);
             };
             let (key, ts, value) = record?;
@@ -261,6 +279,7 @@ impl<K: Key, I: Data, O: Data> SortedKeyedInput<K, I, O> {
         self.inner = (self.make)(&self.setup)?;
         self.inner.open()?;
         self.current = None;
+        self.unkeyed_next = 0;
         if let Some(sorted) = self.sorted.as_mut() {
             sorted.rewind()?;
         }
@@ -272,10 +291,14 @@ impl<K: Key, I: Data, O: Data> SortedKeyedInput<K, I, O> {
 impl<K: Key, I: Data, O: Data> Operator<I, O> for SortedKeyedInput<K, I, O> {
     #[inline]
     fn process(&mut self, ts: i64, value: I, _out: &mut Outputs<O, I>) -> Result<()> {
-        let key = (self.selector)(&value);
-        match self.sorter.as_mut() {
-            Some(sorter) => sorter.add(&key, ts, &value),
-            None => Err(Error::Config(
+        let key = self.selector.key(&value);
+        match (self.sorter.as_mut(), key) {
+            (Some(sorter), Some(key)) => sorter.add(&key, ts, &value),
+            (Some(_), None) => {
+                self.unkeyed.push((ts, value));
+                Ok(())
+            }
+            (None, _) => Err(Error::Config(
                 "a record arrived after the end of a batch operator's input".into(),
             )),
         }

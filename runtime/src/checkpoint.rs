@@ -85,6 +85,8 @@ const FINAL_DIR: &str = "final";
 
 /// Where source subtasks whose input ended leave their last part (in the checkpoint root).
 const ENDED_DIR: &str = "ended";
+/// The content of a subtask's `finished` mark.
+const FINISHED_MARK: &[u8] = b"typeinfo operator subtask finished\n";
 
 /// The completion marker of a checkpoint directory (written last).
 pub const METADATA_FILE: &str = "_metadata";
@@ -550,6 +552,13 @@ impl Restore {
     }
 
     /// The operator-local parts of every old subtask of `key` (empty for a new operator).
+    /// Whether every old subtask of `key` had ended (its input exhausted) before the
+    /// snapshot: its state is its final state, and its input is not ended again.
+    pub(crate) fn finished(&self, key: &str) -> Result<bool> {
+        let parts = self.files(key, "ostate")?.len();
+        Ok(parts > 0 && self.files(key, "finished")?.len() == parts)
+    }
+
     pub(crate) fn parts(&self, key: &str) -> Result<Vec<OperatorPart>> {
         let mut parts = Vec::new();
         for rel in self.files(key, "ostate")? {
@@ -687,10 +696,57 @@ impl CheckpointStore {
             store: self,
             full: join(&dir, &subtask_file(subtask, "kstate")),
             native: join(&dir, &subtask_file(subtask, "native")),
+            full_only: false,
             key: key.to_owned(),
             epoch,
             subtask,
         }
+    }
+
+    /// Where an operator subtask whose input ended (while the job goes on) writes its final
+    /// keyed state: a full file among its ended parts.
+    pub(crate) fn ended_keyed_part(&self, epoch: u64, key: &str, subtask: usize) -> KeyedPart<'_> {
+        let dir = join(ENDED_DIR, key);
+        KeyedPart {
+            store: self,
+            full: join(&dir, &subtask_file(subtask, "kstate")),
+            native: join(&dir, &subtask_file(subtask, "native")),
+            full_only: true,
+            key: key.to_owned(),
+            epoch,
+            subtask,
+        }
+    }
+
+    /// Writes the final operator state of an operator subtask whose input ended.
+    pub(crate) fn write_ended_operator_state(
+        &self,
+        key: &str,
+        subtask: usize,
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
+        let rel = join(&join(ENDED_DIR, key), &subtask_file(subtask, "opstate"));
+        self.root.write_with(&rel, write)
+    }
+
+    /// Writes the final part of an operator subtask whose input ended, after its keyed and
+    /// operator state ([`ended_keyed_part`](Self::ended_keyed_part),
+    /// [`write_ended_operator_state`](Self::write_ended_operator_state)): every later
+    /// checkpoint gets these files, marked finished, so that a restore neither waits for
+    /// the subtask nor ends its input a second time (Flink's checkpoints after tasks
+    /// finished).
+    pub(crate) fn write_ended_operator_part(
+        &self,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        let dir = join(ENDED_DIR, key);
+        self.root.put(
+            &join(&dir, &subtask_file(subtask, "finished")),
+            FINISHED_MARK,
+        )?;
+        part.write_to(&self.root, &dir, subtask)
     }
 
     /// Writes the operator state of subtask `subtask` of operator `key` in checkpoint
@@ -763,16 +819,18 @@ impl CheckpointStore {
         part.write_to(&self.root, &join(ENDED_DIR, key), subtask)
     }
 
-    /// Gives checkpoint `epoch` the last part of every source subtask that ended before it
-    /// (they write no more parts); `written` is what the checkpoint's directory holds
-    /// (names relative to it), and gains the parts written here.
-    fn fill_ended_sources(
+    /// Gives checkpoint `epoch` the last part of every subtask that ended before it (a
+    /// source at its end, an operator whose every input ended: they write no more parts),
+    /// with an operator's final keyed and operator state and its `finished` mark;
+    /// `written` is what the checkpoint's directory holds (names relative to it), and
+    /// gains the parts written here.
+    fn fill_ended(
         &self,
         graph: &StreamGraph,
         epoch: u64,
         written: &mut BTreeSet<String>,
     ) -> Result<()> {
-        for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
+        for n in graph.nodes() {
             let key = Self::node_key(n);
             let ended = join(ENDED_DIR, &key);
             for s in 0..n.parallelism() as usize {
@@ -780,10 +838,19 @@ impl CheckpointStore {
                 if written.contains(&name) {
                     continue;
                 }
-                if let Some(part) = find_part_in(&self.root, &ended, s)? {
-                    self.write_part(epoch, &key, s, &part)?;
-                    written.insert(name);
+                let Some(part) = find_part_in(&self.root, &ended, s)? else {
+                    continue;
+                };
+                let dir = Self::operator_dir(epoch, &key);
+                for kind in ["kstate", "opstate", "finished"] {
+                    let from = join(&ended, &subtask_file(s, kind));
+                    if self.root.exists(&from)? {
+                        let bytes = self.root.read(&from)?;
+                        self.root.put(&join(&dir, &subtask_file(s, kind)), &bytes)?;
+                    }
                 }
+                self.write_part(epoch, &key, s, &part)?;
+                written.insert(name);
             }
         }
         Ok(())
@@ -885,7 +952,7 @@ impl CheckpointStore {
             return Ok(None);
         }
         let mut written: BTreeSet<String> = listing.iter().map(|l| l.name.clone()).collect();
-        self.fill_ended_sources(graph, epoch, &mut written)?;
+        self.fill_ended(graph, epoch, &mut written)?;
         if !Self::all_parts_written(graph, &written) {
             return Ok(None);
         }
@@ -1086,6 +1153,9 @@ pub(crate) struct KeyedPart<'a> {
     store: &'a CheckpointStore,
     full: String,
     native: String,
+    /// Always a full file (the final state of an operator that ended, copied into later
+    /// checkpoints, must not refer to shared objects that retention may delete).
+    full_only: bool,
     key: String,
     epoch: u64,
     subtask: usize,
@@ -1101,7 +1171,9 @@ impl KeyedPart<'_> {
     ) -> Result<()> {
         use typeinfo_state::KeyedStateBackend;
         match backend {
-            typeinfo_state::KeyedBackend::RocksDb(b) if self.store.incremental => {
+            typeinfo_state::KeyedBackend::RocksDb(b)
+                if self.store.incremental && !self.full_only =>
+            {
                 native_part::write_native_part(
                     b,
                     &self.store.root,

@@ -105,7 +105,9 @@ use crate::error::Result;
 use crate::evictor::Evictor;
 use crate::process::{KeyedContext, KeyedProcessFunction};
 use crate::stream::{DataStream, KeyedStream, WindowedStream};
-use crate::transform::{OperatorContext, ProcessFunction, RuntimeContext};
+use crate::transform::{
+    OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,
+};
 use crate::trigger::Trigger;
 use crate::{Data, Key};
 
@@ -121,14 +123,37 @@ pub enum CoInput<A, B> {
 }
 
 impl<T: Data> DataStream<T> {
-    /// Connects this stream with `other`, of another type, for one function with a method
-    /// per input: `map`, `flat_map`, `process`, or `key_by` both sides for a keyed
-    /// co-process function with shared keyed state and timers (see the
-    /// [`connect`](crate::connect) module).
-    pub fn connect<U: Data>(&self, other: &DataStream<U>) -> ConnectedStreams<T, U> {
+    /// Connects this stream with `other` for one function with a method per input.
+    ///
+    /// - `other` a [`DataStream`] (of any type): [`ConnectedStreams`], for `map`,
+    ///   `flat_map`, `process`, or `key_by` both sides for a keyed co-process function with
+    ///   shared keyed state and timers (see the [`connect`](crate::connect) module).
+    /// - `other` a [`BroadcastStream`](crate::BroadcastStream):
+    ///   [`BroadcastConnectedStreams`](crate::BroadcastConnectedStreams), for a
+    ///   [`BroadcastProcessFunction`](crate::BroadcastProcessFunction) (see the
+    ///   [`broadcast`](crate::broadcast) module).
+    pub fn connect<S: ConnectWith<T>>(&self, other: &S) -> S::Connected {
+        other.connected_to(self)
+    }
+}
+
+/// What a [`DataStream`] can be connected with ([`DataStream::connect`]): another
+/// `DataStream` or a [`BroadcastStream`](crate::BroadcastStream).
+pub trait ConnectWith<A: Data> {
+    /// The connected streams.
+    type Connected;
+
+    /// `first` connected with `self` as the second input.
+    fn connected_to(&self, first: &DataStream<A>) -> Self::Connected;
+}
+
+impl<A: Data, B: Data> ConnectWith<A> for DataStream<B> {
+    type Connected = ConnectedStreams<A, B>;
+
+    fn connected_to(&self, first: &DataStream<A>) -> Self::Connected {
         ConnectedStreams {
-            first: self.clone(),
-            second: other.clone(),
+            first: first.clone(),
+            second: self.clone(),
         }
     }
 }
@@ -227,6 +252,16 @@ impl<A: Data, B: Data> ConnectedStreams<A, B> {
             .name("Co-Process")
     }
 
+    /// Runs a user's [`TwoInputOperator`] on both inputs (non-keyed: operator state, no
+    /// keyed state or timers). Each subtask gets a clone of `operator`.
+    pub fn transform<O: Data, Op: TwoInputOperator<(), A, B, O> + Clone>(
+        &self,
+        name: &str,
+        operator: Op,
+    ) -> DataStream<O> {
+        self.tagged().transform(name, TwoInput(operator))
+    }
+
     /// Partitions both inputs by a key of the same type (`first` on the first input's
     /// records, `second` on the second's): records with equal keys meet in one subtask,
     /// under one key's state.
@@ -267,6 +302,17 @@ impl<K: Key, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
         self.tagged()
             .process(KeyedCoProcess(function))
             .name("Keyed Co-Process")
+    }
+
+    /// Runs a user's [`TwoInputOperator`] on both inputs with each record's key current:
+    /// keyed state shared by both inputs, timers per key, operator state. Each subtask gets
+    /// a clone of `operator`.
+    pub fn transform<O: Data, Op: TwoInputOperator<K, A, B, O> + Clone>(
+        &self,
+        name: &str,
+        operator: Op,
+    ) -> DataStream<O> {
+        self.tagged().transform(name, TwoInput(operator))
     }
 
     /// Both inputs as one stream of [`CoInput`]s keyed by each input's key.
@@ -608,6 +654,175 @@ pub trait KeyedCoProcessFunction<K: Key, A, B, O>: Send + Sync + 'static {
         _ctx: &mut KeyedContext<'_, K, O>,
     ) -> Result<()> {
         Ok(())
+    }
+}
+
+/// A user's operator with two inputs, as Flink's `TwoInputStreamOperator`, for
+/// [`ConnectedStreams::transform`] (`K = ()`) and [`KeyedConnectedStreams::transform`]: the
+/// life and the contexts of a [`OneInputOperator`](crate::OneInputOperator), with a method
+/// per input. Event time is the minimum of both inputs' watermarks: the operator sees that
+/// one watermark (Flink's `processWatermark1/2` are folded into it), and event-time timers
+/// fire by it.
+///
+/// ```
+/// use typeinfo_runtime::{OperatorContext, StreamExecutionEnvironment, TwoInputOperator};
+///
+/// /// Sums the first input, subtracts the second, per key; emits the balance at the end.
+/// #[derive(Clone, Default)]
+/// struct Balance(std::collections::BTreeMap<char, i64>);
+///
+/// impl TwoInputOperator<(), (char, i64), (char, i64), (char, i64)> for Balance {
+///     fn process_element1(&mut self, v: (char, i64), _ctx: &mut OperatorContext<'_, (), (char, i64)>) -> typeinfo_runtime::Result<()> {
+///         *self.0.entry(v.0).or_default() += v.1;
+///         Ok(())
+///     }
+///     fn process_element2(&mut self, v: (char, i64), _ctx: &mut OperatorContext<'_, (), (char, i64)>) -> typeinfo_runtime::Result<()> {
+///         *self.0.entry(v.0).or_default() -= v.1;
+///         Ok(())
+///     }
+///     fn end_input(&mut self, ctx: &mut OperatorContext<'_, (), (char, i64)>) -> typeinfo_runtime::Result<()> {
+///         for (&k, &v) in &self.0 {
+///             ctx.collect((k, v));
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// env.set_parallelism(1);
+/// let credits = env.from_collection(vec![('a', 10i64), ('b', 5)]);
+/// let debits = env.from_collection(vec![('a', 3i64)]);
+/// let balances = credits.connect(&debits).transform("Balance", Balance::default()).collect();
+/// env.execute("balances")?;
+/// assert_eq!(balances.take(), [('a', 7), ('b', 5)]);
+/// # Ok(())
+/// # }
+/// ```
+pub trait TwoInputOperator<K: Key, A, B, O>: Send + Sync + 'static {
+    /// Registers the operator's state (keyed and operator state); see
+    /// [`OneInputOperator::initialize_state`](crate::OneInputOperator::initialize_state).
+    ///
+    /// # Errors
+    ///
+    /// A state that cannot be registered; any error fails the job.
+    fn initialize_state(&mut self, _ctx: &mut StateContext<'_, K>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called once per subtask after state is restored, before the first record.
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job.
+    fn open(&mut self, _ctx: &mut StateContext<'_, K>) -> Result<()> {
+        Ok(())
+    }
+
+    /// A record of the first input (on keyed inputs, with its key current).
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job (or restarts it, by its restart strategy).
+    fn process_element1(&mut self, value: A, ctx: &mut OperatorContext<'_, K, O>) -> Result<()>;
+
+    /// A record of the second input (on keyed inputs, with its key current).
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job (or restarts it, by its restart strategy).
+    fn process_element2(&mut self, value: B, ctx: &mut OperatorContext<'_, K, O>) -> Result<()>;
+
+    /// The operator's watermark (the minimum of both inputs') advanced; event-time timers
+    /// up to it have fired.
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job.
+    fn process_watermark(
+        &mut self,
+        _watermark: i64,
+        _ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// A timer fired (with its key current).
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job.
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        _ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called before the operator's state is written into checkpoint `checkpoint`.
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job.
+    fn snapshot_state(&mut self, _checkpoint: u64, _ctx: &mut StateContext<'_, K>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Both bounded inputs ended (after the maximal watermark and its timers).
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job.
+    fn end_input(&mut self, _ctx: &mut OperatorContext<'_, K, O>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`TwoInputOperator`] as the operator of the tagged inputs.
+#[derive(Clone)]
+struct TwoInput<Op>(Op);
+
+impl<K: Key, A, B, O, Op: TwoInputOperator<K, A, B, O>> OneInputOperator<K, CoInput<A, B>, O>
+    for TwoInput<Op>
+{
+    fn initialize_state(&mut self, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.0.initialize_state(ctx)
+    }
+    fn open(&mut self, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.0.open(ctx)
+    }
+    fn process_element(
+        &mut self,
+        value: CoInput<A, B>,
+        ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        match value {
+            CoInput::First(a) => self.0.process_element1(a, ctx),
+            CoInput::Second(b) => self.0.process_element2(b, ctx),
+        }
+    }
+    fn process_watermark(
+        &mut self,
+        watermark: i64,
+        ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        self.0.process_watermark(watermark, ctx)
+    }
+    fn on_timer(
+        &mut self,
+        timestamp: i64,
+        domain: TimeDomain,
+        ctx: &mut OperatorContext<'_, K, O>,
+    ) -> Result<()> {
+        self.0.on_timer(timestamp, domain, ctx)
+    }
+    fn snapshot_state(&mut self, checkpoint: u64, ctx: &mut StateContext<'_, K>) -> Result<()> {
+        self.0.snapshot_state(checkpoint, ctx)
+    }
+    fn end_input(&mut self, ctx: &mut OperatorContext<'_, K, O>) -> Result<()> {
+        self.0.end_input(ctx)
     }
 }
 

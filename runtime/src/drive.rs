@@ -168,6 +168,8 @@ pub(crate) struct OperatorDriver<I: Data, O> {
     setup: OperatorSetup,
     checkpoints: Option<CheckpointStore>,
     stopping: bool,
+    /// Restored from the final state of a subtask whose input had ended.
+    finished: bool,
     metrics: OperatorMetrics,
 }
 
@@ -214,7 +216,9 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         } = config;
         let mut tracker = WatermarkTracker::new(&senders);
         let mut operator = make(&setup)?;
+        let mut finished = false;
         if let Some(restore) = &setup.restore {
+            finished = restore.finished(&setup.key)?;
             let parts = restore.parts(&setup.key)?;
             if let Some(w) = parts.iter().map(|p| p.watermark).min() {
                 tracker.restore(w);
@@ -246,6 +250,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             setup,
             checkpoints,
             stopping,
+            finished,
         })
     }
 
@@ -287,14 +292,24 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         if frontier.is_none() {
             // Every input is exhausted: the end of the job, or a stop with a savepoint (whose
             // state was written with the last checkpoint, and after which nothing fires).
-            if !self.stopping {
-                if self.operator.finish_step(&mut self.outputs)? {
-                    // More to do (a sorted input in batch mode): ship this slice and come
-                    // back, so that consumers run in between and the output stays bounded.
-                    self.ship(self.current, emit);
-                    return Ok(Next::Now);
+            // With a stop with a savepoint, the input ended by the stop (no final watermark:
+            // nothing ends, nothing fires) or, before it, by the end of its sources (the
+            // maximal watermark came first).
+            let ended = !self.stopping || self.tracker.current == i64::MAX;
+            if ended {
+                // A subtask restored from its final state (it had ended before the
+                // snapshot) does not end its input a second time.
+                if !self.finished {
+                    if self.operator.finish_step(&mut self.outputs)? {
+                        // More to do (a sorted input in batch mode): ship this slice and come
+                        // back, so that consumers run in between and the output stays bounded.
+                        self.ship(self.current, emit);
+                        return Ok(Next::Now);
+                    }
+                    self.operator.finish(&mut self.outputs)?;
                 }
-                self.operator.finish(&mut self.outputs)?;
+                // Its final state is its part of every later checkpoint.
+                self.write_ended()?;
             }
             self.ship(self.current, emit);
             return Ok(Next::Finished);
@@ -359,6 +374,33 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
 
     /// Writes this subtask's part of checkpoint `epoch`: keyed state first, the operator part
     /// (the marker that the subtask's part is whole) last.
+    /// The input ended while the job may go on: writes this subtask's final state as its
+    /// part of every later checkpoint (see [`CheckpointStore::write_ended_operator_part`]).
+    fn write_ended(&mut self) -> Result<()> {
+        let Some(store) = &self.checkpoints else {
+            return Ok(());
+        };
+        let (key, subtask) = (&self.setup.key, self.setup.subtask);
+        let keyed = store.ended_keyed_part(self.current, key, subtask);
+        let data = self.operator.snapshot(self.current, &keyed)?;
+        if let Some(state) = self.operator.operator_state() {
+            store.write_ended_operator_state(key, subtask, |path| {
+                state
+                    .snapshot(path)
+                    .map(drop)
+                    .map_err(|source| Error::State {
+                        operator: self.setup.name.clone(),
+                        source,
+                    })
+            })?;
+        }
+        let part = OperatorPart {
+            watermark: self.tracker.current,
+            data,
+        };
+        store.write_ended_operator_part(key, subtask, &part)
+    }
+
     fn checkpoint(&mut self, epoch: Epoch) -> Result<()> {
         let Some(store) = &self.checkpoints else {
             return Ok(());

@@ -120,6 +120,7 @@
 pub mod __fuzz;
 pub mod assigner;
 pub mod batch;
+pub mod broadcast;
 mod channel;
 pub mod checkpoint;
 mod cluster;
@@ -159,11 +160,17 @@ pub use assigner::{
     SlidingProcessingTimeWindows, TimeWindows, TumblingEventTimeWindows,
     TumblingProcessingTimeWindows, WindowAssigner,
 };
+pub use broadcast::{
+    BroadcastConnectedStreams, BroadcastContext, BroadcastProcessFunction,
+    BroadcastStateDeclaration, BroadcastStateDescriptor, BroadcastStream,
+    KeyedBroadcastConnectedStreams, KeyedBroadcastProcessFunction, ReadOnlyContext,
+    WritableBroadcastState,
+};
 pub use checkpoint::{CheckpointConfig, RestoreSettings};
 pub use connect::{
-    CoGroup, CoInput, CoProcessFunction, ConnectedStreams, IntervalJoin, Join, JoinContext,
-    KeyedCoProcessFunction, KeyedConnectedStreams, ProcessJoinFunction, TwoInputKeyed,
-    TwoInputWhere, TwoInputWindowed, TwoInputWindows,
+    CoGroup, CoInput, CoProcessFunction, ConnectWith, ConnectedStreams, IntervalJoin, Join,
+    JoinContext, KeyedCoProcessFunction, KeyedConnectedStreams, ProcessJoinFunction, TwoInputKeyed,
+    TwoInputOperator, TwoInputWhere, TwoInputWindowed, TwoInputWindows,
 };
 pub use env::{
     Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,

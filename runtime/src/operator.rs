@@ -16,6 +16,35 @@ use crate::native_part::KeyedFile;
 use crate::Key;
 use typeinfo_state::KeyedBackend;
 
+/// How a keyed operator finds a record's key.
+pub(crate) enum KeyOf<I, K> {
+    /// Every record has a key (a keyed stream).
+    Every(Arc<dyn Fn(&I) -> K + Send + Sync>),
+    /// Some records have none: the broadcast input of a keyed broadcast operator, whose
+    /// records are processed outside any key.
+    Partly(Arc<dyn Fn(&I) -> Option<K> + Send + Sync>),
+}
+
+impl<I, K> Clone for KeyOf<I, K> {
+    fn clone(&self) -> Self {
+        match self {
+            KeyOf::Every(f) => KeyOf::Every(Arc::clone(f)),
+            KeyOf::Partly(f) => KeyOf::Partly(Arc::clone(f)),
+        }
+    }
+}
+
+impl<I, K> KeyOf<I, K> {
+    /// The key of `value`, if it has one.
+    #[inline]
+    pub(crate) fn key(&self, value: &I) -> Option<K> {
+        match self {
+            KeyOf::Every(f) => Some(f(value)),
+            KeyOf::Partly(f) => f(value),
+        }
+    }
+}
+
 /// Where an operator emits: a buffer of elements the driver ships after each input batch.
 pub(crate) struct Output<T> {
     pub(crate) msgs: Vec<Msg<T>>,

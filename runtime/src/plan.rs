@@ -439,6 +439,17 @@ pub(crate) fn translate(
     let mut uids = HashMap::new();
     for n in &nodes {
         if let Some(uid) = &n.uid {
+            // A uid names the operator's directory in checkpoints and a word of their
+            // `_metadata`: no separators, no spaces.
+            let bad = |c: char| c.is_whitespace() || c.is_control() || c == '/' || c == '\\';
+            if uid.is_empty() || uid.contains(bad) || uid == "." || uid == ".." {
+                return Err(Error::Graph(format!(
+                    "uid \"{}\" of `{}` is not usable: a uid must be non-empty, without spaces, \
+                     control characters, `/` or `\\`",
+                    uid.escape_debug(),
+                    n.name
+                )));
+            }
             if let Some(other) = uids.insert(uid.clone(), n.name.clone()) {
                 return Err(Error::Graph(format!(
                     "uid \"{uid}\" is used by both `{other}` and `{}`",

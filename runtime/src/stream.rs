@@ -24,7 +24,7 @@ pub use crate::context::OutputTag;
 use crate::env::StreamExecutionEnvironment;
 use crate::error::Result;
 use crate::evictor::{CountEvictor, Evictor};
-use crate::operator::{Operator, OperatorSetup, Outputs, SideRecord};
+use crate::operator::{KeyOf, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation, TAGGED_PORT};
 use crate::process::{KeyedProcessFunction, KeyedProcessFunctionOperator, TimeDomain};
 use crate::sink::{CollectSink, CollectedRecords, FnSink, PrintSink, Sink, TextFileSink};
@@ -272,7 +272,7 @@ impl<T> std::fmt::Debug for DataStream<T> {
 
 /// Routes records by the key group of their key.
 struct KeyGroupRouter<T, K: Key> {
-    selector: Selector<T, K>,
+    selector: KeyOf<T, K>,
     serializer: K::Serializer,
     buffer: DataOutputView,
     parallelism: u32,
@@ -282,7 +282,11 @@ struct KeyGroupRouter<T, K: Key> {
 impl<T: 'static, K: Key> Router<T> for KeyGroupRouter<T, K> {
     #[inline]
     fn route(&mut self, value: &T) -> usize {
-        let key = (self.selector)(value);
+        // A record without a key (never routed here: only a keyed input's records are)
+        // would go to subtask 0.
+        let Some(key) = self.selector.key(value) else {
+            return 0;
+        };
         self.buffer.clear();
         // Serializing a key into memory cannot fail for key types; if it ever did, the
         // record goes to subtask 0, whose state backend fails the job on the same key.
@@ -476,25 +480,74 @@ impl<T: Data> DataStream<T> {
         selector: impl Fn(&T) -> K + Send + Sync + 'static,
     ) -> KeyedStream<K, T> {
         let selector: Selector<T, K> = Arc::new(selector);
-        let s = Arc::clone(&selector);
+        KeyedStream {
+            stream: self.partitioned_by_key(KeyOf::Every(Arc::clone(&selector))),
+            selector,
+        }
+    }
+
+    /// This stream partitioned by the key `selector` gives (by key group).
+    pub(crate) fn partitioned_by_key<K: Key>(&self, selector: KeyOf<T, K>) -> DataStream<T> {
         let router: RouterFactory<T> = Arc::new(move |parallelism, max_parallelism| {
             Ok(Box::new(KeyGroupRouter::<T, K> {
-                selector: Arc::clone(&s),
+                selector: selector.clone(),
                 serializer: K::create_serializer(&SerializerConfig::default())?,
                 buffer: DataOutputView::new(),
                 parallelism,
                 max_parallelism,
             }) as Box<dyn Router<T>>)
         });
-        KeyedStream {
-            stream: self.partitioned(
-                Partition::Hash(router),
-                Partitioning::Hash {
-                    key_type: OutputType::of::<K>(),
-                },
-            ),
-            selector,
-        }
+        self.partitioned(
+            Partition::Hash(router),
+            Partitioning::Hash {
+                key_type: OutputType::of::<K>(),
+            },
+        )
+    }
+
+    /// Runs a user's non-keyed operator whose records with a "key" of `()` wait, in batch
+    /// mode, until its input ended and every other record was processed (the broadcast
+    /// input of a broadcast function comes first, as in Flink's batch mode); in streaming
+    /// mode it is [`transform`](Self::transform).
+    pub(crate) fn transform_after_unkeyed<O: Data, Op: OneInputOperator<(), T, O> + Clone>(
+        &self,
+        name: &str,
+        description: String,
+        held: KeyOf<T, ()>,
+        operator: Op,
+    ) -> DataStream<O> {
+        self.then(name, description, move |setup| {
+            let operator = operator.clone();
+            keyed_operator(setup, &held, move |setup: &OperatorSetup| {
+                Ok(Box::new(UserOperator::<(), T, O, Op>::new(
+                    setup,
+                    operator.clone(),
+                    None,
+                )?))
+            })
+        })
+    }
+
+    /// Runs a user's operator on a stream partitioned by key (see
+    /// [`partitioned_by_key`](Self::partitioned_by_key)), with each record's key current; a
+    /// record without a key (`KeyOf::Partly`) is processed outside any key.
+    pub(crate) fn transform_keyed<K: Key, O: Data, Op: OneInputOperator<K, T, O> + Clone>(
+        &self,
+        name: &str,
+        description: String,
+        selector: KeyOf<T, K>,
+        operator: Op,
+    ) -> DataStream<O> {
+        self.then(name, description, move |setup| {
+            let (operator, inner_selector) = (operator.clone(), selector.clone());
+            keyed_operator(setup, &selector, move |setup: &OperatorSetup| {
+                Ok(Box::new(UserOperator::<K, T, O, Op>::new(
+                    setup,
+                    operator.clone(),
+                    Some(inner_selector.clone()),
+                )?))
+            })
+        })
     }
 
     /// Windows over all records of the stream (Flink's `windowAll`): one window operator at
@@ -765,6 +818,15 @@ pub struct KeyedStream<K, T> {
     selector: Selector<T, K>,
 }
 
+impl<K, T> Clone for KeyedStream<K, T> {
+    fn clone(&self) -> Self {
+        KeyedStream {
+            stream: self.stream.clone(),
+            selector: Arc::clone(&self.selector),
+        }
+    }
+}
+
 impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeyedStream")
@@ -836,18 +898,13 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
         name: &str,
         operator: Op,
     ) -> DataStream<O> {
-        let selector = Arc::clone(&self.selector);
         let description = format!("Transform ({})", std::any::type_name::<Op>());
-        self.stream.then(name, description, move |setup| {
-            let (operator, inner_selector) = (operator.clone(), Arc::clone(&selector));
-            keyed_operator(setup, &selector, move |setup: &OperatorSetup| {
-                Ok(Box::new(UserOperator::<K, T, O, Op>::new(
-                    setup,
-                    operator.clone(),
-                    Some(Arc::clone(&inner_selector)),
-                )?))
-            })
-        })
+        self.stream.transform_keyed(
+            name,
+            description,
+            KeyOf::Every(Arc::clone(&self.selector)),
+            operator,
+        )
     }
 
     fn rolling(&self, name: &str, f: impl Fn(&T, T) -> T + Send + Sync + 'static) -> DataStream<T>
@@ -959,14 +1016,18 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             format!("KeyedProcess ({})", std::any::type_name::<F>()),
             move |setup| {
                 let (function, inner_selector) = (function.clone(), Arc::clone(&selector));
-                keyed_operator(setup, &selector, move |setup: &OperatorSetup| {
-                    Ok(Box::new(UserOperator::<K, T, O, _>::with_timer_state(
-                        setup,
-                        KeyedProcessFunctionOperator(function.clone()),
-                        Some(Arc::clone(&inner_selector)),
-                        "process-timers",
-                    )?))
-                })
+                keyed_operator(
+                    setup,
+                    &KeyOf::Every(Arc::clone(&selector)),
+                    move |setup: &OperatorSetup| {
+                        Ok(Box::new(UserOperator::<K, T, O, _>::with_timer_state(
+                            setup,
+                            KeyedProcessFunctionOperator(function.clone()),
+                            Some(KeyOf::Every(Arc::clone(&inner_selector))),
+                            "process-timers",
+                        )?))
+                    },
+                )
             },
         )
     }
@@ -1114,7 +1175,11 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         let selector = Arc::clone(&self.keyed.selector);
         let make = move |setup: &OperatorSetup| {
             let window = Arc::clone(&window);
-            keyed_operator(setup, &selector, move |setup: &OperatorSetup| window(setup))
+            keyed_operator(
+                setup,
+                &KeyOf::Every(Arc::clone(&selector)),
+                move |setup: &OperatorSetup| window(setup),
+            )
         };
         let negative = (self.allowed_lateness < 0).then(|| {
             format!(

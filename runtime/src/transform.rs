@@ -68,8 +68,6 @@
 //! # }
 //! ```
 
-use std::sync::Arc;
-
 use typeinfo_state::{KeyedStateBackend, OperatorStateBackend};
 
 use crate::channel::NO_TIMESTAMP;
@@ -78,7 +76,7 @@ use crate::context::OutputTag;
 pub use crate::context::RuntimeContext;
 use crate::context::TimeDomain;
 use crate::error::{Error, Result};
-use crate::operator::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
+use crate::operator::{now_ms, KeyOf, Operator, OperatorSetup, Outputs, SideRecord};
 use crate::timer::KeyedTimers;
 use crate::{Data, Key};
 use typeinfo_state::KeyedBackend;
@@ -426,13 +424,10 @@ impl<I, O, F: ProcessFunction<I, O>> OneInputOperator<(), I, O> for ProcessFunct
     }
 }
 
-/// Gives a record's key.
-type KeySelector<I, K> = Arc<dyn Fn(&I) -> K + Send + Sync>;
-
 /// Runs a user's operator: keys, state, timers and checkpoints around its calls.
 pub(crate) struct UserOperator<K: Key, I, O, Op> {
     op: Op,
-    selector: Option<KeySelector<I, K>>,
+    selector: Option<KeyOf<I, K>>,
     keyed: Option<(KeyedBackend<K>, KeyedTimers<K, ()>)>,
     operator_state: OperatorStateBackend,
     runtime: RuntimeContext,
@@ -448,7 +443,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
     pub(crate) fn new(
         setup: &OperatorSetup,
         op: Op,
-        selector: Option<KeySelector<I, K>>,
+        selector: Option<KeyOf<I, K>>,
     ) -> Result<Self> {
         Self::with_timer_state(setup, op, selector, "operator-timers")
     }
@@ -457,7 +452,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
     pub(crate) fn with_timer_state(
         setup: &OperatorSetup,
         mut op: Op,
-        selector: Option<KeySelector<I, K>>,
+        selector: Option<KeyOf<I, K>>,
         timers: &str,
     ) -> Result<Self> {
         let mut keyed = match selector {
@@ -563,7 +558,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
     for UserOperator<K, I, O, Op>
 {
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
-        let key = self.selector.as_ref().map(|s| s(&value));
+        let key = self.selector.as_ref().and_then(|s| s.key(&value));
         self.with_context(key.as_ref(), ts, |op, ctx| op.process_element(value, ctx))?;
         self.ship(out);
         Ok(())
