@@ -916,7 +916,7 @@ impl<K: Key, A: Data> KeyedStream<K, A> {
         let (second, second_key) = other.parts();
         IntervalJoin {
             keyed: KeyedConnectedStreams {
-                inputs: first.connect(second),
+                inputs: first.connect(&second),
                 first: first_key,
                 second: second_key,
             },

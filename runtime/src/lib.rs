@@ -25,7 +25,15 @@
 //! Two inputs meet in one operator through [`DataStream::connect`] (co-map, co-process
 //! functions, keyed with state shared by both inputs), window joins and co-groups
 //! ([`DataStream::join`], [`DataStream::co_group`]) and interval joins
-//! ([`KeyedStream::interval_join`]); see the module [`connect`].
+//! ([`KeyedStream::interval_join`]); see the module [`connect`]. Users' operators with two
+//! inputs implement [`TwoInputOperator`]. The broadcast state pattern (a rules stream sent to
+//! every subtask and kept in broadcast state beside a keyed stream) is the module
+//! [`broadcast`].
+//!
+//! An operator whose inputs all ended while the rest of the job goes on (after a bounded
+//! source of rules, say) writes its final state once; every later checkpoint takes it,
+//! marked finished, so checkpoints keep completing, and a job restored from one does not end
+//! that operator's input a second time (Flink's checkpoints after tasks finished).
 //!
 //! Users bring their own [`Source`]s (splits, positions, idleness), two-phase [`Sink`]s,
 //! operators ([`OneInputOperator`]) and functions ([`ProcessFunction`],

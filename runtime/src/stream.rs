@@ -837,10 +837,15 @@ impl<K, T> std::fmt::Debug for KeyedStream<K, T> {
 }
 
 impl<K: Key, T: Data> KeyedStream<K, T> {
-    /// The stream before partitioning, and its key selector (two-input operators key both
-    /// inputs again together).
-    pub(crate) fn parts(&self) -> (&DataStream<T>, Selector<T, K>) {
-        (&self.stream, Arc::clone(&self.selector))
+    /// The stream before partitioning (its records as their producers emit them), and its
+    /// key selector: two-input operators tag each input and key both again together, with
+    /// one exchange.
+    pub(crate) fn parts(&self) -> (DataStream<T>, Selector<T, K>) {
+        (
+            self.stream
+                .partitioned(Partition::Default, Partitioning::Default),
+            Arc::clone(&self.selector),
+        )
     }
 
     /// Windows per key, cut by `assigner` and fired by its default trigger (change it with

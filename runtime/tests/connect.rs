@@ -636,7 +636,11 @@ fn a_two_input_job_restarts_from_its_checkpoint_with_exactly_once_output() {
         .uid("fails")
         .write_as_text(dir.path().join("out"));
     let result = env.execute("two inputs restart").unwrap();
-    assert!(result.metric("job.numRestarts") >= 1, "the job restarted");
+    assert!(
+        result.metric("job.numRestarts") >= 1,
+        "the job restarted (completed checkpoints: {})",
+        result.metric("job.numCompletedCheckpoints")
+    );
     assert!(opened.load(Ordering::SeqCst) >= 2);
     let lefts: Vec<Tick> = (0..6_000).map(left).collect();
     let rights: Vec<Tick> = (0..4_000).map(right).collect();

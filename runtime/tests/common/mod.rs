@@ -165,14 +165,17 @@ pub struct PacedReader {
     next: u64,
     count: u64,
     per_second: f64,
-    opened: Instant,
+    opened: Option<Instant>,
     from: u64,
 }
 
 impl SplitReader<u64> for PacedReader {
     type Position = u64;
     fn read(&mut self, out: &mut SourceOutput<'_, u64>, budget: usize) -> Result<ReadStatus> {
-        let due = self.from + (self.opened.elapsed().as_secs_f64() * self.per_second) as u64;
+        // The pace counts from the first read, not from the reader's creation (the job may
+        // take a while to start on a busy machine, and all would be due at once).
+        let opened = *self.opened.get_or_insert_with(Instant::now);
+        let due = self.from + (opened.elapsed().as_secs_f64() * self.per_second) as u64;
         let mut n = 0;
         while n < budget && self.next < due.min(self.count) {
             out.collect(self.next);
@@ -208,7 +211,7 @@ impl Source<u64> for Paced {
             next: 0,
             count: self.count,
             per_second: self.per_second,
-            opened: Instant::now(),
+            opened: None,
             from: 0,
         })
     }
