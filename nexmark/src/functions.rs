@@ -1,0 +1,362 @@
+//! The general-purpose functions the queries are built from: a regular (unwindowed) join of
+//! two keyed inputs, a final table per key emitted at the end of the input, and the lookup
+//! join of q13's side table.
+
+use std::sync::Arc;
+
+use typeinfo_runtime::{
+    AggregateFunction, Data, Error, Key, KeyedBackend, KeyedCoProcessFunction, KeyedContext,
+    KeyedProcessFunction, Result, TimeDomain,
+};
+use typeinfo_state::{
+    KeyedStateBackend, ListState, ListStateDescriptor, MapKey, MapState, MapStateDescriptor,
+    ValueState, ValueStateDescriptor,
+};
+
+fn not_opened() -> Error {
+    Error::function("a function was used before `open`")
+}
+
+/// The result of a pair of a regular join: a row, or nothing when the condition fails.
+pub type PairFn<A, B, O> = Arc<dyn Fn(&A, &B) -> Option<O> + Send + Sync>;
+
+/// A regular inner join (Flink's unwindowed join): both inputs are kept in keyed list state
+/// forever; a record is paired with every record of the other input already kept under its
+/// key, then kept itself, so each matching pair is emitted exactly once, whichever side
+/// arrives first.
+pub struct RegularJoin<A, B, O> {
+    pair: PairFn<A, B, O>,
+    left: Option<ListState<(), A>>,
+    right: Option<ListState<(), B>>,
+}
+
+impl<A, B, O> Clone for RegularJoin<A, B, O> {
+    fn clone(&self) -> Self {
+        RegularJoin {
+            pair: Arc::clone(&self.pair),
+            left: None,
+            right: None,
+        }
+    }
+}
+
+impl<A, B, O> RegularJoin<A, B, O> {
+    /// A join whose pairs `pair` turns into rows (or refuses).
+    pub fn new(pair: impl Fn(&A, &B) -> Option<O> + Send + Sync + 'static) -> Self {
+        RegularJoin {
+            pair: Arc::new(pair),
+            left: None,
+            right: None,
+        }
+    }
+}
+
+impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O>
+    for RegularJoin<A, B, O>
+{
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        self.left = Some(state.list_state(&ListStateDescriptor::new("join-left"))?);
+        self.right = Some(state.list_state(&ListStateDescriptor::new("join-right"))?);
+        Ok(())
+    }
+
+    fn process_element1(&mut self, a: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(left), Some(right)) = (&self.left, &self.right) else {
+            return Err(not_opened());
+        };
+        for b in right.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(&a, &b) {
+                ctx.collect(row);
+            }
+        }
+        left.add(ctx.state(), &(), a)?;
+        Ok(())
+    }
+
+    fn process_element2(&mut self, b: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(left), Some(right)) = (&self.left, &self.right) else {
+            return Err(not_opened());
+        };
+        for a in left.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(&a, &b) {
+                ctx.collect(row);
+            }
+        }
+        right.add(ctx.state(), &(), b)?;
+        Ok(())
+    }
+}
+
+/// Folds a record into a key's accumulator (`None` before the key's first record).
+pub type UpdateFn<T, S> = Arc<dyn Fn(&mut Option<S>, T) + Send + Sync>;
+/// Turns a key's final accumulator into rows.
+pub type FinishFn<K, S, O> = Arc<dyn Fn(&K, S, &mut Vec<O>) + Send + Sync>;
+
+/// A final table: an accumulator per key in keyed value state, folded from every record,
+/// turned into the key's rows at the end of the input (an event-time timer at `i64::MAX`,
+/// registered with the key's first record, which the final watermark fires).
+pub struct FinalTable<K, T, S, O> {
+    update: UpdateFn<T, S>,
+    finish: FinishFn<K, S, O>,
+    state: Option<ValueState<(), S>>,
+}
+
+impl<K, T, S, O> Clone for FinalTable<K, T, S, O> {
+    fn clone(&self) -> Self {
+        FinalTable {
+            update: Arc::clone(&self.update),
+            finish: Arc::clone(&self.finish),
+            state: None,
+        }
+    }
+}
+
+impl<K, T, S, O> FinalTable<K, T, S, O> {
+    pub fn new(
+        update: impl Fn(&mut Option<S>, T) + Send + Sync + 'static,
+        finish: impl Fn(&K, S, &mut Vec<O>) + Send + Sync + 'static,
+    ) -> Self {
+        FinalTable {
+            update: Arc::new(update),
+            finish: Arc::new(finish),
+            state: None,
+        }
+    }
+}
+
+impl<K: Key, T: Data, S: Data, O: Data> KeyedProcessFunction<K, T, O> for FinalTable<K, T, S, O> {
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        self.state = Some(state.value_state(&ValueStateDescriptor::new("table"))?);
+        Ok(())
+    }
+
+    fn process_element(&mut self, value: T, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let Some(state) = &self.state else {
+            return Err(not_opened());
+        };
+        let mut acc = state.value(ctx.state(), &())?;
+        if acc.is_none() {
+            ctx.register_event_time_timer(i64::MAX);
+        }
+        (self.update)(&mut acc, value);
+        if let Some(acc) = acc {
+            state.update(ctx.state(), &(), acc)?;
+        }
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        let Some(state) = &self.state else {
+            return Err(not_opened());
+        };
+        if let Some(acc) = state.value(ctx.state(), &())? {
+            let mut rows = Vec::new();
+            (self.finish)(ctx.key(), acc, &mut rows);
+            for row in rows {
+                ctx.collect(row);
+            }
+            state.clear(ctx.state(), &())?;
+        }
+        Ok(())
+    }
+}
+
+/// A lookup join with a bounded table read as a second input: table rows are kept in keyed
+/// state; a record pairs with the rows of its key present when it arrives, and while the
+/// table may still be incomplete (the operator's watermark, the minimum over both inputs, is
+/// still `i64::MIN` until the table's input has ended) it also waits in keyed state for
+/// rows that come later. Its event-time timer (at its timestamp) can only fire after the
+/// table ended, and then drops it. Every pair is emitted once.
+pub struct LookupJoin<A, B, O> {
+    pair: PairFn<A, B, O>,
+    table: Option<ListState<(), B>>,
+    waiting: Option<ListState<(), A>>,
+}
+
+impl<A, B, O> Clone for LookupJoin<A, B, O> {
+    fn clone(&self) -> Self {
+        LookupJoin {
+            pair: Arc::clone(&self.pair),
+            table: None,
+            waiting: None,
+        }
+    }
+}
+
+impl<A, B, O> LookupJoin<A, B, O> {
+    pub fn new(pair: impl Fn(&A, &B) -> Option<O> + Send + Sync + 'static) -> Self {
+        LookupJoin {
+            pair: Arc::new(pair),
+            table: None,
+            waiting: None,
+        }
+    }
+}
+
+impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O> for LookupJoin<A, B, O> {
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        self.table = Some(state.list_state(&ListStateDescriptor::new("lookup-table"))?);
+        self.waiting = Some(state.list_state(&ListStateDescriptor::new("lookup-waiting"))?);
+        Ok(())
+    }
+
+    fn process_element1(&mut self, a: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(table), Some(waiting)) = (&self.table, &self.waiting) else {
+            return Err(not_opened());
+        };
+        for b in table.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(&a, &b) {
+                ctx.collect(row);
+            }
+        }
+        if ctx.current_watermark() == i64::MIN {
+            if let Some(ts) = ctx.timestamp() {
+                waiting.add(ctx.state(), &(), a)?;
+                ctx.register_event_time_timer(ts);
+            }
+        }
+        Ok(())
+    }
+
+    fn process_element2(&mut self, b: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        let (Some(table), Some(waiting)) = (&self.table, &self.waiting) else {
+            return Err(not_opened());
+        };
+        for a in waiting.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(&a, &b) {
+                ctx.collect(row);
+            }
+        }
+        table.add(ctx.state(), &(), b)?;
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, K, O>,
+    ) -> Result<()> {
+        if let Some(waiting) = &self.waiting {
+            waiting.clear(ctx.state(), &())?;
+        }
+        Ok(())
+    }
+}
+
+/// The maximum of `u64` values (q7's highest price per window).
+#[derive(Debug, Clone, Copy)]
+pub struct Max;
+
+impl AggregateFunction<u64, u64, u64> for Max {
+    fn create_accumulator(&self) -> u64 {
+        0
+    }
+    fn add(&self, value: &u64, accumulator: &mut u64) {
+        *accumulator = (*accumulator).max(*value);
+    }
+    fn get_result(&self, accumulator: &u64) -> u64 {
+        *accumulator
+    }
+    fn merge(&self, a: u64, b: u64) -> u64 {
+        a.max(b)
+    }
+}
+
+/// The rank of a record in [`TopN`]: smaller is better.
+pub type RankFn<T, R> = Arc<dyn Fn(&T) -> R + Send + Sync>;
+
+/// The best `n` records per key by a rank (smaller is better), as a final table: the ranks
+/// of the kept records in keyed value state (small, sorted), the records themselves in keyed
+/// map state by rank, so a record that does not enter the top `n` costs one read of the
+/// ranks and nothing else. Emits `(record, position)` (1-based) per kept record at the end of
+/// the input (an event-time timer at `i64::MAX`). Flink's top-N (`ROW_NUMBER() <= n`);
+/// `n = 1` keeps the single best record (q9's winner, q18's last bid).
+pub struct TopN<T, R> {
+    n: usize,
+    rank: RankFn<T, R>,
+    ranks: Option<ValueState<(), Vec<R>>>,
+    rows: Option<MapState<(), R, T>>,
+}
+
+impl<T, R> Clone for TopN<T, R> {
+    fn clone(&self) -> Self {
+        TopN {
+            n: self.n,
+            rank: Arc::clone(&self.rank),
+            ranks: None,
+            rows: None,
+        }
+    }
+}
+
+impl<T, R> TopN<T, R> {
+    pub fn new(n: usize, rank: impl Fn(&T) -> R + Send + Sync + 'static) -> Self {
+        TopN {
+            n: n.max(1),
+            rank: Arc::new(rank),
+            ranks: None,
+            rows: None,
+        }
+    }
+}
+
+impl<K: Key, T: Data, R: Data + MapKey> KeyedProcessFunction<K, T, (T, u64)> for TopN<T, R> {
+    fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
+        self.ranks = Some(state.value_state(&ValueStateDescriptor::new("top-ranks"))?);
+        self.rows = Some(state.map_state(&MapStateDescriptor::new("top-rows"))?);
+        Ok(())
+    }
+
+    fn process_element(&mut self, value: T, ctx: &mut KeyedContext<'_, K, (T, u64)>) -> Result<()> {
+        let (Some(ranks_state), Some(rows)) = (&self.ranks, &self.rows) else {
+            return Err(not_opened());
+        };
+        let rank = (self.rank)(&value);
+        let mut ranks = match ranks_state.value(ctx.state(), &())? {
+            Some(ranks) => ranks,
+            None => {
+                ctx.register_event_time_timer(i64::MAX);
+                Vec::new()
+            }
+        };
+        if ranks.len() >= self.n && ranks.last().is_some_and(|last| rank >= *last) {
+            return Ok(());
+        }
+        let at = ranks.partition_point(|r| *r < rank);
+        ranks.insert(at, rank.clone());
+        rows.put(ctx.state(), &(), rank, value)?;
+        if ranks.len() > self.n {
+            if let Some(evicted) = ranks.pop() {
+                rows.remove(ctx.state(), &(), &evicted)?;
+            }
+        }
+        ranks_state.update(ctx.state(), &(), ranks)?;
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _domain: TimeDomain,
+        ctx: &mut KeyedContext<'_, K, (T, u64)>,
+    ) -> Result<()> {
+        let (Some(ranks_state), Some(rows)) = (&self.ranks, &self.rows) else {
+            return Err(not_opened());
+        };
+        let ranks = ranks_state.value(ctx.state(), &())?.unwrap_or_default();
+        for (position, rank) in (1u64..).zip(&ranks) {
+            if let Some(row) = rows.get(ctx.state(), &(), rank)? {
+                ctx.collect((row, position));
+            }
+        }
+        // Nothing follows the end of input: the state is left as it is (clearing a map
+        // is a range deletion in RocksDB, which would slow down every later key's read).
+        Ok(())
+    }
+}
