@@ -16,13 +16,16 @@ use crate::native_part::KeyedFile;
 use crate::Key;
 use typeinfo_state::KeyedBackend;
 
+/// Gives a record's key (`K`), or maybe one (`Option<K>`).
+type Selector<I, K> = Arc<dyn Fn(&I) -> K + Send + Sync>;
+
 /// How a keyed operator finds a record's key.
 pub(crate) enum KeyOf<I, K> {
     /// Every record has a key (a keyed stream).
-    Every(Arc<dyn Fn(&I) -> K + Send + Sync>),
+    Every(Selector<I, K>),
     /// Some records have none: the broadcast input of a keyed broadcast operator, whose
     /// records are processed outside any key.
-    Partly(Arc<dyn Fn(&I) -> Option<K> + Send + Sync>),
+    Partly(Selector<I, Option<K>>),
 }
 
 impl<I, K> Clone for KeyOf<I, K> {
