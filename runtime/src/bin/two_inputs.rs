@@ -120,7 +120,9 @@ struct Paced<T> {
 struct PacedReader<T> {
     next: u64,
     from: u64,
-    opened: Instant,
+    /// When the first read came (pacing counts from there, not from the reader's creation,
+    /// so that a slow start does not make many records due at once).
+    opened: Option<Instant>,
     count: u64,
     per_second: f64,
     generate: Arc<dyn Fn(u64) -> T + Send + Sync>,
@@ -133,7 +135,8 @@ impl<T: Data> SplitReader<T> for PacedReader<T> {
         out: &mut SourceOutput<'_, T>,
         budget: usize,
     ) -> typeinfo_runtime::Result<ReadStatus> {
-        let due = self.from + (self.opened.elapsed().as_secs_f64() * self.per_second) as u64;
+        let opened = *self.opened.get_or_insert_with(Instant::now);
+        let due = self.from + (opened.elapsed().as_secs_f64() * self.per_second) as u64;
         let mut n = 0;
         while n < budget && self.next < due.min(self.count) {
             out.collect((self.generate)(self.next));
@@ -154,7 +157,7 @@ impl<T: Data> SplitReader<T> for PacedReader<T> {
     fn seek(&mut self, position: u64) -> typeinfo_runtime::Result<()> {
         self.next = position;
         self.from = position;
-        self.opened = Instant::now();
+        self.opened = None;
         Ok(())
     }
 }
@@ -169,7 +172,7 @@ impl<T: Data> Source<T> for Paced<T> {
         Ok(PacedReader {
             next: 0,
             from: 0,
-            opened: Instant::now(),
+            opened: None,
             count: self.count,
             per_second: self.per_second,
             generate: self.generate.clone(),
