@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use typeinfo_runtime::functions::Count;
+use typeinfo_runtime::trigger::Trigger;
 use typeinfo_runtime::{
     Data, DataStream, Error, EventTimeSessionWindows, Key, KeyedBackend, KeyedContext,
-    KeyedProcessFunction, Result, SlidingEventTimeWindows, TimeDomain, TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
+    KeyedProcessFunction, Result, SlidingEventTimeWindows, TimeDomain, TimeWindow,
+    TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
 };
 
 use typeinfo_state::{
@@ -378,31 +379,39 @@ fn q9(events: &DataStream<Event>, out: &Output) {
 
 /// q11: bids per bidder session (event-time session windows, gap 10 s).
 fn q11(events: &DataStream<Event>, out: &Output) {
-    let rows = bids(events)
-        .map(|b| b.bidder)
-        .name("Bidders")
-        .key_by(|b: &u64| *b)
-        .window(EventTimeSessionWindows::with_gap_millis(10_000))
-        .aggregate_with(Count, |bidder: &u64, w, n: u64| {
-            (*bidder, n, w.start, w.end)
-        })
-        .name("Bids per session");
-    out.emit(&rows, |r: &(u64, u64, i64, i64), o| {
-        Fields::new(o).u(r.0).u(r.1).i(r.2).i(r.3);
-    });
+    bids_per_bidder(
+        events,
+        out,
+        EventTimeSessionWindows::with_gap_millis(10_000),
+        "Bids per session",
+    );
 }
 
 /// q12: bids per bidder in 10-s tumbling windows of processing time (throughput only).
 fn q12(events: &DataStream<Event>, out: &Output) {
+    bids_per_bidder(
+        events,
+        out,
+        TumblingProcessingTimeWindows::of_millis(10_000),
+        "Bids per processing-time window",
+    );
+}
+
+/// Bids per bidder and window of `assigner`: `bidder,bids,start,end` (q11, q12).
+fn bids_per_bidder<W>(events: &DataStream<Event>, out: &Output, assigner: W, name: &str)
+where
+    W: WindowAssigner<Window = TimeWindow>,
+    W::DefaultTrigger: Trigger<u64, u64, TimeWindow>,
+{
     let rows = bids(events)
         .map(|b| b.bidder)
         .name("Bidders")
         .key_by(|b: &u64| *b)
-        .window(TumblingProcessingTimeWindows::of_millis(10_000))
-        .aggregate_with(Count, |bidder: &u64, w, n: u64| {
+        .window(assigner)
+        .aggregate_with(Count, |bidder: &u64, w: &TimeWindow, n: u64| {
             (*bidder, n, w.start, w.end)
         })
-        .name("Bids per processing-time window");
+        .name(name);
     out.emit(&rows, |r: &(u64, u64, i64, i64), o| {
         Fields::new(o).u(r.0).u(r.1).i(r.2).i(r.3);
     });

@@ -513,38 +513,6 @@ impl<K: Key, O> ReadOnlyContext<'_, K, O> {
     pub fn delete_processing_time_timer(&mut self, time: i64) -> Result<()> {
         self.inner.delete_processing_time_timer(time)
     }
-    /// Emits a record with the current record's (or event-time timer's) timestamp.
-    pub fn collect(&mut self, value: O) {
-        self.inner.collect(value);
-    }
-    /// Emits a record with `timestamp`.
-    pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
-        self.inner.collect_with_timestamp(value, timestamp);
-    }
-    /// Emits `value` to the side output `tag`.
-    ///
-    /// # Errors
-    ///
-    /// The tag's type has no serializer, or refuses the value.
-    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
-        self.inner.output(tag, value)
-    }
-    /// The event timestamp of the current record or event-time timer.
-    pub fn timestamp(&self) -> Option<i64> {
-        self.inner.timestamp()
-    }
-    /// The operator's watermark (the minimum of both inputs').
-    pub fn current_watermark(&self) -> i64 {
-        self.inner.current_watermark()
-    }
-    /// The wall clock in ms since the Unix epoch.
-    pub fn current_processing_time(&self) -> i64 {
-        self.inner.current_processing_time()
-    }
-    /// Where the function runs: subtask index, parallelism, job name, metrics.
-    pub fn runtime(&self) -> &RuntimeContext {
-        self.inner.runtime()
-    }
 }
 
 /// What the broadcast side sees (Flink's `Context` of a broadcast process function): its
@@ -603,39 +571,51 @@ impl<K: Key, O> BroadcastContext<'_, K, O> {
         }
         Ok(())
     }
-    /// Emits a record with the broadcast record's timestamp.
-    pub fn collect(&mut self, value: O) {
-        self.inner.collect(value);
-    }
-    /// Emits a record with `timestamp`.
-    pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
-        self.inner.collect_with_timestamp(value, timestamp);
-    }
-    /// Emits `value` to the side output `tag`.
-    ///
-    /// # Errors
-    ///
-    /// The tag's type has no serializer, or refuses the value.
-    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
-        self.inner.output(tag, value)
-    }
-    /// The event timestamp of the broadcast record.
-    pub fn timestamp(&self) -> Option<i64> {
-        self.inner.timestamp()
-    }
-    /// The operator's watermark (the minimum of both inputs').
-    pub fn current_watermark(&self) -> i64 {
-        self.inner.current_watermark()
-    }
-    /// The wall clock in ms since the Unix epoch.
-    pub fn current_processing_time(&self) -> i64 {
-        self.inner.current_processing_time()
-    }
-    /// Where the function runs: subtask index, parallelism, job name, metrics.
-    pub fn runtime(&self) -> &RuntimeContext {
-        self.inner.runtime()
-    }
 }
+
+/// The output, time and runtime methods both broadcast contexts have (the same as a
+/// [`KeyedContext`](crate::KeyedContext)'s).
+macro_rules! output_and_time {
+    ($context:ident) => {
+        impl<K: Key, O> $context<'_, K, O> {
+            /// Emits a record with the current record's (or event-time timer's) timestamp.
+            pub fn collect(&mut self, value: O) {
+                self.inner.collect(value);
+            }
+            /// Emits a record with `timestamp`.
+            pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
+                self.inner.collect_with_timestamp(value, timestamp);
+            }
+            /// Emits `value` to the side output `tag`.
+            ///
+            /// # Errors
+            ///
+            /// The tag's type has no serializer, or refuses the value.
+            pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
+                self.inner.output(tag, value)
+            }
+            /// The event timestamp of the current record or event-time timer.
+            pub fn timestamp(&self) -> Option<i64> {
+                self.inner.timestamp()
+            }
+            /// The operator's watermark (the minimum of both inputs').
+            pub fn current_watermark(&self) -> i64 {
+                self.inner.current_watermark()
+            }
+            /// The wall clock in ms since the Unix epoch.
+            pub fn current_processing_time(&self) -> i64 {
+                self.inner.current_processing_time()
+            }
+            /// Where the function runs: subtask index, parallelism, job name, metrics.
+            pub fn runtime(&self) -> &RuntimeContext {
+                self.inner.runtime()
+            }
+        }
+    };
+}
+
+output_and_time!(ReadOnlyContext);
+output_and_time!(BroadcastContext);
 
 /// A broadcast state open for writing ([`BroadcastContext::broadcast_state`]).
 pub struct WritableBroadcastState<'a, K, V> {
@@ -708,6 +688,29 @@ impl<F> BroadcastOperator<F> {
         }
         Ok(())
     }
+
+    /// Hands a record to the function's method for its input, with that input's context.
+    fn dispatch<K: Key, A, B, O>(
+        &mut self,
+        value: CoInput<A, B>,
+        ctx: &mut OperatorContext<'_, K, O>,
+        element: impl FnOnce(&mut F, A, &mut ReadOnlyContext<'_, K, O>) -> Result<()>,
+        broadcast: impl FnOnce(&mut F, B, &mut BroadcastContext<'_, K, O>) -> Result<()>,
+    ) -> Result<()> {
+        let (inner, states) = (ctx.reborrow(), &*self.states);
+        match value {
+            CoInput::First(a) => element(
+                &mut self.function,
+                a,
+                &mut ReadOnlyContext { inner, states },
+            ),
+            CoInput::Second(b) => broadcast(
+                &mut self.function,
+                b,
+                &mut BroadcastContext { inner, states },
+            ),
+        }
+    }
 }
 
 /// A [`BroadcastProcessFunction`]'s operator.
@@ -728,23 +731,12 @@ impl<A, B, O, F: BroadcastProcessFunction<A, B, O>> OneInputOperator<(), CoInput
         value: CoInput<A, B>,
         ctx: &mut OperatorContext<'_, (), O>,
     ) -> Result<()> {
-        let op = &mut self.0;
-        match value {
-            CoInput::First(a) => op.function.process_element(
-                a,
-                &mut ReadOnlyContext {
-                    inner: ctx.reborrow(),
-                    states: &op.states,
-                },
-            ),
-            CoInput::Second(b) => op.function.process_broadcast_element(
-                b,
-                &mut BroadcastContext {
-                    inner: ctx.reborrow(),
-                    states: &op.states,
-                },
-            ),
-        }
+        self.0.dispatch(
+            value,
+            ctx,
+            |f, a, ctx| f.process_element(a, ctx),
+            |f, b, ctx| f.process_broadcast_element(b, ctx),
+        )
     }
 }
 
@@ -764,23 +756,12 @@ impl<K: Key, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>>
         value: CoInput<A, B>,
         ctx: &mut OperatorContext<'_, K, O>,
     ) -> Result<()> {
-        let op = &mut self.0;
-        match value {
-            CoInput::First(a) => op.function.process_element(
-                a,
-                &mut ReadOnlyContext {
-                    inner: ctx.reborrow(),
-                    states: &op.states,
-                },
-            ),
-            CoInput::Second(b) => op.function.process_broadcast_element(
-                b,
-                &mut BroadcastContext {
-                    inner: ctx.reborrow(),
-                    states: &op.states,
-                },
-            ),
-        }
+        self.0.dispatch(
+            value,
+            ctx,
+            |f, a, ctx| f.process_element(a, ctx),
+            |f, b, ctx| f.process_broadcast_element(b, ctx),
+        )
     }
     fn on_timer(
         &mut self,
