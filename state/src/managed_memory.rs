@@ -26,13 +26,34 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 
-use rocksdb::{Cache, WriteBufferManager};
+use rocksdb::{Cache, LruCacheOptions, WriteBufferManager};
 
 /// The smallest bound a [`RocksDbMemory`] takes (smaller settings are raised to it).
 pub const MIN_MANAGED_MEMORY_BYTES: usize = 1 << 20;
 
 /// The part of the machine's memory RocksDB may use by default: a quarter.
 const DEFAULT_FRACTION_DENOMINATOR: u64 = 4;
+
+/// The least capacity of one shard of the block cache: 8 MiB.
+///
+/// An LRU cache evicts within a shard, so a shard holding more pinned entries (the write buffer
+/// manager's 256 KiB reservations, pinned index and filter blocks) than its capacity runs over
+/// it, and the whole cache with it. RocksDB's own choice (shards of 512 KiB, up to 64) let an
+/// 8 MiB pool run over its cache by 7% when a few reservations hashed to one shard. Shards of
+/// at least 8 MiB keep a small pool in one shard (its capacity is then what it says), and a
+/// large pool still gets RocksDB's 64 shards (at 512 MiB and up) for concurrent readers.
+const MIN_CACHE_SHARD_BYTES: usize = 8 << 20;
+
+/// RocksDB's greatest number of shard bits for an LRU cache.
+const MAX_CACHE_SHARD_BITS: u32 = 6;
+
+/// The shard bits of a block cache of `capacity` bytes: shards of at least
+/// [`MIN_CACHE_SHARD_BYTES`], at most 2^[`MAX_CACHE_SHARD_BITS`] of them.
+fn shard_bits(capacity: usize) -> i32 {
+    let shards = (capacity / MIN_CACHE_SHARD_BYTES).max(1);
+    // `ilog2` of a positive usize is below 64; the cast cannot truncate.
+    shards.ilog2().min(MAX_CACHE_SHARD_BITS) as i32
+}
 
 /// The default bound where the machine's memory cannot be read (not Linux): 512 MiB.
 const FALLBACK_MANAGED_MEMORY_BYTES: usize = 512 << 20;
@@ -142,7 +163,10 @@ impl RocksDbMemory {
         // Flink's split with write buffer ratio 1/2: cache (3 - r)/3 T, write buffers 2r/3 T.
         let cache_capacity = total / 6 * 5 + total % 6 * 5 / 6;
         let write_buffer_limit = total / 3;
-        let cache = Cache::new_lru_cache(cache_capacity);
+        let mut cache_options = LruCacheOptions::default();
+        cache_options.set_capacity(cache_capacity);
+        cache_options.set_num_shard_bits(shard_bits(cache_capacity));
+        let cache = Cache::new_lru_cache_opts(&cache_options);
         // Writers are not stalled: a flush is triggered instead, as in Flink.
         let write_buffers = WriteBufferManager::new_write_buffer_manager_with_cache(
             write_buffer_limit,
@@ -243,6 +267,16 @@ mod tests {
             ),
             None => assert_eq!(bytes, FALLBACK_MANAGED_MEMORY_BYTES),
         }
+    }
+
+    #[test]
+    fn cache_shards_hold_at_least_eight_mib() {
+        assert_eq!(shard_bits(0), 0);
+        assert_eq!(shard_bits(7 << 20), 0);
+        assert_eq!(shard_bits(16 << 20), 1);
+        assert_eq!(shard_bits(100 << 20), 3);
+        assert_eq!(shard_bits(512 << 20), 6);
+        assert_eq!(shard_bits(5 << 30), 6);
     }
 
     #[test]

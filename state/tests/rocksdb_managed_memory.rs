@@ -163,8 +163,9 @@ fn the_block_cache_stays_within_its_capacity_while_ten_times_the_bound_passes() 
     );
     // The cache is not strict (see the module docs of `managed_memory`): an insert lands
     // before the eviction it causes, so the usage may pass the capacity by the entry being
-    // inserted, at most one dummy entry the write buffer manager charges (256 KiB) or one
-    // block. A test run saw such an overshoot once in many; more than that is a leak.
+    // inserted: one dummy entry the write buffer manager charges (256 KiB) or one block. The
+    // cache is one shard at this size, so pinned entries spread over shards cannot add more;
+    // more than that is a leak.
     const IN_FLIGHT: usize = 256 << 10;
     assert!(
         most <= memory.block_cache_bytes() + IN_FLIGHT,
