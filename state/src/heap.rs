@@ -690,12 +690,20 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
     ) -> Result<()> {
         let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
         if table.ttl.is_none() {
-            // No TTL: change the live object where it is (one lookup instead of two, no copy).
-            if let Some((value, _)) = table.slot(current.group, &current.key, namespace) {
-                update(Some(value));
-            } else if let Some(value) = update(None) {
-                table.insert(current.group, &current.key, namespace, (value, 0));
-            }
+            // No TTL: change the live object where it is, or insert the first value where the
+            // probe ended (one probe, no copy).
+            table.groups.update_or_insert(
+                current.group,
+                &current.key,
+                namespace,
+                |slot| match slot {
+                    Some((value, _)) => {
+                        update(Some(value));
+                        None
+                    }
+                    None => update(None).map(|value| (value, 0)),
+                },
+            );
             return Ok(());
         }
         let _ = now;

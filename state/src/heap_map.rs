@@ -74,6 +74,28 @@ impl<K: Eq + Hash + Clone, N: Eq + Hash + Clone, S> KeyGroupMaps<K, N, S> {
         &mut occupied.into_mut().2
     }
 
+    /// Changes the state of `key` in `namespace` in place, or stores what `update` makes
+    /// from nothing (nothing is stored when it makes `None`): one probe either way.
+    #[inline]
+    pub(crate) fn update_or_insert(
+        &mut self,
+        group: usize,
+        key: &K,
+        namespace: &N,
+        update: impl FnOnce(Option<&mut S>) -> Option<S>,
+    ) {
+        match self.entry(group, key, namespace) {
+            Entry::Occupied(mut o) => {
+                update(Some(&mut o.get_mut().2));
+            }
+            Entry::Vacant(v) => {
+                if let Some(state) = update(None) {
+                    v.insert((key.clone(), namespace.clone(), state));
+                }
+            }
+        }
+    }
+
     /// Sets the state of `key` in `namespace`.
     #[inline]
     pub(crate) fn insert(&mut self, group: usize, key: &K, namespace: &N, state: S) {
@@ -148,5 +170,31 @@ impl<K: Eq + Hash + Clone, N: Eq + Hash + Clone, S> KeyGroupMaps<K, N, S> {
         for (key, namespace) in gone {
             self.remove(group, &key, &namespace);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_or_insert_changes_in_place_inserts_or_leaves_absent() {
+        let mut maps = KeyGroupMaps::<u64, u32, i64>::new(2);
+        maps.update_or_insert(1, &7, &0, |slot| {
+            assert!(slot.is_none());
+            Some(10)
+        });
+        maps.update_or_insert(1, &7, &0, |slot| {
+            *slot.expect("inserted before") += 5;
+            None
+        });
+        maps.update_or_insert(1, &8, &0, |slot| {
+            assert!(slot.is_none());
+            None
+        });
+        assert_eq!(maps.get_mut(1, &7, &0), Some(&mut 15));
+        assert_eq!(maps.get_mut(1, &8, &0), None);
+        assert_eq!(maps.get_mut(0, &7, &0), None);
+        assert_eq!(maps.iter(1).count(), 1);
     }
 }
