@@ -8,7 +8,9 @@ Usage (after the bench has run):
     python3 benches/report_state.py
 
 Checks the issue's requirements: the RocksDB backend's overhead over raw RocksDB with
-pre-built keys is at most 25% on every case, and the heap backend does at least 10 million
+pre-built keys is at most 25% on every case (the value case with the backend's write cache
+off, so that both sides go to RocksDB on every access; the default, with the cache, is
+printed after the table), and the heap backend does at least 10 million
 value updates a second on one core. Exits 1 when one is missed.
 """
 
@@ -52,6 +54,13 @@ def main():
             failures.append(f"{label}: RocksDB backend overhead {overhead * 100:.0f}% > {MAX_OVERHEAD * 100:.0f}%")
         if group == "value/get_and_update" and ops is not None and ops < HEAP_UPDATES_PER_S:
             failures.append(f"heap value updates {ops / 1e6:.1f} M/s < 10 M/s")
+    cached = results.get(("value/get_and_update", "typeinfo_rocksdb_write_cache"), (None,))[0]
+    if cached is not None:
+        print()
+        print(
+            f"value get-and-update on RocksDB with the write cache (the default; 10,000 keys "
+            f"fit in it): {cached:,.1f} ns"
+        )
     print()
     for f in failures:
         print(f"- FAIL: {f}")

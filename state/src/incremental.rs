@@ -364,6 +364,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
 
     /// Whether no state holds an entry.
     fn is_empty(&self) -> Result<bool> {
+        self.flush_write_cache()?;
         for state in &self.states {
             let cf = self.cf_handle(state.cf())?;
             let mut it = self.db.raw_iterator_cf(cf);

@@ -19,6 +19,10 @@
 //!   filter blocks, and one write buffer manager (1/3 of the bound) that charges every
 //!   memtable of every state to that cache; Flink's split, explained on [`RocksDbMemory`].
 //!   The bound does not shrink with the number of subtasks or states, it is shared by them.
+//! - Each RocksDB backend also keeps a write cache of recently used values of value,
+//!   reducing and aggregating states ([`RocksDbOptions::write_cache_bytes`], default
+//!   [`DEFAULT_WRITE_CACHE_BYTES`], 4 MiB), outside that bound: a state updated with every
+//!   record reaches RocksDB once per flush of the cache instead of at every record.
 //! - Map state is never materialized to be read: [`MapState::iter`], [`MapState::keys`],
 //!   [`MapState::values`] and [`MapState::is_empty`] read entry by entry (RocksDB iterates
 //!   under the `[key group][key][namespace]` prefix), [`MapState::put_all`] writes in
@@ -45,6 +49,7 @@ mod options;
 mod rocks;
 pub mod savepoint;
 mod ttl;
+mod write_cache;
 
 pub use backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 pub use composite_key::{key_group_prefix_len, CompositeKeyBuilder};
@@ -65,6 +70,8 @@ pub use operator::{
     ReadOnlyBroadcastState, Redistribution, StoredOperatorState,
 };
 pub use options::BackendOptions;
-pub use rocks::{Compaction, Compression, RocksDbKeyedStateBackend, RocksDbOptions};
+pub use rocks::{
+    Compaction, Compression, RocksDbKeyedStateBackend, RocksDbOptions, DEFAULT_WRITE_CACHE_BYTES,
+};
 pub use savepoint::{KeyedSnapshot, RestoreReport};
 pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};

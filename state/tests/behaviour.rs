@@ -22,14 +22,20 @@ impl Factory for Heap {
     }
 }
 
-pub struct RocksDb;
+/// RocksDB with its write cache of `write_cache_bytes` (the default, one so small that
+/// almost every access flushes it, or none).
+pub struct RocksDb {
+    pub write_cache_bytes: usize,
+}
 impl Factory for RocksDb {
     type Backend = RocksDbKeyedStateBackend<String>;
     fn create(&self, dir: &Path, options: BackendOptions) -> Result<Self::Backend> {
         RocksDbKeyedStateBackend::open(
             &dir.join("db"),
             options,
-            RocksDbOptions::default().managed_memory_bytes(8 << 20),
+            RocksDbOptions::default()
+                .managed_memory_bytes(8 << 20)
+                .write_cache_bytes(self.write_cache_bytes),
         )
     }
 }
@@ -667,4 +673,21 @@ macro_rules! backend_suite {
 }
 
 backend_suite!(heap, Heap);
-backend_suite!(rocksdb, RocksDb);
+backend_suite!(
+    rocksdb,
+    RocksDb {
+        write_cache_bytes: DEFAULT_WRITE_CACHE_BYTES
+    }
+);
+backend_suite!(
+    rocksdb_tiny_write_cache,
+    RocksDb {
+        write_cache_bytes: 150
+    }
+);
+backend_suite!(
+    rocksdb_without_write_cache,
+    RocksDb {
+        write_cache_bytes: 0
+    }
+);

@@ -10,11 +10,14 @@ use typeinfo_state::*;
 
 const MIB: usize = 1 << 20;
 
+/// A backend whose every write reaches RocksDB: these tests measure RocksDB's own memory,
+/// and the write cache (the backend's own memory, bounded by its own setting) would hold
+/// the writes back.
 fn open(dir: &Path, options: RocksDbOptions) -> Result<RocksDbKeyedStateBackend<u64>> {
     RocksDbKeyedStateBackend::open(
         dir,
         BackendOptions::new(128, KeyGroupRange::all(128))?,
-        options,
+        options.write_cache_bytes(0),
     )
 }
 
