@@ -131,34 +131,20 @@ fn bench_value(c: &mut Criterion) {
                 .expect("put");
         })
     });
-    let mut i = 0;
-    group.bench_function("typeinfo_rocksdb", |b| {
-        b.iter(|| {
-            rocks.set_current_key(&keys[i % KEYS]).expect("key");
-            i += 1;
-            let current = rocks_count
-                .value(&mut rocks, &())
-                .expect("get")
-                .unwrap_or(0);
-            rocks_count
-                .update(&mut rocks, &(), current + 1)
-                .expect("put");
-        })
-    });
-    let mut i = 0;
-    group.bench_function("typeinfo_rocksdb_write_cache", |b| {
-        b.iter(|| {
-            cached.set_current_key(&keys[i % KEYS]).expect("key");
-            i += 1;
-            let current = cached_count
-                .value(&mut cached, &())
-                .expect("get")
-                .unwrap_or(0);
-            cached_count
-                .update(&mut cached, &(), current + 1)
-                .expect("put");
-        })
-    });
+    for (name, backend, count) in [
+        ("typeinfo_rocksdb", &mut rocks, &rocks_count),
+        ("typeinfo_rocksdb_write_cache", &mut cached, &cached_count),
+    ] {
+        let mut i = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                backend.set_current_key(&keys[i % KEYS]).expect("key");
+                i += 1;
+                let current = count.value(backend, &()).expect("get").unwrap_or(0);
+                count.update(backend, &(), current + 1).expect("put");
+            })
+        });
+    }
     let mut i = 0;
     group.bench_function("typeinfo_heap", |b| {
         b.iter(|| {
