@@ -677,10 +677,27 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         Ok(())
     }
 
-    /// Flushes the write cache when it holds more than its capacity.
+    /// Whether the entries of registered state `index` go through the write cache: a value,
+    /// reducing or aggregating state without TTL, with the cache on.
     #[inline]
-    fn flush_write_cache_if_full(&self) -> Result<()> {
-        if self.cache.borrow().is_full() {
+    fn cached(&mut self, index: usize) -> bool {
+        self.cache.get_mut().enabled()
+            && self.states.get(index).is_some_and(|s| {
+                let meta = s.codec().meta();
+                !meta.ttl
+                    && matches!(
+                        meta.kind,
+                        StateKind::Value | StateKind::Reducing | StateKind::Aggregating
+                    )
+            })
+    }
+
+    /// Before a cached access: flushes the write cache when it holds more than its capacity.
+    /// Called before the access changes anything, so that an error means nothing changed
+    /// and a cache whose flushes fail does not grow (it overshoots by one entry at most).
+    #[inline]
+    fn make_room_in_write_cache(&mut self) -> Result<()> {
+        if self.cache.get_mut().is_full() {
             self.flush_write_cache()?;
         }
         Ok(())
@@ -699,8 +716,9 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
     /// Puts `db` (opened in `path`) in place of this backend's database, which is closed;
     /// returns the old database's directory.
     pub(crate) fn replace_db(&mut self, db: DB, path: PathBuf) -> PathBuf {
-        // The cached entries belong to the database being replaced (a restore flushed them
-        // into it before).
+        // The one caller (`restore_native`) runs on a backend it found empty, and finding
+        // it empty flushed the cache: there is nothing cached, and nothing must survive the
+        // database it belonged to.
         self.cache.get_mut().clear();
         drop(std::mem::replace(&mut self.db, db));
         std::mem::replace(&mut self.path, path)
@@ -708,7 +726,6 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
 
     /// Removes every entry of every state.
     pub(crate) fn clear_all_states(&mut self) -> Result<()> {
-        self.cache.get_mut().clear();
         for state in &self.states {
             let cf = self.cf_handle(state.cf())?;
             // Every key of a state starts with its key group (below 2^15, big-endian, in
@@ -719,6 +736,8 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
                 .delete_range_cf(cf, &[] as &[u8], &[0x80u8] as &[u8])
                 .map_err(rocks)?;
         }
+        // After the deletes: if one failed, the cached changes were not dropped with them.
+        self.cache.get_mut().clear();
         Ok(())
     }
 
@@ -1114,12 +1133,15 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             s.cf.clone(),
         );
         self.key_and_namespace(&ns_ser, namespace)?;
+        let index = state.0 as usize;
+        let cached = self.cached(index);
+        if cached {
+            self.make_room_in_write_cache()?;
+        }
         let cf = self
             .db
             .cf_handle(&cf_name)
             .ok_or_else(|| missing_cf(&cf_name))?;
-        let index = state.0 as usize;
-        let cached = ttl.is_none() && self.cache.get_mut().enabled();
         if cached {
             if let Some(hit) = self
                 .cache
@@ -1140,17 +1162,13 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             if cached {
                 let key = self.builder.key_and_namespace();
                 self.cache.get_mut().put(index, key, None, false);
-                self.flush_write_cache_if_full()?;
             }
             return Ok(None);
         };
         if cached {
             let key = self.builder.key_and_namespace();
             self.cache.get_mut().put(index, key, Some(&bytes), false);
-            let value = v_ser.deserialize(&mut DataInputView::new(&bytes))?;
-            drop(bytes);
-            self.flush_write_cache_if_full()?;
-            return Ok(Some(value));
+            return Ok(Some(v_ser.deserialize(&mut DataInputView::new(&bytes))?));
         }
         let mut input = DataInputView::new(&bytes);
         if ttl.is_some() {
@@ -1198,12 +1216,15 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             s.cf.clone(),
         );
         self.key_and_namespace(&ns_ser, namespace)?;
+        let index = state.0 as usize;
+        let cached = self.cached(index);
+        if cached {
+            self.make_room_in_write_cache()?;
+        }
         let cf = self
             .db
             .cf_handle(&cf_name)
             .ok_or_else(|| missing_cf(&cf_name))?;
-        let index = state.0 as usize;
-        let cached = self.cache.get_mut().enabled();
         let hit = if cached {
             self.cache
                 .get_mut()
@@ -1239,7 +1260,7 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             let key = self.builder.key_and_namespace();
             let bytes = self.value_buf.as_slice();
             self.cache.get_mut().put(index, key, Some(bytes), true);
-            return self.flush_write_cache_if_full();
+            return Ok(());
         }
         self.db
             .put_cf_opt(
@@ -1271,13 +1292,14 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             self.value_buf.write_i64(now);
         }
         v_ser.serialize(&value, &mut self.value_buf)?;
-        if !ttl && self.cache.get_mut().enabled() {
+        if self.cached(state.0 as usize) {
+            self.make_room_in_write_cache()?;
             let key = self.builder.key_and_namespace();
             let bytes = self.value_buf.as_slice();
             self.cache
                 .get_mut()
                 .put(state.0 as usize, key, Some(bytes), true);
-            return self.flush_write_cache_if_full();
+            return Ok(());
         }
         let cf = self
             .db
@@ -1700,23 +1722,16 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
             .get(state.0 as usize)
             .ok_or_else(|| unknown(state))?;
         let cf_name = s.cf().to_owned();
-        let meta = s.codec().meta();
-        let is_map = meta.kind == StateKind::Map;
-        let cached = !meta.ttl
-            && matches!(
-                meta.kind,
-                StateKind::Value | StateKind::Reducing | StateKind::Aggregating
-            )
-            && self.cache.get_mut().enabled();
+        let is_map = s.codec().meta().kind == StateKind::Map;
         let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
-        let prefix = self.builder.set_namespace_bytes(&ns_bytes);
-        if cached {
+        if self.cached(state.0 as usize) {
+            self.make_room_in_write_cache()?;
             // Cached as absent: reads see the delete, and the flush writes it.
-            self.cache
-                .get_mut()
-                .put(state.0 as usize, prefix, None, true);
-            return self.flush_write_cache_if_full();
+            let key = self.builder.set_namespace_bytes(&ns_bytes);
+            self.cache.get_mut().put(state.0 as usize, key, None, true);
+            return Ok(());
         }
+        let prefix = self.builder.set_namespace_bytes(&ns_bytes);
         let prefix = prefix.to_vec();
         let cf = self
             .db

@@ -17,8 +17,10 @@
 //!   checkpoints, restores, flushes, compactions, properties) first writes every changed entry
 //!   in one write batch, so checkpoints and savepoints hold exactly what the job wrote.
 //! - **Bounded**: at most [`RocksDbOptions::write_cache_bytes`](crate::RocksDbOptions::write_cache_bytes)
-//!   bytes (keys and values as stored, plus [`ENTRY_OVERHEAD`] per entry) per backend; when
-//!   more is cached, the changed entries are written in one batch and the cache is emptied.
+//!   bytes (keys and values as stored, plus [`ENTRY_OVERHEAD`] per entry) per backend, and
+//!   one entry more: an access that finds more cached first writes the changed entries in
+//!   one batch and empties the cache, before it changes anything (so an error means the
+//!   access changed nothing, and a cache whose writes fail does not grow).
 //!   This memory is the backend's own, outside the managed memory of RocksDB's block cache and
 //!   write buffers.
 //! - States with TTL bypass the cache (a read may expire or refresh an entry, which RocksDB's
