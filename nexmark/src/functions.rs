@@ -20,34 +20,83 @@ fn not_opened() -> Error {
 /// The result of a pair of a regular join: a row, or nothing when the condition fails.
 pub type PairFn<A, B, O> = Arc<dyn Fn(&A, &B) -> Option<O> + Send + Sync>;
 
-/// A regular inner join (Flink's unwindowed join): both inputs are kept in keyed list state
-/// forever; a record is paired with every record of the other input already kept under its
-/// key, then kept itself, so each matching pair is emitted exactly once, whichever side
-/// arrives first.
-pub struct RegularJoin<A, B, O> {
+/// The keyed lists of a join's first and second input.
+type Lists<A, B> = (ListState<(), A>, ListState<(), B>);
+
+/// The pairing function and the two keyed lists of a join of two inputs (one per input),
+/// shared by [`RegularJoin`] and [`LookupJoin`].
+struct PairedLists<A, B, O> {
     pair: PairFn<A, B, O>,
-    left: Option<ListState<(), A>>,
-    right: Option<ListState<(), B>>,
+    /// The lists of the first and the second input (`None` until `open`).
+    lists: Option<Lists<A, B>>,
 }
 
-impl<A, B, O> Clone for RegularJoin<A, B, O> {
+impl<A, B, O> Clone for PairedLists<A, B, O> {
     fn clone(&self) -> Self {
-        RegularJoin {
+        PairedLists {
             pair: Arc::clone(&self.pair),
-            left: None,
-            right: None,
+            lists: None,
         }
     }
 }
 
-impl<A, B, O> RegularJoin<A, B, O> {
+impl<A: Data, B: Data, O: Data> PairedLists<A, B, O> {
+    fn new(pair: impl Fn(&A, &B) -> Option<O> + Send + Sync + 'static) -> Self {
+        PairedLists {
+            pair: Arc::new(pair),
+            lists: None,
+        }
+    }
+
+    fn open<K: Key>(&mut self, state: &mut KeyedBackend<K>, names: [&str; 2]) -> Result<()> {
+        self.lists = Some((
+            state.list_state(&ListStateDescriptor::new(names[0]))?,
+            state.list_state(&ListStateDescriptor::new(names[1]))?,
+        ));
+        Ok(())
+    }
+
+    fn lists(&self) -> Result<&Lists<A, B>> {
+        self.lists.as_ref().ok_or_else(not_opened)
+    }
+
+    /// Emits the rows of `a` with every record of the second input's list.
+    fn pair_first<K: Key>(&self, a: &A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        for b in self.lists()?.1.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(a, &b) {
+                ctx.collect(row);
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits the rows of every record of the first input's list with `b`.
+    fn pair_second<K: Key>(&self, b: &B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
+        for a in self.lists()?.0.get(ctx.state(), &())? {
+            if let Some(row) = (self.pair)(&a, b) {
+                ctx.collect(row);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A regular inner join (Flink's unwindowed join): both inputs are kept in keyed list state
+/// forever; a record is paired with every record of the other input already kept under its
+/// key, then kept itself, so each matching pair is emitted exactly once, whichever side
+/// arrives first.
+pub struct RegularJoin<A, B, O>(PairedLists<A, B, O>);
+
+impl<A, B, O> Clone for RegularJoin<A, B, O> {
+    fn clone(&self) -> Self {
+        RegularJoin(self.0.clone())
+    }
+}
+
+impl<A: Data, B: Data, O: Data> RegularJoin<A, B, O> {
     /// A join whose pairs `pair` turns into rows (or refuses).
     pub fn new(pair: impl Fn(&A, &B) -> Option<O> + Send + Sync + 'static) -> Self {
-        RegularJoin {
-            pair: Arc::new(pair),
-            left: None,
-            right: None,
-        }
+        RegularJoin(PairedLists::new(pair))
     }
 }
 
@@ -55,34 +104,18 @@ impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O>
     for RegularJoin<A, B, O>
 {
     fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
-        self.left = Some(state.list_state(&ListStateDescriptor::new("join-left"))?);
-        self.right = Some(state.list_state(&ListStateDescriptor::new("join-right"))?);
-        Ok(())
+        self.0.open(state, ["join-left", "join-right"])
     }
 
     fn process_element1(&mut self, a: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        let (Some(left), Some(right)) = (&self.left, &self.right) else {
-            return Err(not_opened());
-        };
-        for b in right.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(&a, &b) {
-                ctx.collect(row);
-            }
-        }
-        left.add(ctx.state(), &(), a)?;
+        self.0.pair_first(&a, ctx)?;
+        self.0.lists()?.0.add(ctx.state(), &(), a)?;
         Ok(())
     }
 
     fn process_element2(&mut self, b: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        let (Some(left), Some(right)) = (&self.left, &self.right) else {
-            return Err(not_opened());
-        };
-        for a in left.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(&a, &b) {
-                ctx.collect(row);
-            }
-        }
-        right.add(ctx.state(), &(), b)?;
+        self.0.pair_second(&b, ctx)?;
+        self.0.lists()?.1.add(ctx.state(), &(), b)?;
         Ok(())
     }
 }
@@ -172,51 +205,32 @@ impl<K: Key, T: Data, S: Data, O: Data> KeyedProcessFunction<K, T, O> for FinalT
 /// still `i64::MIN` until the table's input has ended) it also waits in keyed state for
 /// rows that come later. Its event-time timer (at its timestamp) can only fire after the
 /// table ended, and then drops it. Every pair is emitted once.
-pub struct LookupJoin<A, B, O> {
-    pair: PairFn<A, B, O>,
-    table: Option<ListState<(), B>>,
-    waiting: Option<ListState<(), A>>,
-}
+pub struct LookupJoin<A, B, O>(PairedLists<A, B, O>);
 
 impl<A, B, O> Clone for LookupJoin<A, B, O> {
     fn clone(&self) -> Self {
-        LookupJoin {
-            pair: Arc::clone(&self.pair),
-            table: None,
-            waiting: None,
-        }
+        LookupJoin(self.0.clone())
     }
 }
 
-impl<A, B, O> LookupJoin<A, B, O> {
+impl<A: Data, B: Data, O: Data> LookupJoin<A, B, O> {
+    /// A lookup join whose pairs `pair` turns into rows (or refuses).
     pub fn new(pair: impl Fn(&A, &B) -> Option<O> + Send + Sync + 'static) -> Self {
-        LookupJoin {
-            pair: Arc::new(pair),
-            table: None,
-            waiting: None,
-        }
+        LookupJoin(PairedLists::new(pair))
     }
 }
 
 impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O> for LookupJoin<A, B, O> {
+    /// The first list holds the records waiting for table rows, the second the table.
     fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
-        self.table = Some(state.list_state(&ListStateDescriptor::new("lookup-table"))?);
-        self.waiting = Some(state.list_state(&ListStateDescriptor::new("lookup-waiting"))?);
-        Ok(())
+        self.0.open(state, ["lookup-waiting", "lookup-table"])
     }
 
     fn process_element1(&mut self, a: A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        let (Some(table), Some(waiting)) = (&self.table, &self.waiting) else {
-            return Err(not_opened());
-        };
-        for b in table.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(&a, &b) {
-                ctx.collect(row);
-            }
-        }
+        self.0.pair_first(&a, ctx)?;
         if ctx.current_watermark() == i64::MIN {
             if let Some(ts) = ctx.timestamp() {
-                waiting.add(ctx.state(), &(), a)?;
+                self.0.lists()?.0.add(ctx.state(), &(), a)?;
                 ctx.register_event_time_timer(ts);
             }
         }
@@ -224,15 +238,8 @@ impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O> for L
     }
 
     fn process_element2(&mut self, b: B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        let (Some(table), Some(waiting)) = (&self.table, &self.waiting) else {
-            return Err(not_opened());
-        };
-        for a in waiting.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(&a, &b) {
-                ctx.collect(row);
-            }
-        }
-        table.add(ctx.state(), &(), b)?;
+        self.0.pair_second(&b, ctx)?;
+        self.0.lists()?.1.add(ctx.state(), &(), b)?;
         Ok(())
     }
 
@@ -242,7 +249,7 @@ impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O> for L
         _domain: TimeDomain,
         ctx: &mut KeyedContext<'_, K, O>,
     ) -> Result<()> {
-        if let Some(waiting) = &self.waiting {
+        if let Some((waiting, _)) = &self.0.lists {
             waiting.clear(ctx.state(), &())?;
         }
         Ok(())

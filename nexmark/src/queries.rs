@@ -145,14 +145,16 @@ pub fn build(
 /// q0: every bid as it is.
 fn q0(events: &DataStream<Event>, out: &Output) {
     let rows = bids(events);
-    out.emit(&rows, |b: &Bid, o| {
-        Fields::new(o)
-            .u(b.auction)
-            .u(b.bidder)
-            .u(b.price)
-            .i(b.date_time)
-            .s(&b.extra);
-    });
+    out.emit(&rows, |b: &Bid, o| bid_row(&mut Fields::new(o), b));
+}
+
+/// Writes a bid as q0 and q9 print it: auction, bidder, price, dateTime, extra.
+fn bid_row(f: &mut Fields<'_>, b: &Bid) {
+    f.u(b.auction)
+        .u(b.bidder)
+        .u(b.price)
+        .i(b.date_time)
+        .s(&b.extra);
 }
 
 /// q1: prices in euros, `0.908 * price` exactly (thousandths).
@@ -358,8 +360,8 @@ fn q9(events: &DataStream<Event>, out: &Output) {
         }))
         .name("Winning bid");
     out.emit(&rows, |((a, b), _): &((Auction, Bid), u64), o| {
-        Fields::new(o)
-            .u(a.id)
+        let mut f = Fields::new(o);
+        f.u(a.id)
             .s(&a.item_name)
             .s(&a.description)
             .u(a.initial_bid)
@@ -368,12 +370,8 @@ fn q9(events: &DataStream<Event>, out: &Output) {
             .i(a.expires)
             .u(a.seller)
             .u(a.category)
-            .s(&a.extra)
-            .u(b.auction)
-            .u(b.bidder)
-            .u(b.price)
-            .i(b.date_time)
-            .s(&b.extra);
+            .s(&a.extra);
+        bid_row(&mut f, b);
     });
 }
 

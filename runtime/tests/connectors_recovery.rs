@@ -48,33 +48,11 @@ fn expected() -> Vec<String> {
 /// Fails with what differs (missing, unexpected and repeated lines, the files) unless
 /// `got` is exactly the expected output.
 fn assert_exact(got: &[String], log: &Path) {
-    let want = expected();
-    if got == want {
-        return;
-    }
-    let missing: Vec<&String> = want
-        .iter()
-        .filter(|l| got.binary_search(l).is_err())
-        .collect();
-    let extra: Vec<&String> = got
-        .iter()
-        .filter(|l| want.binary_search(l).is_err())
-        .collect();
-    let twice: Vec<&String> = got
-        .windows(2)
-        .filter(|w| w[0] == w[1])
-        .map(|w| &w[0])
-        .collect();
-    panic!(
-        "committed output differs: {} missing (first {:?}), {} unexpected (first {:?}), \
-         {} twice (first {:?}); last run's log:\n{}",
-        missing.len(),
-        missing.iter().take(5).collect::<Vec<_>>(),
-        extra.len(),
-        extra.iter().take(5).collect::<Vec<_>>(),
-        twice.len(),
-        twice.iter().take(5).collect::<Vec<_>>(),
-        std::fs::read_to_string(log).unwrap_or_default()
+    common::assert_same_lines(
+        got,
+        &expected(),
+        "committed output differs",
+        &std::fs::read_to_string(log).unwrap_or_default(),
     );
 }
 

@@ -8,7 +8,6 @@
 //! checkpoint refers to is there at the end.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,17 +40,7 @@ fn start(
     slow_checkpoints: bool,
     logs: &Path,
 ) -> Vec<Child> {
-    let hosts = (processes > 1).then(|| {
-        // Hold every listener until all ports are chosen, so that no two are the same.
-        let listeners: Vec<TcpListener> = (0..processes)
-            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-            .collect();
-        listeners
-            .iter()
-            .map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port()))
-            .collect::<Vec<_>>()
-            .join(",")
-    });
+    let hosts = (processes > 1).then(|| common::loopback_hosts(processes));
     (0..processes)
         .map(|p| {
             let mut cmd = Command::new(example());

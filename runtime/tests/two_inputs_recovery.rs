@@ -7,7 +7,6 @@
 //! with plain loops.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -57,38 +56,6 @@ fn plain_loop_reference(events: u64) -> Vec<String> {
     lines
 }
 
-/// Fails with what differs (missing, unexpected and repeated lines) unless `got == want`.
-fn assert_same(got: &[String], want: &[String], what: &str, log: &str) {
-    if got == want {
-        return;
-    }
-    let missing: Vec<&String> = want
-        .iter()
-        .filter(|l| got.binary_search(l).is_err())
-        .collect();
-    let extra: Vec<&String> = got
-        .iter()
-        .filter(|l| want.binary_search(l).is_err())
-        .collect();
-    let twice: Vec<&String> = got
-        .windows(2)
-        .filter(|w| w[0] == w[1] && want.iter().filter(|l| **l == w[0]).count() < 2)
-        .map(|w| &w[0])
-        .collect();
-    panic!(
-        "{what}: {} lines, {} expected; {} missing (first {:?}), {} unexpected (first {:?}), \
-         {} twice (first {:?}); last run's log:\n{log}",
-        got.len(),
-        want.len(),
-        missing.len(),
-        missing.iter().take(5).collect::<Vec<_>>(),
-        extra.len(),
-        extra.iter().take(5).collect::<Vec<_>>(),
-        twice.len(),
-        twice.iter().take(5).collect::<Vec<_>>(),
-    );
-}
-
 /// The committed output of a failure-free run (no checkpoints, unpaced), checked against the
 /// plain-loop reference.
 fn failure_free(state: &str) -> Vec<String> {
@@ -105,7 +72,7 @@ fn failure_free(state: &str) -> Vec<String> {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the failure-free run failed: {log}");
     let got = published(&output);
-    assert_same(
+    common::assert_same_lines(
         &got,
         &plain_loop_reference(EVENTS),
         &format!("the failure-free run ({state}) against the plain loops"),
@@ -124,17 +91,7 @@ fn start(
     slow: bool,
     logs: &Path,
 ) -> Vec<Child> {
-    let hosts = (processes > 1).then(|| {
-        // Hold every listener until all ports are chosen, so that no two are the same.
-        let listeners: Vec<TcpListener> = (0..processes)
-            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-            .collect();
-        listeners
-            .iter()
-            .map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port()))
-            .collect::<Vec<_>>()
-            .join(",")
-    });
+    let hosts = (processes > 1).then(|| common::loopback_hosts(processes));
     (0..processes)
         .map(|p| {
             let mut cmd = Command::new(binary());
@@ -317,7 +274,7 @@ fn crash_and_recover(processes: usize, state: &str, seed: u64) {
         "restored runs committed nothing new before their kills: {progress:?}"
     );
     let got = published(&output);
-    assert_same(
+    common::assert_same_lines(
         &got,
         &expected,
         &format!(

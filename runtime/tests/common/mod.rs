@@ -39,6 +39,52 @@ pub fn published(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// Fails with what differs (missing, unexpected and repeated lines) unless `got == want`
+/// (both sorted); `log` is the last run's log, printed with the difference.
+pub fn assert_same_lines(got: &[String], want: &[String], what: &str, log: &str) {
+    if got == want {
+        return;
+    }
+    let missing: Vec<&String> = want
+        .iter()
+        .filter(|l| got.binary_search(l).is_err())
+        .collect();
+    let extra: Vec<&String> = got
+        .iter()
+        .filter(|l| want.binary_search(l).is_err())
+        .collect();
+    let twice: Vec<&String> = got
+        .windows(2)
+        .filter(|w| w[0] == w[1] && want.iter().filter(|l| **l == w[0]).count() < 2)
+        .map(|w| &w[0])
+        .collect();
+    panic!(
+        "{what}: {} lines, {} expected; {} missing (first {:?}), {} unexpected (first {:?}), \
+         {} twice (first {:?}); last run's log:\n{log}",
+        got.len(),
+        want.len(),
+        missing.len(),
+        missing.iter().take(5).collect::<Vec<_>>(),
+        extra.len(),
+        extra.iter().take(5).collect::<Vec<_>>(),
+        twice.len(),
+        twice.iter().take(5).collect::<Vec<_>>(),
+    );
+}
+
+/// `--hosts` for `processes` processes on loopback: free ports, all different (every
+/// listener is held until all are chosen).
+pub fn loopback_hosts(processes: usize) -> String {
+    let listeners: Vec<std::net::TcpListener> = (0..processes)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("address").port()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The committed output of a failure-free run (no checkpoints) of the `orders_per_minute`
 /// job at `program`: version 1, `orders` orders, parallelism 2, `state` backend.
 pub fn failure_free_output(program: &Path, orders: &str, state: &str) -> Vec<String> {
