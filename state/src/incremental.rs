@@ -45,7 +45,9 @@ use crate::composite_key::key_group_prefix_len;
 use crate::descriptor::StateKey;
 use crate::error::{not_registered, Error, Result};
 use crate::key_group::KeyGroupRange;
-use crate::rocks::{concat_merge, rocks, RocksDbKeyedStateBackend, MARKER};
+use crate::rocks::backend::{RocksDbKeyedStateBackend, MARKER};
+use crate::rocks::column_family::concat_merge;
+use crate::rocks::error::rocks;
 use crate::savepoint::{
     KeyedSnapshot, RestoreReport, SnapshotFile, SnapshotHeader, SnapshotWriter,
 };

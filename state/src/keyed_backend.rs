@@ -14,7 +14,8 @@ use crate::incremental::native_to_canonical;
 use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
-use crate::rocks::{RocksDbKeyedStateBackend, RocksDbOptions};
+use crate::rocks::backend::RocksDbKeyedStateBackend;
+use crate::rocks::options::RocksDbOptions;
 use crate::savepoint::{KeyedSnapshot, RestoreReport};
 
 /// Keyed state on the heap or in RocksDB, chosen at run time.

@@ -49,7 +49,6 @@ mod options;
 mod rocks;
 pub mod savepoint;
 mod ttl;
-mod write_cache;
 
 pub use backend::{KeyedStateBackend, StateId, StateKind, StateMeta};
 pub use composite_key::{key_group_prefix_len, CompositeKeyBuilder};
@@ -70,8 +69,7 @@ pub use operator::{
     ReadOnlyBroadcastState, Redistribution, StoredOperatorState,
 };
 pub use options::BackendOptions;
-pub use rocks::{
-    Compaction, Compression, RocksDbKeyedStateBackend, RocksDbOptions, DEFAULT_WRITE_CACHE_BYTES,
-};
+pub use rocks::backend::RocksDbKeyedStateBackend;
+pub use rocks::options::{Compaction, Compression, RocksDbOptions, DEFAULT_WRITE_CACHE_BYTES};
 pub use savepoint::{KeyedSnapshot, RestoreReport};
 pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};
