@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Summarize the `serializers` criterion bench as a Markdown table (stdlib only).
 
-Usage (after the bench has run):
+Usage (from the repository root, after the bench has run):
 
     export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
-    cd /work/main && cargo bench -p typeinfo-benches --bench serializers
+    cargo bench -p typeinfo-benches --bench serializers
     python3 benches/report.py [--stat slope|mean|median] [--criterion-dir DIR]
 
 Criterion 0.8 writes one directory per benchmark:

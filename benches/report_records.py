@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Summarize the `records` criterion bench as Markdown tables (stdlib only).
 
-Usage (after the bench has run):
+Usage (from the repository root, after the bench has run):
 
     export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
-    cd /work/main && cargo bench -p typeinfo-benches --bench records
+    cargo bench -p typeinfo-benches --bench records
     python3 benches/report_records.py [--stat slope|mean|median] [--criterion-dir DIR]
 
 Reads, like `report.py`, criterion's `benchmark.json` (group and function ids) and

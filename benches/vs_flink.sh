@@ -7,8 +7,11 @@
 #
 #   benches/vs_flink.sh [EVENTS]        # default 20,000,000 events, 10,000 keys, 1 s windows
 #
-# Flink runs through the workplace's tool (FLINK_BENCH, default ../shared/flink-bench/run.sh:
-# Flink's jars from PyPI, java and javac); this script is run by hand, not by CI.
+# The Flink side is not in this repository: FLINK_BENCH names a script that runs the same job
+# on Flink 2.3 (its arguments: EVENTS KEYS PARALLELISM hashmap|rocksdb EVENTS_PER_MS WINDOW_MS;
+# it prints events_per_s=N); the default, ../shared/flink-bench/run.sh relative to the
+# checkout, is the development machine's (Flink's jars from PyPI, java and javac). This script
+# is run by hand, not by CI.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 events=${1:-20000000}

@@ -2,11 +2,11 @@
 //! `config::standard()`), postcard and wincode, one record per iteration, on five record
 //! shapes.
 //!
-//! Run:
+//! Run (from the repository root):
 //!
 //! ```text
 //! export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
-//! cd /work/main && cargo bench -p typeinfo-benches --bench records
+//! cargo bench -p typeinfo-benches --bench records
 //! python3 benches/report_records.py
 //! ```
 //!

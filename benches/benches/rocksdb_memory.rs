@@ -3,6 +3,8 @@
 //!
 //! Not a criterion benchmark: it measures one long run, not a repeated operation. Two
 //! backends (two subtasks of one process) share one managed memory bound (default 64 MiB).
+//! Each backend's write cache (`RocksDbOptions::write_cache_bytes`, 4 MiB by default, on
+//! here) is outside that bound: about 4 MiB more per backend, 8 MiB here.
 //! Phase `grow` writes 1 KiB values (incompressible) to new keys, round robin over the two
 //! backends, until the state holds `FACTOR` (10) times the bound; phase `update` then reads,
 //! changes and writes back random keys of the full state. Every second of the run the RSS

@@ -1,11 +1,11 @@
 //! typeinfo's serializers beside bincode 2 (serde, `config::standard()`), postcard, and —
 //! for vectors of plain-old-data numbers — a raw `memcpy` baseline.
 //!
-//! Run:
+//! Run (from the repository root):
 //!
 //! ```text
 //! export CARGO_TARGET_DIR=$HOME/.cache/typeinfo-target
-//! cd /work/main && cargo bench -p typeinfo-benches --bench serializers
+//! cargo bench -p typeinfo-benches --bench serializers
 //! python3 benches/report.py
 //! ```
 //!

@@ -1,6 +1,6 @@
-//! The Nexmark benchmark on the typeinfo runtime: every query of
-//! `/work/shared/nexmark/QUERIES.md` as a DataStream job, over an event file in the form of
-//! `FORMAT.md` or over the `nexmark` crate's generator.
+//! The Nexmark benchmark on the typeinfo runtime: every query of this crate's `QUERIES.md`
+//! (`nexmark/QUERIES.md`) as a DataStream job, over an event file in the form of its
+//! `FORMAT.md` (`nexmark/FORMAT.md`) or over the `nexmark` crate's generator.
 //!
 //! ```text
 //! nexmark --query qN --events FILE [--side-input FILE] [--parallelism P] [--state heap|rocksdb]
@@ -14,7 +14,7 @@
 //!   process start-up and argument parsing excluded, reading and parsing the file included).
 //! * With `--generate N`, the job reads `N` events of the generator (the crate's
 //!   `NexmarkConfig::default()` with `base_time` fixed, by default to `1704067195000` as the
-//!   shared files), its rows go to a counting sink (Nexmark's blackhole), and stdout ends
+//!   files of FORMAT.md), its rows go to a counting sink (Nexmark's blackhole), and stdout ends
 //!   with `rows=...`, then `events_per_s=...` as the last line.
 //! * `--write-events FILE` writes `N` generated events in FORMAT.md's JSON lines (to a
 //!   temporary name beside FILE, synced, then renamed); `--base-time` moves the first event.
@@ -96,7 +96,7 @@ use crate::model::Event;
 use crate::queries::Output;
 use crate::source::{EventFile, Generated, SideTable};
 
-/// The shared event files' base time: 2023-12-31T23:59:55Z.
+/// The base time of FORMAT.md's event files: 2023-12-31T23:59:55Z.
 const DEFAULT_BASE_TIME: u64 = 1_704_067_195_000;
 
 const USAGE: &str = "usage:

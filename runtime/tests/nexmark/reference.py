@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference implementation of the Nexmark queries of
-/work/shared/nexmark/QUERIES.md, used to check the Rust dataflow jobs.
+nexmark/QUERIES.md (in this repository; below, QUERIES.md and FORMAT.md are
+nexmark/QUERIES.md and nexmark/FORMAT.md), used to check the Rust dataflow jobs.
 
 Usage:
     python3 reference.py --query qN --events FILE [--side-input FILE]
