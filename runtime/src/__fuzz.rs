@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use timely::dataflow::channels::ContainerBytes;
 
-use crate::channel::{Batch, Msg};
-use crate::checkpoint::{self, Metadata, OperatorPart, Restore};
+use crate::checkpoint;
+use crate::checkpoint::format::{Metadata, OperatorPart};
+use crate::checkpoint::restore::Restore;
 use crate::error::Result;
-use crate::Data;
+use crate::operator::element::{Batch, Msg};
+use crate::types::Data;
 
 /// One element of a batch: a record (its event timestamp is `i64::MIN` when it has none),
 /// a watermark, or an idle marker.
@@ -99,7 +101,11 @@ pub fn write_operator_part(
     watermark: i64,
     data: Vec<u8>,
 ) -> Result<PathBuf> {
-    OperatorPart { watermark, data }.write_to(&crate::storage::Storage::local(dir), "", subtask)?;
+    OperatorPart { watermark, data }.write_to(
+        &crate::checkpoint::storage::Storage::local(dir),
+        "",
+        subtask,
+    )?;
     Ok(checkpoint::ostate_path(dir, subtask))
 }
 
@@ -167,7 +173,7 @@ pub fn read_metadata(chk: &Path) -> Result<(u64, u32, Vec<MetadataOperator>)> {
 pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, Vec<PathBuf>)>> {
     let (dir, metadata) = checkpoint::locate(path)?;
     let restore = Restore {
-        dir: crate::storage::Storage::local(dir),
+        dir: crate::checkpoint::storage::Storage::local(dir),
         metadata,
     };
     let mut out = Vec::new();
@@ -182,8 +188,8 @@ pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, V
             .keyed
             .into_iter()
             .map(|f| match f {
-                crate::native_part::KeyedFile::Full(path)
-                | crate::native_part::KeyedFile::Native { part: path, .. } => path,
+                crate::checkpoint::native_part::KeyedFile::Full(path)
+                | crate::checkpoint::native_part::KeyedFile::Native { part: path, .. } => path,
             })
             .collect();
         out.push((key.clone(), parts, files));
@@ -195,13 +201,13 @@ pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, V
 ///
 /// # Errors
 ///
-/// [`crate::Error::Corrupt`] for bytes that are not a whole part.
-pub fn read_native_part(bytes: &[u8]) -> Result<crate::native_part::NativePart> {
-    crate::native_part::NativePart::decode(Path::new("input.native"), bytes)
+/// [`crate::error::Error::Corrupt`] for bytes that are not a whole part.
+pub fn read_native_part(bytes: &[u8]) -> Result<crate::checkpoint::native_part::NativePart> {
+    crate::checkpoint::native_part::NativePart::decode(Path::new("input.native"), bytes)
 }
 
 /// The bytes of an incremental keyed-state part.
-pub fn native_part_bytes(part: &crate::native_part::NativePart) -> Vec<u8> {
+pub fn native_part_bytes(part: &crate::checkpoint::native_part::NativePart) -> Vec<u8> {
     part.encode()
 }
 
@@ -211,15 +217,15 @@ pub fn native_part(
     private: Vec<(String, Vec<u8>)>,
     shared: Vec<(String, String, u64, u32)>,
     uploaded_bytes: u64,
-) -> crate::native_part::NativePart {
-    crate::native_part::NativePart::of(
+) -> crate::checkpoint::native_part::NativePart {
+    crate::checkpoint::native_part::NativePart::of(
         private,
         shared
             .into_iter()
             .map(|(name, object, bytes, crc)| {
                 (
                     name,
-                    crate::native_part::SharedObject { object, bytes, crc },
+                    crate::checkpoint::native_part::SharedObject { object, bytes, crc },
                 )
             })
             .collect(),

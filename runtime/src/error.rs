@@ -66,7 +66,7 @@ pub enum Error {
     },
     /// The cluster (timely's communication) could not be set up.
     Cluster(String),
-    /// The job was cancelled through its [`JobClient`](crate::JobClient).
+    /// The job was cancelled through its [`JobClient`](crate::api::environment::JobClient).
     Cancelled,
 }
 

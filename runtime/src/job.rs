@@ -30,7 +30,7 @@ pub(crate) struct JobShared {
     restarts: AtomicU32,
 }
 
-/// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::JobClient::trigger_savepoint).
+/// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::api::environment::JobClient::trigger_savepoint).
 #[derive(Debug, Default)]
 pub(crate) struct SavepointRequest {
     /// Increases with every request; sources remember the last one they acted on.
@@ -49,7 +49,7 @@ pub(crate) struct SavepointRequest {
 pub enum JobStatus {
     /// Running.
     Running,
-    /// Failed, waiting to restart (see [`RestartStrategy`](crate::RestartStrategy)).
+    /// Failed, waiting to restart (see [`RestartStrategy`](crate::config::RestartStrategy)).
     Restarting,
     /// Ran to its end (or stopped with a savepoint).
     Finished,

@@ -125,86 +125,269 @@
 
 /// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
 #[doc(hidden)]
+
+/// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
+#[doc(hidden)]
 pub mod __fuzz;
-pub mod assigner;
+
+// The layers, top to bottom (each imports only the layers below it; the test
+// `tests/architecture.rs` enforces the order): the API, execution, what users implement
+// beside windowing and batch execution, the operator contract, checkpoints, the plan,
+// configuration and the job's shared state, and the base types.
+mod api;
 pub mod batch;
-pub mod broadcast;
-mod channel;
 pub mod checkpoint;
-mod cluster;
-mod compile;
 mod config;
-pub mod connect;
-mod context;
-mod drive;
-mod env;
 mod error;
-pub mod evictor;
-pub mod functions;
-pub mod handshake;
+mod exec;
 mod job;
 pub mod metrics;
-pub mod native_part;
+mod net;
 mod operator;
 mod plan;
-mod process;
-mod run;
-pub mod sink;
-pub mod sort;
-pub mod source;
-pub mod storage;
-mod stream;
-mod timer;
-mod transform;
-pub mod trigger;
 mod types;
-pub mod watermark;
-pub mod window;
-mod window_function;
-mod window_operator;
+mod user;
+mod windowing;
 
-pub use assigner::{
+// The public modules, where users have always found them.
+pub use batch::sort;
+pub use checkpoint::{native_part, storage};
+pub use net::handshake;
+pub use user::{functions, sink, source, watermark};
+pub use windowing::{assigner, evictor, trigger, window};
+
+/// Two inputs in one operator.
+pub mod connect {
+    //! Two inputs: [`DataStream::connect`] joins two streams of different types into
+    //! [`ConnectedStreams`], processed by one function with a method per input, as Flink's
+    //! `connect` and co-functions do.
+    //!
+    //! - `a.connect(&b).map(f1, f2)` / `flat_map(f1, f2)`: a function per input, one output.
+    //! - `a.connect(&b).process(f)`: a [`CoProcessFunction`] (non-keyed), with side outputs.
+    //! - `a.connect(&b).key_by(ka, kb).process(f)`: a [`KeyedCoProcessFunction`]. Both inputs
+    //!   are partitioned by the same key type; the function's keyed state is shared by both
+    //!   inputs under the current key, and it registers event- and processing-time timers.
+    //! - `a.key_by(ka).interval_join(&b.key_by(kb)).between(lower, upper).process(f)`: an
+    //!   interval join, `f` on every pair with `a.ts + lower <= b.ts <= a.ts + upper`
+    //!   ([`IntervalJoin`]).
+    //! - `a.join(&b).where_(ka).equal_to(kb).window(assigner).apply(f)`: a window join, `f` on
+    //!   every pair of a key's records in a window; `a.co_group(&b)...apply(f)`: both sides'
+    //!   records of a key and window at once. Every window assigner, trigger and evictor
+    //!   applies (Flink builds them the same way: both inputs tagged into one windowed stream).
+    //!
+    //! # How it runs
+    //!
+    //! Each input is tagged into one stream of [`CoInput`] (`First(a)` or `Second(b)`, a light
+    //! operator per input named `Connect (input 1)` and `Connect (input 2)`), the two are
+    //! unioned, and one operator dispatches each record to the function's method for its input.
+    //! Everything a one-input operator has therefore holds for both inputs at once:
+    //!
+    //! - **Watermarks**: the operator's event time is the minimum over the subtasks of *both*
+    //!   inputs (its driver takes the minimum over every sending subtask), so a timer fires only
+    //!   when both inputs passed it; an idle input ([`WatermarkStrategy::with_idleness`]) stops
+    //!   holding the other back, as in Flink.
+    //! - **Checkpoints, restores, rescaling, both state backends, several processes** and
+    //!   **batch mode** (where a keyed co-function sees each key's records of both inputs
+    //!   together, in timestamp order).
+    //! - **Order between the inputs** is not defined (as in Flink): records of one input keep
+    //!   their order per sending subtask, but how the two interleave depends on scheduling.
+    //!   Functions must not depend on it; an enrichment that may see the order before the
+    //!   customer buffers the order (see the example).
+    //!
+    //! # Examples
+    //!
+    //! Orders enriched with their customer's name, whichever arrives first:
+    //!
+    //! ```
+    //! use typeinfo_runtime::{KeyedCoProcessFunction, KeyedContext, StreamExecutionEnvironment};
+    //! use typeinfo_state::{KeyedStateBackend, ListState, ListStateDescriptor, ValueState, ValueStateDescriptor};
+    //!
+    //! #[derive(Clone, Default)]
+    //! struct Enrich {
+    //!     name: Option<ValueState<(), String>>,
+    //!     waiting: Option<ListState<(), i64>>,
+    //! }
+    //!
+    //! impl KeyedCoProcessFunction<u32, (u32, String), (u32, i64), (String, i64)> for Enrich {
+    //!     fn open(&mut self, state: &mut typeinfo_runtime::KeyedBackend<u32>) -> typeinfo_runtime::Result<()> {
+    //!         self.name = Some(state.value_state(&ValueStateDescriptor::new("name"))?);
+    //!         self.waiting = Some(state.list_state(&ListStateDescriptor::new("waiting"))?);
+    //!         Ok(())
+    //!     }
+    //!     // A customer: remember the name, release the orders that waited for it.
+    //!     fn process_element1(&mut self, c: (u32, String), ctx: &mut KeyedContext<'_, u32, (String, i64)>) -> typeinfo_runtime::Result<()> {
+    //!         let (name, waiting) = (self.name.as_ref().unwrap(), self.waiting.as_ref().unwrap());
+    //!         name.update(ctx.state(), &(), c.1.clone())?;
+    //!         for amount in waiting.get(ctx.state(), &())? {
+    //!             ctx.collect((c.1.clone(), amount));
+    //!         }
+    //!         waiting.clear(ctx.state(), &())?;
+    //!         Ok(())
+    //!     }
+    //!     // An order: enrich it now, or wait for its customer.
+    //!     fn process_element2(&mut self, o: (u32, i64), ctx: &mut KeyedContext<'_, u32, (String, i64)>) -> typeinfo_runtime::Result<()> {
+    //!         match self.name.as_ref().unwrap().value(ctx.state(), &())? {
+    //!             Some(name) => ctx.collect((name, o.1)),
+    //!             None => self.waiting.as_ref().unwrap().add(ctx.state(), &(), o.1)?,
+    //!         }
+    //!         Ok(())
+    //!     }
+    //! }
+    //!
+    //! # fn main() -> typeinfo_runtime::Result<()> {
+    //! let env = StreamExecutionEnvironment::new();
+    //! let customers = env.from_collection(vec![(1u32, "ada".to_owned()), (2, "bob".to_owned())]);
+    //! let orders = env.from_collection(vec![(2u32, 20i64), (1, 10), (2, 5), (3, 7)]);
+    //! let enriched = customers
+    //!     .connect(&orders)
+    //!     .key_by(|c: &(u32, String)| c.0, |o: &(u32, i64)| o.0)
+    //!     .process(Enrich::default())
+    //!     .collect();
+    //! env.execute("enrich")?;
+    //! let mut out = enriched.take();
+    //! out.sort();
+    //! assert_eq!(out, [("ada".into(), 10), ("bob".into(), 5), ("bob".into(), 20)]);
+    //! # Ok(())
+    //! # }
+    //! ```
+    //!
+    //! [`WatermarkStrategy::with_idleness`]: crate::WatermarkStrategy::with_idleness
+
+    pub use crate::api::handles::{
+        CoGroup, ConnectWith, ConnectedStreams, IntervalJoin, Join, KeyedConnectedStreams,
+        TwoInputKeyed, TwoInputWhere, TwoInputWindowed, TwoInputWindows,
+    };
+    pub use crate::user::interval_join::{JoinContext, ProcessJoinFunction};
+    pub use crate::user::two_input::{
+        CoInput, CoProcessFunction, KeyedCoProcessFunction, TwoInputOperator,
+    };
+}
+
+/// The broadcast state pattern.
+pub mod broadcast {
+    //! The broadcast state pattern, as Flink's: one input (rules, thresholds, a dimension table)
+    //! is sent to every subtask of an operator and kept in **broadcast state**, a map every
+    //! subtask holds a copy of; the other input (keyed or not) is processed against it.
+    //!
+    //! - `rules.broadcast_with(&[&descriptor])` declares the broadcast states and gives a
+    //!   [`BroadcastStream`] (Flink's `broadcast(MapStateDescriptor...)`; the name differs from
+    //!   Flink's because [`DataStream::broadcast`] already is the plain broadcast partitioner).
+    //! - `keyed.connect(&rules).process(f)` runs a [`KeyedBroadcastProcessFunction`];
+    //!   `stream.connect(&rules).process(f)` (a non-keyed stream) a [`BroadcastProcessFunction`].
+    //! - The broadcast side ([`process_broadcast_element`](KeyedBroadcastProcessFunction::process_broadcast_element))
+    //!   reads and writes the broadcast state ([`BroadcastContext::broadcast_state`]) and can
+    //!   visit every key's keyed state ([`BroadcastContext::apply_to_keyed_state`]); the other
+    //!   side reads it only ([`ReadOnlyContext::broadcast_state`]), as in Flink, so that every
+    //!   subtask's copy stays the same: each subtask receives every broadcast record, and the
+    //!   function must update the state the same way on each (deterministically, from the
+    //!   record alone).
+    //! - **Checkpoints** hold each subtask's copy; a **restore** gives every new subtask a copy,
+    //!   at any parallelism (Flink does the same; the copies are equal, so which one does not
+    //!   matter). A broadcast state must be declared in `broadcast_with` to be used: that is how
+    //!   the operator knows to restore it.
+    //! - **Event time**: the operator's watermark is the minimum of both inputs', as for every
+    //!   two-input operator here. A broadcast input that never sends watermarks (no
+    //!   [`WatermarkStrategy`](crate::WatermarkStrategy)) holds event time back until it ends; give
+    //!   it one, or mark it idle with
+    //!   [`WatermarkStrategy::with_idleness`](crate::WatermarkStrategy::with_idleness).
+    //! - **Order between the inputs** is not defined (as in Flink): a record of the keyed side may
+    //!   arrive before the broadcast record it needs; buffer it in keyed state when that matters.
+    //!   In **batch mode** the operator gets the whole broadcast input first (Flink's batch
+    //!   mode reads a broadcast input before the other one), then the other side: key by key
+    //!   when it is keyed, in timestamp order (arrival order among equal timestamps) when not.
+    //!
+    //! # Examples
+    //!
+    //! Transactions checked against a per-currency limit that a control stream can change:
+    //!
+    //! ```
+    //! use typeinfo_runtime::{
+    //!     BroadcastContext, BroadcastStateDescriptor, KeyedBroadcastProcessFunction,
+    //!     ReadOnlyContext, StreamExecutionEnvironment,
+    //! };
+    //!
+    //! #[derive(Clone)]
+    //! struct OverLimit(BroadcastStateDescriptor<String, i64>);
+    //!
+    //! impl KeyedBroadcastProcessFunction<String, (String, i64), (String, i64), String> for OverLimit {
+    //!     // A transaction (currency, amount): read-only access to the limits.
+    //!     fn process_element(&mut self, t: (String, i64), ctx: &mut ReadOnlyContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    //!         if let Some(&limit) = ctx.broadcast_state(&self.0)?.get(&t.0) {
+    //!             if t.1 > limit {
+    //!                 ctx.collect(format!("{} {} over {limit}", t.0, t.1));
+    //!             }
+    //!         }
+    //!         Ok(())
+    //!     }
+    //!     // A new limit (currency, limit): every subtask stores it.
+    //!     fn process_broadcast_element(&mut self, l: (String, i64), ctx: &mut BroadcastContext<'_, String, String>) -> typeinfo_runtime::Result<()> {
+    //!         ctx.broadcast_state(&self.0)?.put(l.0, l.1)
+    //!     }
+    //! }
+    //!
+    //! # fn main() -> typeinfo_runtime::Result<()> {
+    //! let env = StreamExecutionEnvironment::new();
+    //! env.set_runtime_mode(typeinfo_runtime::RuntimeMode::Batch); // limits first, for a fixed result
+    //! let limits = BroadcastStateDescriptor::<String, i64>::new("limits");
+    //! let rules = env
+    //!     .from_collection(vec![("eur".to_owned(), 100i64), ("usd".to_owned(), 50)])
+    //!     .broadcast_with(&[&limits]);
+    //! let flagged = env
+    //!     .from_collection(vec![("eur".to_owned(), 120i64), ("usd".to_owned(), 20), ("usd".to_owned(), 70)])
+    //!     .key_by(|t: &(String, i64)| t.0.clone())
+    //!     .connect(&rules)
+    //!     .process(OverLimit(limits))
+    //!     .collect();
+    //! env.execute("limits")?;
+    //! let mut flagged = flagged.take();
+    //! flagged.sort();
+    //! assert_eq!(flagged, ["eur 120 over 100", "usd 70 over 50"]);
+    //! # Ok(())
+    //! # }
+    //! ```
+
+    pub use crate::api::handles::{
+        BroadcastConnectedStreams, BroadcastStream, KeyedBroadcastConnectedStreams,
+    };
+    pub use crate::user::broadcast::{
+        BroadcastContext, BroadcastProcessFunction, BroadcastStateDeclaration,
+        BroadcastStateDescriptor, KeyedBroadcastProcessFunction, ReadOnlyContext,
+        WritableBroadcastState,
+    };
+}
+
+pub use api::environment::{JobClient, JobResult};
+pub use api::handles::{
+    AllWindowedStream, DataStream, DataStreamSink, KeyedStream, StreamExecutionEnvironment,
+    WindowedStream,
+};
+pub use broadcast::*;
+pub use checkpoint::{CheckpointConfig, RestoreSettings};
+pub use config::secret::JobSecret;
+pub use config::{
+    Cluster, ExecutionConfig, RestartStrategy, RuntimeMode, StateBackend, StopWithSavepoint,
+};
+pub use connect::*;
+pub use error::{Error, Result};
+pub use job::JobStatus;
+pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
+pub use operator::context::{OutputTag, RuntimeContext, TimeDomain};
+pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
+pub use sink::{CollectedRecords, Sink, SinkContext, SinkWriter};
+pub use source::{Boundedness, ReadStatus, Source, SourceOutput, SplitReader};
+pub use typeinfo_state::AggregateFunction;
+pub use typeinfo_state::KeyedBackend;
+pub use types::{Data, Key};
+pub use user::keyed_process::{KeyedContext, KeyedProcessFunction};
+pub use user::one_input::{OneInputOperator, OperatorContext, ProcessFunction, StateContext};
+pub use watermark::WatermarkStrategy;
+pub use window::{GlobalWindow, TimeWindow, Window};
+pub use windowing::assigner::{
     EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
     SlidingProcessingTimeWindows, TimeWindows, TumblingEventTimeWindows,
     TumblingProcessingTimeWindows, WindowAssigner,
 };
-pub use broadcast::{
-    BroadcastConnectedStreams, BroadcastContext, BroadcastProcessFunction,
-    BroadcastStateDeclaration, BroadcastStateDescriptor, BroadcastStream,
-    KeyedBroadcastConnectedStreams, KeyedBroadcastProcessFunction, ReadOnlyContext,
-    WritableBroadcastState,
-};
-pub use checkpoint::{CheckpointConfig, RestoreSettings};
-pub use connect::{
-    CoGroup, CoInput, CoProcessFunction, ConnectWith, ConnectedStreams, IntervalJoin, Join,
-    JoinContext, KeyedCoProcessFunction, KeyedConnectedStreams, ProcessJoinFunction, TwoInputKeyed,
-    TwoInputOperator, TwoInputWhere, TwoInputWindowed, TwoInputWindows,
-};
-pub use env::{
-    Cluster, ExecutionConfig, JobClient, JobResult, RestartStrategy, RuntimeMode, StateBackend,
-    StopWithSavepoint, StreamExecutionEnvironment,
-};
-pub use error::{Error, Result};
-pub use handshake::JobSecret;
-pub use job::JobStatus;
-pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
-pub use plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode};
-pub use process::{KeyedContext, KeyedProcessFunction, TimeDomain};
-pub use sink::{CollectedRecords, Sink, SinkContext, SinkWriter};
-pub use source::{Boundedness, ReadStatus, Source, SourceOutput, SplitReader};
-pub use stream::{
-    AllWindowedStream, DataStream, DataStreamSink, KeyedStream, OutputTag, WindowedStream,
-};
-pub use transform::{
-    OneInputOperator, OperatorContext, ProcessFunction, RuntimeContext, StateContext,
-};
-pub use typeinfo_state::AggregateFunction;
-pub use typeinfo_state::KeyedBackend;
-pub use watermark::WatermarkStrategy;
-pub use window::{GlobalWindow, TimeWindow, Window};
-pub use window_function::{ProcessWindowFunction, WindowContext, WindowFunctionSetup};
-
-pub use types::{Data, Key};
+pub use windowing::function::{ProcessWindowFunction, WindowContext, WindowFunctionSetup};
 
 /// The README's examples, compiled and run as doc tests so that the front door never drifts.
 #[cfg(doctest)]

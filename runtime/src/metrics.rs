@@ -6,8 +6,8 @@
 //! gauge or histogram is `<operator>[<subtask>].<name>` (one value per subtask, such as the
 //! current input watermark). The job's own are under `job.` (checkpoints completed, the last
 //! checkpoint's duration and size). Read them live with
-//! [`JobClient::metrics`](crate::JobClient::metrics) and at the end in
-//! [`JobResult`](crate::JobResult); the examples print a line of them with `--metrics`.
+//! [`JobClient::metrics`](crate::api::environment::JobClient::metrics) and at the end in
+//! [`JobResult`](crate::api::environment::JobResult); the examples print a line of them with `--metrics`.
 //!
 //! The runtime's metrics per operator:
 //!

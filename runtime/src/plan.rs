@@ -31,7 +31,7 @@ pub(crate) struct OutputType {
 }
 
 impl OutputType {
-    pub(crate) fn of<T: crate::Data>() -> Self {
+    pub(crate) fn of<T: crate::types::Data>() -> Self {
         OutputType {
             name: std::any::type_name::<T>(),
             check: |config| T::create_serializer(config).map(drop),
@@ -219,7 +219,7 @@ pub struct StreamGraph {
 }
 
 impl StreamGraph {
-    /// Whether the job runs in batch mode (see [`crate::batch`]).
+    /// Whether the job runs in batch mode (see [`crate::batch::keyed`]).
     pub fn is_batch(&self) -> bool {
         self.batch
     }
@@ -376,88 +376,12 @@ pub(crate) fn translate(
     let mut edges = Vec::new();
     for (id, t) in transformations.iter().enumerate() {
         debug_assert_eq!(t.id, id, "transformations are numbered in order");
-        if let Some(problem) = &t.invalid {
-            return Err(Error::Config(format!("operator `{}`: {problem}", t.name)));
-        }
-        if let Some(output) = t.output {
-            (output.check)(&config.serializer_config).map_err(|source| Error::Type {
-                operator: t.name.clone(),
-                source,
-            })?;
-        }
-        let parallelism = t.parallelism.unwrap_or(config.parallelism);
-        if parallelism == 0 || parallelism > config.max_parallelism() {
-            return Err(Error::Config(format!(
-                "operator `{}` has parallelism {parallelism}; it must be between 1 and the max parallelism {}",
-                t.name,
-                config.max_parallelism()
-            )));
-        }
-        nodes.push(StreamNode {
-            id,
-            kind: t.kind,
-            name: t.name.clone(),
-            uid: t.uid.clone(),
-            parallelism,
-            description: t.description.clone(),
-            output_type: t.output.map(|o| o.name),
-            side_outputs: t.side_outputs.clone(),
-        });
+        nodes.push(node(id, t, config)?);
         for (position, input) in t.inputs.iter().enumerate() {
-            let producer = nodes
-                .get(input.producer)
-                .filter(|_| input.producer < id)
-                .ok_or_else(|| {
-                    Error::Graph(format!("unknown transformation {}", input.producer))
-                })?;
-            let (partitioner, key_type) = match input.partitioning {
-                Partitioning::Default if producer.parallelism == parallelism => {
-                    (PartitionerKind::Forward, None)
-                }
-                Partitioning::Default | Partitioning::Rebalance => {
-                    (PartitionerKind::Rebalance, None)
-                }
-                Partitioning::Broadcast => (PartitionerKind::Broadcast, None),
-                Partitioning::Hash { key_type } => {
-                    (key_type.check)(&config.serializer_config).map_err(|source| Error::Type {
-                        operator: t.name.clone(),
-                        source,
-                    })?;
-                    (PartitionerKind::Hash, Some(key_type.name))
-                }
-            };
-            edges.push(StreamEdge {
-                source: input.producer,
-                source_port: input.port,
-                target: id,
-                input: position,
-                partitioner,
-                key_type,
-            });
+            edges.push(edge(&nodes, id, t, position, input, config)?);
         }
     }
-    let mut uids = HashMap::new();
-    for n in &nodes {
-        if let Some(uid) = &n.uid {
-            // A uid names the operator's directory in checkpoints and a word of their
-            // `_metadata`: no separators, no spaces.
-            let bad = |c: char| c.is_whitespace() || c.is_control() || c == '/' || c == '\\';
-            if uid.is_empty() || uid.contains(bad) || uid == "." || uid == ".." {
-                return Err(Error::Graph(format!(
-                    "uid \"{}\" of `{}` is not usable: a uid must be non-empty, without spaces, \
-                     control characters, `/` or `\\`",
-                    uid.escape_debug(),
-                    n.name
-                )));
-            }
-            if let Some(other) = uids.insert(uid.clone(), n.name.clone()) {
-                return Err(Error::Graph(format!(
-                    "uid \"{uid}\" is used by both `{other}` and `{}`",
-                    n.name
-                )));
-            }
-        }
-    }
+    check_uids(&nodes)?;
     let batch = batch_mode(transformations, config)?;
     Ok(StreamGraph {
         nodes,
@@ -465,6 +389,106 @@ pub(crate) fn translate(
         max_parallelism: config.max_parallelism(),
         batch,
     })
+}
+
+/// The node of transformation `t` (numbered `id`), its output type and parallelism checked.
+fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<StreamNode> {
+    if let Some(problem) = &t.invalid {
+        return Err(Error::Config(format!("operator `{}`: {problem}", t.name)));
+    }
+    if let Some(output) = t.output {
+        (output.check)(&config.serializer_config).map_err(|source| Error::Type {
+            operator: t.name.clone(),
+            source,
+        })?;
+    }
+    let parallelism = t.parallelism.unwrap_or(config.parallelism);
+    if parallelism == 0 || parallelism > config.max_parallelism() {
+        return Err(Error::Config(format!(
+            "operator `{}` has parallelism {parallelism}; it must be between 1 and the max parallelism {}",
+            t.name,
+            config.max_parallelism()
+        )));
+    }
+    Ok(StreamNode {
+        id,
+        kind: t.kind,
+        name: t.name.clone(),
+        uid: t.uid.clone(),
+        parallelism,
+        description: t.description.clone(),
+        output_type: t.output.map(|o| o.name),
+        side_outputs: t.side_outputs.clone(),
+    })
+}
+
+/// The edge into input `position` of node `id` (the last of `nodes`), with its partitioner:
+/// forward between equal parallelisms unless the input asks for another, the key's type
+/// checked for a hash edge.
+fn edge(
+    nodes: &[StreamNode],
+    id: usize,
+    t: &Transformation,
+    position: usize,
+    input: &Input,
+    config: &ExecutionConfig,
+) -> Result<StreamEdge> {
+    let producer = nodes
+        .get(input.producer)
+        .filter(|_| input.producer < id)
+        .ok_or_else(|| Error::Graph(format!("unknown transformation {}", input.producer)))?;
+    let parallelism = nodes[id].parallelism;
+    let (partitioner, key_type) = match input.partitioning {
+        Partitioning::Default if producer.parallelism == parallelism => {
+            (PartitionerKind::Forward, None)
+        }
+        Partitioning::Default | Partitioning::Rebalance => (PartitionerKind::Rebalance, None),
+        Partitioning::Broadcast => (PartitionerKind::Broadcast, None),
+        Partitioning::Hash { key_type } => {
+            (key_type.check)(&config.serializer_config).map_err(|source| Error::Type {
+                operator: t.name.clone(),
+                source,
+            })?;
+            (PartitionerKind::Hash, Some(key_type.name))
+        }
+    };
+    Ok(StreamEdge {
+        source: input.producer,
+        source_port: input.port,
+        target: id,
+        input: position,
+        partitioner,
+        key_type,
+    })
+}
+
+/// Every uid is usable as a directory name and a word of `_metadata`, and names one
+/// operator.
+fn check_uids(nodes: &[StreamNode]) -> Result<()> {
+    let mut uids = HashMap::new();
+    for n in nodes {
+        let Some(uid) = &n.uid else {
+            continue;
+        };
+        // A uid names the operator's directory in checkpoints and a word of their
+        // `_metadata`: no separators, no spaces.
+        let bad = |c: char| c.is_whitespace() || c.is_control() || c == '/' || c == '\\';
+        if uid.is_empty() || uid.contains(bad) || uid == "." || uid == ".." {
+            return Err(Error::Graph(format!(
+                "uid \"{}\" of `{}` is not usable: a uid must be non-empty, without spaces, \
+                 control characters, `/` or `\\`",
+                uid.escape_debug(),
+                n.name
+            )));
+        }
+        if let Some(other) = uids.insert(uid.clone(), n.name.clone()) {
+            return Err(Error::Graph(format!(
+                "uid \"{uid}\" is used by both `{other}` and `{}`",
+                n.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether the job runs in batch mode: asked for (every source must then be bounded; the

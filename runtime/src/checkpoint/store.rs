@@ -1,0 +1,641 @@
+//! The checkpoint store of a run: writes each operator's parts of a checkpoint, completes it
+//! with `_metadata`, retains the last ones, copies savepoints, and ends a finished job.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use typeinfo::{DataInputView, DataOutputView};
+
+use crate::checkpoint::format::checkpoint_epoch;
+use crate::checkpoint::format::checkpoint_name;
+use crate::checkpoint::format::find_part_in;
+use crate::checkpoint::format::operator_key;
+use crate::checkpoint::format::shown;
+use crate::checkpoint::format::subtask_file;
+use crate::checkpoint::format::Metadata;
+use crate::checkpoint::format::OperatorPart;
+use crate::checkpoint::format::ENDED_DIR;
+use crate::checkpoint::format::FINAL_DIR;
+use crate::checkpoint::format::FINISHED_FILE;
+use crate::checkpoint::format::FINISHED_MARK;
+use crate::checkpoint::format::METADATA_FILE;
+use crate::checkpoint::native_part::{self, NativePart, SharedFiles, SHARED_DIR};
+use crate::checkpoint::restore::copy_checkpoint;
+use crate::checkpoint::storage::{join, Storage};
+use crate::config::CheckpointConfig;
+use crate::error::{Error, Result};
+use crate::plan::{StreamGraph, StreamNode};
+
+/// The checkpoints of one job under its checkpoint directory (local or in an object store):
+/// the only code that knows the layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`,
+/// `_metadata`), writes parts atomically, completes checkpoints, retains the last ones and
+/// cleans up before a run.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckpointStore {
+    root: Storage,
+    /// RocksDB state is written as incremental parts.
+    incremental: bool,
+    /// The shared objects each completed checkpoint refers to, by epoch, as read at
+    /// retention (its parts never change; a run's store starts empty).
+    objects: std::sync::Arc<std::sync::Mutex<BTreeMap<u64, Vec<String>>>>,
+    /// Checkpoints known to be complete (a completed checkpoint stays complete until it is
+    /// deleted, and its directory then leaves the listing), so that listing the checkpoints
+    /// asks the storage only about the others.
+    known_complete: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
+}
+
+impl CheckpointStore {
+    /// The store at `location` (a path or a storage URL), writing whole checkpoints.
+    pub(crate) fn open(location: &Path) -> Result<Self> {
+        Ok(CheckpointStore {
+            root: Storage::open(location)?,
+            incremental: false,
+            objects: Default::default(),
+            known_complete: Default::default(),
+        })
+    }
+
+    /// The store of `config`'s directory, incremental as it says.
+    pub(crate) fn of(config: &CheckpointConfig) -> Result<Self> {
+        Ok(CheckpointStore {
+            root: Storage::open(&config.dir)?,
+            incremental: config.incremental,
+            objects: Default::default(),
+            known_complete: Default::default(),
+        })
+    }
+
+    /// The checkpoint root.
+    pub(crate) fn root(&self) -> &Storage {
+        &self.root
+    }
+
+    /// The directory of operator `key` in checkpoint `epoch` (relative to the root).
+    fn operator_dir(epoch: u64, key: &str) -> String {
+        join(&checkpoint_name(epoch), key)
+    }
+
+    /// Where and how subtask `subtask` of operator `key` writes the keyed state of
+    /// checkpoint `epoch`.
+    pub(crate) fn keyed_part(&self, epoch: u64, key: &str, subtask: usize) -> KeyedPart<'_> {
+        let dir = Self::operator_dir(epoch, key);
+        KeyedPart {
+            store: self,
+            full: join(&dir, &subtask_file(subtask, "kstate")),
+            native: join(&dir, &subtask_file(subtask, "native")),
+            full_only: false,
+            key: key.to_owned(),
+            epoch,
+            subtask,
+        }
+    }
+
+    /// Where an operator subtask whose input ended (while the job goes on) writes its final
+    /// keyed state: a full file among its ended parts.
+    pub(crate) fn ended_keyed_part(&self, epoch: u64, key: &str, subtask: usize) -> KeyedPart<'_> {
+        let dir = join(ENDED_DIR, key);
+        KeyedPart {
+            store: self,
+            full: join(&dir, &subtask_file(subtask, "kstate")),
+            native: join(&dir, &subtask_file(subtask, "native")),
+            full_only: true,
+            key: key.to_owned(),
+            epoch,
+            subtask,
+        }
+    }
+
+    /// Writes the final operator state of an operator subtask whose input ended.
+    pub(crate) fn write_ended_operator_state(
+        &self,
+        key: &str,
+        subtask: usize,
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
+        let rel = join(&join(ENDED_DIR, key), &subtask_file(subtask, "opstate"));
+        self.root.write_with(&rel, write)
+    }
+
+    /// Writes the final part of an operator subtask whose input ended, after its keyed and
+    /// operator state ([`ended_keyed_part`](Self::ended_keyed_part),
+    /// [`write_ended_operator_state`](Self::write_ended_operator_state)): every later
+    /// checkpoint gets these files, marked finished, so that a restore neither waits for
+    /// the subtask nor ends its input a second time (Flink's checkpoints after tasks
+    /// finished).
+    pub(crate) fn write_ended_operator_part(
+        &self,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        let dir = join(ENDED_DIR, key);
+        self.root.put(
+            &join(&dir, &subtask_file(subtask, "finished")),
+            FINISHED_MARK,
+        )?;
+        part.write_to(&self.root, &dir, subtask)
+    }
+
+    /// Writes the operator state of subtask `subtask` of operator `key` in checkpoint
+    /// `epoch` with `write`, which is handed the local path to write it to.
+    pub(crate) fn write_operator_state(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
+        let rel = join(
+            &Self::operator_dir(epoch, key),
+            &subtask_file(subtask, "opstate"),
+        );
+        self.root.write_with(&rel, write)
+    }
+
+    /// Writes the operator-local part of one subtask (written last: its presence says the
+    /// subtask's part of the checkpoint is whole).
+    pub(crate) fn write_part(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        part.write_to(&self.root, &Self::operator_dir(epoch, key), subtask)
+    }
+
+    /// Reads the operator part of one subtask of checkpoint `epoch`.
+    pub(crate) fn read_part(&self, epoch: u64, key: &str, subtask: usize) -> Result<OperatorPart> {
+        let rel = join(
+            &Self::operator_dir(epoch, key),
+            &subtask_file(subtask, "ostate"),
+        );
+        OperatorPart::read_from(&self.root, &rel)
+    }
+
+    /// Writes the final part of a sink's subtask: what it had not committed when its input
+    /// ended (see the module docs).
+    pub(crate) fn write_final_part(
+        &self,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        part.write_to(&self.root, &join(FINAL_DIR, key), subtask)
+    }
+
+    /// The final part of a sink's subtask, if it wrote one.
+    pub(crate) fn find_final_part(
+        &self,
+        key: &str,
+        subtask: usize,
+    ) -> Result<Option<OperatorPart>> {
+        find_part_in(&self.root, &join(FINAL_DIR, key), subtask)
+    }
+
+    /// Writes the last part of a source subtask whose input ended: its part of checkpoint
+    /// `epoch`, and the copy that stands in for it in every later checkpoint.
+    pub(crate) fn write_ended_source_part(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: &OperatorPart,
+    ) -> Result<()> {
+        self.write_part(epoch, key, subtask, part)?;
+        part.write_to(&self.root, &join(ENDED_DIR, key), subtask)
+    }
+
+    /// Gives checkpoint `epoch` the last part of every subtask that ended before it (a
+    /// source at its end, an operator whose every input ended: they write no more parts),
+    /// with an operator's final keyed and operator state and its `finished` mark;
+    /// `written` is what the checkpoint's directory holds (names relative to it), and
+    /// gains the parts written here.
+    fn fill_ended(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        written: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        for n in graph.nodes() {
+            let key = Self::node_key(n);
+            let ended = join(ENDED_DIR, &key);
+            for s in 0..n.parallelism() as usize {
+                let name = join(&key, &subtask_file(s, "ostate"));
+                if written.contains(&name) {
+                    continue;
+                }
+                let Some(part) = find_part_in(&self.root, &ended, s)? else {
+                    continue;
+                };
+                let dir = Self::operator_dir(epoch, &key);
+                for kind in ["kstate", "opstate", "finished"] {
+                    let from = join(&ended, &subtask_file(s, kind));
+                    if self.root.exists(&from)? {
+                        let bytes = self.root.read(&from)?;
+                        self.root.put(&join(&dir, &subtask_file(s, kind)), &bytes)?;
+                    }
+                }
+                self.write_part(epoch, &key, s, &part)?;
+                written.insert(name);
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the job as run to its end (written whole or not at all): from now on its final
+    /// parts are the output to publish, and a restore from this directory only publishes
+    /// them again.
+    pub(crate) fn mark_finished(&self) -> Result<()> {
+        self.root.put(FINISHED_FILE, b"typeinfo job finished\n")
+    }
+
+    /// Whether a job that keeps its checkpoints in `root` ran to its end.
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot tell (never taken for "not finished").
+    pub(crate) fn is_finished(root: &Storage) -> Result<bool> {
+        root.exists(FINISHED_FILE)
+    }
+
+    /// The latest completed checkpoint's epoch.
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot be listed.
+    pub(crate) fn latest_completed(&self) -> Result<Option<u64>> {
+        Ok(self
+            .checkpoints()?
+            .into_iter()
+            .filter(|(_, complete)| *complete)
+            .map(|(epoch, _)| epoch)
+            .next_back())
+    }
+
+    /// Every checkpoint directory with whether it is complete, oldest first (as
+    /// [`checkpoints`], asking the storage only about those not known complete).
+    fn checkpoints(&self) -> Result<Vec<(u64, bool)>> {
+        let known = self.known_complete().clone();
+        let mut out = Vec::new();
+        for name in self.root.list_dirs("")? {
+            if let Some(epoch) = checkpoint_epoch(&name) {
+                let complete =
+                    known.contains(&epoch) || self.root.exists(&join(&name, METADATA_FILE))?;
+                if complete && !known.contains(&epoch) {
+                    self.known_complete().insert(epoch);
+                }
+                out.push((epoch, complete));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn known_complete(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        self.known_complete
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Deletes checkpoint `epoch` (see [`remove_checkpoint`]) and what is cached about it.
+    fn remove(&self, epoch: u64) {
+        self.known_complete().remove(&epoch);
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&epoch);
+        remove_checkpoint(&self.root.child(&checkpoint_name(epoch)));
+    }
+
+    fn node_key(node: &StreamNode) -> String {
+        operator_key(node.uid(), node.id())
+    }
+
+    /// Whether every subtask of every operator wrote its part, by what the checkpoint's
+    /// directory holds (`written`, names relative to it).
+    fn all_parts_written(graph: &StreamGraph, written: &BTreeSet<String>) -> bool {
+        graph.nodes().iter().all(|n| {
+            let key = Self::node_key(n);
+            (0..n.parallelism() as usize)
+                .all(|s| written.contains(&join(&key, &subtask_file(s, "ostate"))))
+        })
+    }
+
+    /// Completes checkpoint `epoch` if every part is written: writes `_metadata`, then
+    /// deletes completed checkpoints beyond the last `retained` and incomplete older ones.
+    /// Returns the checkpoint's statistics when it completed it.
+    pub(crate) fn complete(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        retained: usize,
+    ) -> Result<Option<CheckpointStats>> {
+        let chk = checkpoint_name(epoch);
+        // One listing of the checkpoint's directory answers which parts are there (one
+        // request on an object store, instead of one per part) and what they weigh.
+        let listing = self.root.list(&chk)?;
+        if listing.is_empty() {
+            return Ok(None);
+        }
+        let mut written: BTreeSet<String> = listing.iter().map(|l| l.name.clone()).collect();
+        self.fill_ended(graph, epoch, &mut written)?;
+        if !Self::all_parts_written(graph, &written) {
+            return Ok(None);
+        }
+        Metadata::of(graph, epoch).write_to(&self.root.child(&chk))?;
+        self.known_complete().insert(epoch);
+        let stats = self.stats(graph, epoch, &listing);
+        let all = self.checkpoints()?;
+        let completed = all.iter().filter(|(_, c)| *c).count();
+        let mut to_drop = completed.saturating_sub(retained.max(1));
+        let mut dropped_objects = BTreeSet::new();
+        for (e, complete) in &all {
+            if *e >= epoch {
+                continue;
+            }
+            if *complete && to_drop > 0 {
+                to_drop -= 1;
+                // A part that cannot be read keeps its objects (a leak, never a loss).
+                dropped_objects.extend(self.shared_objects(*e).unwrap_or_default());
+                self.remove(*e);
+            } else if !*complete {
+                // Its uploads are referenced by nothing completed: collected before the
+                // next run (a checkpoint in flight may share them until then).
+                self.remove(*e);
+            }
+        }
+        if !dropped_objects.is_empty() {
+            if let Some(kept) = self.referenced_objects() {
+                for object in dropped_objects.difference(&kept) {
+                    let _ = self.root.delete(&join(SHARED_DIR, object));
+                }
+            }
+        }
+        Ok(Some(stats))
+    }
+
+    /// Deletes every shared object no completed checkpoint refers to (uploads of
+    /// checkpoints that never completed, temporary files of interrupted uploads). Only
+    /// while no checkpoint is in flight: before a run.
+    fn collect_shared_objects(&self) -> Result<()> {
+        let objects = self.root.list(SHARED_DIR)?;
+        if objects.is_empty() {
+            return Ok(());
+        }
+        let Some(kept) = self.referenced_objects() else {
+            return Ok(());
+        };
+        for object in objects {
+            if !kept.contains(&object.name) {
+                let _ = self.root.delete(&join(SHARED_DIR, &object.name));
+            }
+        }
+        if let Some(shared) = self.root.local_dir().map(|d| d.join(SHARED_DIR)) {
+            // Empty operator folders, locally (an object store has no folders).
+            for dir in self.root.list_dirs(SHARED_DIR)? {
+                let _ = std::fs::remove_dir(shared.join(dir));
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of checkpoint `epoch` (in all and per operator) and the time from its first
+    /// file to now, from `listing` (its directory's files, names relative to it).
+    fn stats(
+        &self,
+        graph: &StreamGraph,
+        epoch: u64,
+        listing: &[crate::checkpoint::storage::Listed],
+    ) -> CheckpointStats {
+        let mut stats = CheckpointStats::default();
+        let mut first: Option<std::time::SystemTime> = None;
+        for n in graph.nodes() {
+            let key = Self::node_key(n);
+            let prefix = format!("{key}/");
+            let mut bytes = 0;
+            for file in listing.iter().filter(|f| f.name.starts_with(&prefix)) {
+                if file.name.ends_with(".native") {
+                    // What this checkpoint uploaded to the shared folder.
+                    let rel = join(&checkpoint_name(epoch), &file.name);
+                    bytes += self
+                        .root
+                        .read(&rel)
+                        .and_then(|b| NativePart::decode(&shown(&self.root, &rel), &b))
+                        .map_or(0, |p| p.uploaded_bytes);
+                }
+                bytes += file.bytes;
+                if let Some(modified) = file.modified {
+                    first = Some(first.map_or(modified, |f| f.min(modified)));
+                }
+            }
+            stats.bytes += bytes;
+            stats.operators.push((n.name().to_owned(), bytes));
+        }
+        stats.duration = first.and_then(|f| f.elapsed().ok()).unwrap_or_default();
+        stats
+    }
+
+    /// Whether every source subtask had stopped (for a stop-with-savepoint) in checkpoint
+    /// `epoch`.
+    pub(crate) fn sources_stopped(&self, graph: &StreamGraph, epoch: u64) -> Result<bool> {
+        for n in graph.nodes().iter().filter(|n| graph.is_source(n.id())) {
+            for s in 0..n.parallelism() as usize {
+                let part = self.read_part(epoch, &Self::node_key(n), s)?;
+                if !SourcePart::decode(&part.data)?.stopped {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Copies completed checkpoint `epoch` to `target` (a savepoint, a path or a storage
+    /// URL).
+    pub(crate) fn copy_to(&self, epoch: u64, target: &Path) -> Result<()> {
+        copy_checkpoint(
+            &self.root.child(&checkpoint_name(epoch)),
+            &Storage::open(target)?,
+        )
+    }
+
+    /// Before a run that starts at `start_epoch`: creates the directory and deletes the
+    /// parts of checkpoints that never completed and every checkpoint at or after
+    /// `start_epoch` (not part of this run's history), except `keep` (the one restored from).
+    pub(crate) fn prepare_run(&self, start_epoch: u64, keep: Option<&Storage>) -> Result<()> {
+        if let Some(dir) = self.root.local_dir() {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+            std::fs::read_dir(dir).map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        for (epoch, complete) in self.checkpoints()? {
+            let chk = self.root.child(&checkpoint_name(epoch));
+            if (epoch >= start_epoch || !complete) && keep.is_none_or(|k| !k.same_location(&chk)) {
+                self.remove(epoch);
+            }
+        }
+        self.collect_shared_objects()?;
+        // The end of an earlier run: the marker first, so that no run can take the final
+        // parts that are about to go for a finished job's.
+        self.root.delete(FINISHED_FILE)?;
+        for dir in [FINAL_DIR, ENDED_DIR] {
+            self.root.delete_all(dir)?;
+        }
+        Ok(())
+    }
+}
+
+impl CheckpointStore {
+    /// Every shared object a completed checkpoint refers to; `None` when a part cannot be
+    /// read (then nothing may be deleted).
+    fn referenced_objects(&self) -> Option<BTreeSet<String>> {
+        let mut kept = BTreeSet::new();
+        for (epoch, complete) in self.checkpoints().ok()? {
+            if complete {
+                kept.extend(self.shared_objects(epoch).ok()?);
+            }
+        }
+        Some(kept)
+    }
+
+    /// The shared objects the incremental parts of completed checkpoint `epoch` refer to.
+    ///
+    /// # Errors
+    ///
+    /// A part cannot be read (then nothing is deleted on its account).
+    fn shared_objects(&self, epoch: u64) -> Result<Vec<String>> {
+        let cached = self
+            .objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&epoch)
+            .cloned();
+        if let Some(objects) = cached {
+            return Ok(objects);
+        }
+        let chk = self.root.child(&checkpoint_name(epoch));
+        let mut out = Vec::new();
+        for file in chk.list("")? {
+            if file.name.ends_with(".native") {
+                let part = NativePart::decode(&shown(&chk, &file.name), &chk.read(&file.name)?)?;
+                out.extend(part.objects().map(|o| o.object.clone()));
+            }
+        }
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(epoch, out.clone());
+        Ok(out)
+    }
+}
+
+/// Where and how one subtask writes the keyed state of one checkpoint: a full file of the
+/// savepoint format, or, for RocksDB in an incremental store, an incremental part.
+pub(crate) struct KeyedPart<'a> {
+    store: &'a CheckpointStore,
+    full: String,
+    native: String,
+    /// Always a full file (the final state of an operator that ended, copied into later
+    /// checkpoints, must not refer to shared objects that retention may delete).
+    full_only: bool,
+    key: String,
+    epoch: u64,
+    subtask: usize,
+}
+
+impl KeyedPart<'_> {
+    /// Writes `backend`'s keyed state; `shared` is what the subtask uploaded before (kept up
+    /// to date by incremental parts).
+    pub(crate) fn write<K: typeinfo_state::StateKey>(
+        &self,
+        backend: &mut typeinfo_state::KeyedBackend<K>,
+        shared: &mut SharedFiles,
+    ) -> Result<()> {
+        use typeinfo_state::KeyedStateBackend;
+        match backend {
+            typeinfo_state::KeyedBackend::RocksDb(b)
+                if self.store.incremental && !self.full_only =>
+            {
+                native_part::write_native_part(
+                    b,
+                    &self.store.root,
+                    &self.key,
+                    self.epoch,
+                    self.subtask,
+                    &self.native,
+                    shared,
+                )
+            }
+            _ => self.store.root.write_with(&self.full, |path| {
+                backend
+                    .snapshot(path)
+                    .map(drop)
+                    .map_err(|source| Error::State {
+                        operator: self.key.clone(),
+                        source,
+                    })
+            }),
+        }
+    }
+}
+
+/// Deletes a checkpoint directory, its `_metadata` first: a deletion cut short leaves an
+/// incomplete checkpoint, never a complete-looking one with parts missing.
+fn remove_checkpoint(chk: &Storage) {
+    if chk.delete(METADATA_FILE).is_ok() {
+        let _ = chk.delete_all("");
+    }
+}
+
+/// What a completed checkpoint took.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CheckpointStats {
+    /// Bytes of every part.
+    pub(crate) bytes: u64,
+    /// From its first part on disk to its completion.
+    pub(crate) duration: std::time::Duration,
+    /// Bytes per operator (by name).
+    pub(crate) operators: Vec<(String, u64)>,
+}
+
+/// What a source subtask writes into a checkpoint: whether it had stopped for a savepoint,
+/// how many records it emitted, and its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SourcePart {
+    pub(crate) stopped: bool,
+    pub(crate) emitted: u64,
+    pub(crate) position: Vec<u8>,
+}
+
+impl SourcePart {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = DataOutputView::new();
+        out.write_bool(self.stopped);
+        out.write_u64(self.emitted);
+        out.write_len_prefixed(&self.position);
+        out.into_inner()
+    }
+
+    pub(crate) fn decode(data: &[u8]) -> Result<Self> {
+        let mut input = DataInputView::new(data);
+        let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
+        let stopped = input.read_bool().map_err(corrupt)?;
+        let emitted = input.read_u64().map_err(corrupt)?;
+        let position = input.read_len_prefixed().map_err(corrupt)?.to_vec();
+        if !input.is_empty() {
+            return Err(Error::Corrupt(
+                "source position: bytes after the position".into(),
+            ));
+        }
+        Ok(SourcePart {
+            stopped,
+            emitted,
+            position,
+        })
+    }
+}

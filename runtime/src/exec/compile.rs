@@ -1,0 +1,762 @@
+//! Compiling the stream graph onto timely dataflow, on each worker.
+//!
+//! Every API call that adds an operator records, beside its plain-data transformation, a
+//! typed [`NodeBuilder`]: it knows the operator's input and output types, the typed router
+//! of each hash input and how to make the operator. Compiling walks the graph's nodes in
+//! order (producers before consumers) and lets each builder assemble its timely operator
+//! with its real types, around a driver ([`crate::exec::driver`]). The serializers of the records
+//! on each edge are made here from the job's serializer config and handed to the edge's
+//! distributor and to the receiving driver.
+//!
+//! Every worker builds the whole graph (timely requires every worker to build the same
+//! dataflow); a node with parallelism `p` runs its operator on workers `0..p` and leaves the
+//! others idle.
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::Capability;
+use timely::dataflow::{Scope, Stream};
+use timely::progress::frontier::MutableAntichain;
+use typeinfo::{SerializerConfig, TypeInfo};
+
+use crate::checkpoint::format::operator_key;
+use crate::checkpoint::restore::Restore;
+use crate::checkpoint::store::CheckpointStore;
+use crate::config::ExecutionConfig;
+use crate::error::{Error, Result};
+use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
+use crate::exec::coordinator::{Coordinator, NodeCommitter};
+use crate::exec::driver::{Emit, Next, OperatorDriver, OperatorDriverSetup};
+use crate::exec::source_driver::{SourceDriver, SourceEmit};
+use crate::job::{guarded, Epoch, JobShared};
+use crate::operator::contract::{Operator, OperatorSetup, Outputs, SideRecord, SourceFunction};
+use crate::operator::element::{sender_id, Batch, Msg};
+use crate::plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode, TAGGED_PORT};
+use crate::types::Data;
+use crate::user::sink::{Committer, Sink, SinkCommitter, SinkOperator};
+
+/// Builds one node's timely operator on one worker, with the node's real types.
+pub(crate) trait NodeBuilder: Send + Sync {
+    /// Builds the operator from its input edges (in the order of its inputs) and registers
+    /// its output streams.
+    fn build<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()>;
+
+    /// The committer of a two-phase sink (see [`crate::sink`]).
+    fn committer(&self, _config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(None)
+    }
+}
+
+/// The builder of a node with a two-phase [`Sink`].
+pub(crate) struct SinkBuilder<T, S> {
+    partitions: Vec<Partition<T>>,
+    sink: Arc<S>,
+}
+
+impl<T, S> SinkBuilder<T, S> {
+    pub(crate) fn new(partitions: Vec<Partition<T>>, sink: S) -> Self {
+        SinkBuilder {
+            partitions,
+            sink: Arc::new(sink),
+        }
+    }
+}
+
+impl<T: Data, S: Sink<T>> NodeBuilder for SinkBuilder<T, S> {
+    fn build<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()> {
+        let committer = Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            &cx.config.serializer_config,
+        )?);
+        build_operator::<T, ()>(cx, node, inputs, &self.partitions, move |setup| {
+            Ok(Box::new(SinkOperator::new(setup, committer)?))
+        })
+    }
+
+    fn committer(&self, config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(Some(Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            config,
+        )?)))
+    }
+}
+
+/// How a typed input is partitioned: the typed half of [`crate::plan::Partitioning`].
+pub(crate) enum Partition<T> {
+    /// Forward, or round robin when the parallelism differs.
+    Default,
+    /// By key group, with a router made per worker.
+    Hash(RouterFactory<T>),
+    /// Round robin.
+    Rebalance,
+    /// To every subtask.
+    Broadcast,
+}
+
+impl<T> Clone for Partition<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Partition::Default => Partition::Default,
+            Partition::Hash(f) => Partition::Hash(Arc::clone(f)),
+            Partition::Rebalance => Partition::Rebalance,
+            Partition::Broadcast => Partition::Broadcast,
+        }
+    }
+}
+
+/// The builder of a source node.
+pub(crate) struct SourceBuilder<O, M> {
+    make: M,
+    _o: PhantomData<fn() -> O>,
+}
+
+impl<O, M> SourceBuilder<O, M> {
+    pub(crate) fn new(make: M) -> Self {
+        SourceBuilder {
+            make,
+            _o: PhantomData,
+        }
+    }
+}
+
+impl<O, M> NodeBuilder for SourceBuilder<O, M>
+where
+    O: Data,
+    M: Fn(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>> + Send + Sync,
+{
+    fn build<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        _: &[&StreamEdge],
+    ) -> Result<()> {
+        build_source::<O>(cx, node, &self.make)
+    }
+}
+
+/// The builder of a node with a one-input operator (sinks are one-input operators with no
+/// output records).
+pub(crate) struct OneInputBuilder<I, O, M> {
+    /// The partitioning of each input, in the order of the node's inputs.
+    partitions: Vec<Partition<I>>,
+    make: M,
+    _o: PhantomData<fn() -> O>,
+}
+
+impl<I, O, M> OneInputBuilder<I, O, M> {
+    pub(crate) fn new(partitions: Vec<Partition<I>>, make: M) -> Self {
+        OneInputBuilder {
+            partitions,
+            make,
+            _o: PhantomData,
+        }
+    }
+}
+
+impl<I, O, M> NodeBuilder for OneInputBuilder<I, O, M>
+where
+    I: Data,
+    O: Data,
+    M: Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync,
+{
+    fn build<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+    ) -> Result<()> {
+        build_operator::<I, O>(cx, node, inputs, &self.partitions, &self.make)
+    }
+}
+
+/// What compiling the graph on one worker needs and collects.
+pub(crate) struct CompileCx<'s> {
+    scope: Scope<'s, Epoch>,
+    job_name: String,
+    worker: usize,
+    config: ExecutionConfig,
+    state_root: PathBuf,
+    job: Arc<JobShared>,
+    graph: Arc<StreamGraph>,
+    streams: table::StreamTable<'s>,
+    /// Every operator's progress output, for the checkpoint coordinator.
+    progress: Vec<Stream<'s, Epoch, Batch<()>>>,
+    /// The first epoch of this run (the restored checkpoint's plus one).
+    start_epoch: Epoch,
+    restore: Option<Arc<Restore>>,
+    /// The job's checkpoints (opened once per run).
+    checkpoints: Option<CheckpointStore>,
+}
+
+/// What a run gives every worker's compile.
+#[derive(Clone)]
+pub(crate) struct CompileSettings {
+    pub(crate) job_name: String,
+    pub(crate) config: ExecutionConfig,
+    pub(crate) state_root: PathBuf,
+    pub(crate) job: Arc<JobShared>,
+    pub(crate) graph: Arc<StreamGraph>,
+    pub(crate) builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
+    pub(crate) start_epoch: Epoch,
+    pub(crate) restore: Option<Arc<Restore>>,
+    pub(crate) checkpoints: Option<CheckpointStore>,
+}
+
+/// Compiles the whole graph on one worker: every node, then the checkpoint coordinator.
+pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileSettings) {
+    let CompileSettings {
+        job_name,
+        config,
+        state_root,
+        job,
+        graph,
+        builders,
+        start_epoch,
+        restore,
+        checkpoints,
+    } = settings;
+    let mut cx = CompileCx {
+        scope,
+        job_name,
+        worker,
+        config,
+        state_root,
+        job: Arc::clone(&job),
+        graph: Arc::clone(&graph),
+        streams: table::StreamTable::default(),
+        progress: Vec::new(),
+        start_epoch,
+        restore,
+        checkpoints,
+    };
+    let mut committers = Vec::new();
+    for node in graph.nodes() {
+        let built = match builders.get(node.id()) {
+            Some(builder) => builder
+                .build(&mut cx, node, &graph.inputs(node.id()))
+                .and_then(|()| builder.committer(&cx.config.serializer_config)),
+            None => Err(Error::Graph(format!("node {} has no builder", node.id()))),
+        };
+        match built {
+            Ok(Some(committer)) => committers.push(NodeCommitter {
+                key: operator_key(node.uid(), node.id()),
+                name: node.name().to_owned(),
+                parallelism: node.parallelism(),
+                committer,
+            }),
+            Ok(None) => {}
+            Err(e) => job.fail(e),
+        }
+    }
+    build_coordinator(&mut cx, committers);
+}
+
+impl<'s> CompileCx<'s> {
+    fn setup(&self, node: &StreamNode) -> OperatorSetup {
+        let dir = match &node.uid {
+            Some(uid) => format!("op-{uid}"),
+            None => format!("op-{}", node.id),
+        };
+        OperatorSetup {
+            job_name: self.job_name.clone(),
+            name: node.name.clone(),
+            node: node.id,
+            subtask: self.worker,
+            parallelism: node.parallelism as usize,
+            max_parallelism: self.graph.max_parallelism(),
+            serializer_config: self.config.serializer_config.clone(),
+            state_backend: self.config.state_backend.clone(),
+            state_dir: self.state_root.join(dir),
+            auto_watermark_interval_ms: self.config.auto_watermark_interval.as_millis() as i64,
+            job: Arc::clone(&self.job),
+            restore: self.restore.clone(),
+            key: operator_key(node.uid.as_deref(), node.id),
+            checkpoints: self.checkpoint_store(),
+            batch: self.graph.is_batch(),
+            batch_sort_memory: self.config.batch_sort_memory,
+            restart_strategy: self.config.restart_strategy.clone(),
+        }
+    }
+
+    /// The serializer of `T` with the job's config (for an edge into `node`).
+    fn serializer<T: TypeInfo>(&self, node: &StreamNode) -> Result<T::Serializer> {
+        serializer::<T>(&self.config.serializer_config, &node.name)
+    }
+
+    /// The stream and pact of an input edge.
+    #[allow(clippy::type_complexity)] // a stream and its pact
+    fn input<I: Data>(
+        &self,
+        edge: &StreamEdge,
+        partition: &Partition<I>,
+    ) -> Result<(Stream<'s, Epoch, Batch<I>>, EdgePact<I>)> {
+        let stream = self
+            .streams
+            .get::<I>(edge.source, edge.source_port)
+            .ok_or_else(|| {
+                Error::Graph(format!(
+                    "edge {} -> {} does not carry {}",
+                    edge.source,
+                    edge.target,
+                    std::any::type_name::<I>()
+                ))
+            })?;
+        let node = &self.graph.nodes[edge.target];
+        let targets = node.parallelism as usize;
+        let own = self.worker;
+        let route = match (edge.partitioner, partition) {
+            (PartitionerKind::Forward, _) => return Ok((stream, EdgePact::Pipeline)),
+            (PartitionerKind::Rebalance, _) => Route::Rebalance {
+                next: own % targets,
+            },
+            (PartitionerKind::Broadcast, _) => Route::Broadcast,
+            (PartitionerKind::Hash, Partition::Hash(factory)) => Route::Hash(
+                factory(targets as u32, self.graph.max_parallelism()).map_err(|source| {
+                    Error::Type {
+                        operator: node.name.clone(),
+                        source,
+                    }
+                })?,
+            ),
+            (PartitionerKind::Hash, _) => {
+                return Err(Error::Graph(format!(
+                    "hash edge {} -> {} has no key",
+                    edge.source, edge.target
+                )))
+            }
+        };
+        let serializer = Arc::new(self.serializer::<I>(node)?);
+        Ok((
+            stream,
+            EdgePact::Exchange(Box::new(move |peers| {
+                EdgeDistributor::new(route, serializer, own, targets, peers)
+            })),
+        ))
+    }
+
+    /// The ids of the upstream subtasks whose watermarks reach this worker through `edges`.
+    fn senders(&self, edges: &[&StreamEdge]) -> Vec<u32> {
+        let mut senders = Vec::new();
+        for e in edges {
+            match e.partitioner {
+                PartitionerKind::Forward => senders.push(sender_id(e.source, self.worker)),
+                _ => senders.extend(
+                    (0..self.graph.nodes[e.source].parallelism as usize)
+                        .map(|s| sender_id(e.source, s)),
+                ),
+            }
+        }
+        senders
+    }
+
+    /// The driver of `node`'s operator on this worker: none on a worker past the node's
+    /// parallelism or in a job that failed already (an error opening it fails the job).
+    fn open_driver<I: Data, O: Data>(
+        &self,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+        make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
+    ) -> Result<Option<OperatorDriver<I, O>>> {
+        let mut driver = None;
+        if self.worker < node.parallelism as usize && !self.job.failed() {
+            let setup = OperatorDriverSetup {
+                setup: self.setup(node),
+                senders: self.senders(inputs),
+                start: self.start_epoch,
+                checkpoints: self.checkpoint_store(),
+                stopping: self.config.stop_with_savepoint.is_some(),
+            };
+            let serializer = self.serializer::<I>(node)?;
+            guarded(&self.job, &node.name, || {
+                driver = Some(OperatorDriver::open(setup, serializer, make)?);
+                Ok(())
+            });
+        }
+        Ok(driver)
+    }
+
+    fn checkpoint_store(&self) -> Option<CheckpointStore> {
+        self.checkpoints.clone()
+    }
+}
+
+fn serializer<T: TypeInfo>(config: &SerializerConfig, operator: &str) -> Result<T::Serializer> {
+    T::create_serializer(config).map_err(|source| Error::Type {
+        operator: operator.to_owned(),
+        source,
+    })
+}
+
+/// The lowest epoch any input may still deliver (`None` once every input is exhausted).
+fn frontier_min(frontiers: &[MutableAntichain<Epoch>]) -> Option<Epoch> {
+    frontiers
+        .iter()
+        .filter_map(|f| f.frontier().iter().copied().min())
+        .min()
+}
+
+type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::ProgressSession<
+    'a,
+    Epoch,
+    Batch<T>,
+    timely::dataflow::channels::pushers::Counter<
+        Epoch,
+        timely::dataflow::channels::pushers::Tee<Epoch, Batch<T>>,
+    >,
+>;
+
+/// An operator driver's outputs on timely: the main and side output sessions and the
+/// operator's capabilities (main, side, progress).
+struct TimelyEmit<'a, O: Data, I: Data> {
+    main: OutputSession<'a, O>,
+    side: OutputSession<'a, I>,
+    tagged: OutputSession<'a, SideRecord>,
+    caps: &'a mut Vec<Capability<Epoch>>,
+}
+
+impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
+    fn ship(&mut self, epoch: Epoch, outputs: &mut Outputs<O, I>) {
+        if !outputs.main.msgs.is_empty() {
+            self.main.give(
+                &self.caps[0].delayed(&epoch),
+                &mut Batch::of(std::mem::take(&mut outputs.main.msgs)),
+            );
+        }
+        if !outputs.side.msgs.is_empty() {
+            self.side.give(
+                &self.caps[1].delayed(&epoch),
+                &mut Batch::of(std::mem::take(&mut outputs.side.msgs)),
+            );
+        }
+        if !outputs.tagged.msgs.is_empty() {
+            self.tagged.give(
+                &self.caps[2].delayed(&epoch),
+                &mut Batch::of(std::mem::take(&mut outputs.tagged.msgs)),
+            );
+        }
+    }
+
+    fn advance(&mut self, epoch: Epoch) {
+        self.caps.iter_mut().for_each(|c| c.downgrade(&epoch));
+    }
+}
+
+/// Builds a node with a one-input operator: main output of `O` (port 0), late-data side
+/// output of `I` (port 1), tagged side outputs (port 2), and a progress output (no data; its capability tells the
+/// checkpoint coordinator which epochs the operator has finished).
+fn build_operator<'s, I: Data, O: Data>(
+    cx: &mut CompileCx<'s>,
+    node: &StreamNode,
+    inputs: &[&StreamEdge],
+    partitions: &[Partition<I>],
+    make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
+) -> Result<()> {
+    let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
+    let info = builder.operator_info();
+    let mut handles = Vec::with_capacity(inputs.len());
+    for edge in inputs {
+        let (stream, pact) = cx.input::<I>(edge, partition_of(node, edge, partitions)?)?;
+        handles.push(builder.new_input(stream, pact));
+    }
+    let (mut main_out, main_stream) = builder.new_output::<Batch<O>>();
+    let (mut side_out, side_stream) = builder.new_output::<Batch<I>>();
+    let (mut tagged_out, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
+    let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
+    cx.streams.insert(node.id, 0, main_stream);
+    cx.streams.insert(node.id, 1, side_stream);
+    cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
+    cx.progress.push(progress_stream);
+
+    let job = Arc::clone(&cx.job);
+    let name = node.name.clone();
+    let activator = cx.scope.activator_for(info.address.clone());
+    let start = cx.start_epoch;
+    let mut driver = cx.open_driver(node, inputs, make)?;
+
+    builder.build(move |caps| {
+        let mut caps = driver.is_some().then(|| {
+            let mut caps = caps;
+            caps.iter_mut().for_each(|c| c.downgrade(&start));
+            caps
+        });
+        move |frontiers: &[MutableAntichain<Epoch>]| {
+            if job.failed() {
+                driver = None;
+                caps = None;
+            }
+            let (Some(d), Some(cap)) = (driver.as_mut(), caps.as_mut()) else {
+                for handle in &mut handles {
+                    handle.for_each(|_, batch| drop(std::mem::take(batch)));
+                }
+                return;
+            };
+            let current = cap[0].time().to_owned();
+            for handle in &mut handles {
+                handle.for_each(|time, batch| {
+                    // Our messages carry one epoch each (the least of their stamp).
+                    let epoch = time.least().copied().unwrap_or(current);
+                    d.receive(epoch, std::mem::take(batch));
+                });
+            }
+            let frontier = frontier_min(frontiers);
+            let mut emit = TimelyEmit {
+                main: main_out.activate(),
+                side: side_out.activate(),
+                tagged: tagged_out.activate(),
+                caps: cap,
+            };
+            let mut next = Next::Finished;
+            let ok = guarded(&job, &name, || {
+                next = d.step(frontier, &mut emit)?;
+                Ok(())
+            });
+            drop(emit);
+            match next {
+                Next::Wait { wake: Some(after) } if ok => activator.activate_after(after),
+                Next::Now if ok => activator.activate(),
+                Next::Wait { .. } | Next::Now if ok => {}
+                _ => {
+                    driver = None;
+                    caps = None;
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// The partition of `edge`'s input of `node`.
+fn partition_of<'p, I>(
+    node: &StreamNode,
+    edge: &StreamEdge,
+    partitions: &'p [Partition<I>],
+) -> Result<&'p Partition<I>> {
+    partitions.get(edge.input).ok_or_else(|| {
+        Error::Graph(format!(
+            "`{}` has no input {} (edge from {})",
+            node.name, edge.input, edge.source
+        ))
+    })
+}
+
+/// A source driver's output on timely.
+struct SourceTimelyEmit<'a, O: Data> {
+    out: OutputSession<'a, O>,
+    caps: &'a mut Vec<Capability<Epoch>>,
+}
+
+impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
+    fn ship(&mut self, msgs: &mut Vec<Msg<O>>) {
+        if !msgs.is_empty() {
+            self.out
+                .give(&self.caps[0], &mut Batch::of(std::mem::take(msgs)));
+        }
+    }
+    fn epoch(&self) -> Epoch {
+        *self.caps[0].time()
+    }
+    fn advance(&mut self, epoch: Epoch) {
+        self.caps.iter_mut().for_each(|c| c.downgrade(&epoch));
+    }
+}
+
+/// Builds a source node: its subtasks run the source driver until the function is
+/// exhausted (see [`SourceDriver`]).
+fn build_source<'s, O: Data>(
+    cx: &mut CompileCx<'s>,
+    node: &StreamNode,
+    make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>>,
+) -> Result<()> {
+    let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
+    let info = builder.operator_info();
+    let (mut out, stream) = builder.new_output::<Batch<O>>();
+    let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
+    cx.streams.insert(node.id, 0, stream);
+    cx.progress.push(progress_stream);
+    let job = Arc::clone(&cx.job);
+    let name = node.name.clone();
+    let activator = cx.scope.activator_for(info.address.clone());
+    let start = cx.start_epoch;
+    let mut driver: Option<SourceDriver<O>> = None;
+    if cx.worker < node.parallelism as usize && !job.failed() {
+        let setup = cx.setup(node);
+        let checkpoints = cx
+            .checkpoint_store()
+            .zip(cx.config.checkpointing.as_ref().map(|c| c.interval));
+        let stop = cx.config.stop_with_savepoint.clone();
+        guarded(&job, &name, || {
+            driver = Some(SourceDriver::open(&setup, checkpoints, stop, make)?);
+            Ok(())
+        });
+    }
+    builder.build(move |caps| {
+        let mut caps = driver.is_some().then(|| {
+            let mut caps = caps;
+            caps.iter_mut().for_each(|c| c.downgrade(&start));
+            caps
+        });
+        activator.activate();
+        move |_frontiers: &[MutableAntichain<Epoch>]| {
+            if job.failed() {
+                driver = None;
+                caps = None;
+            }
+            let (Some(d), Some(c)) = (driver.as_mut(), caps.as_mut()) else {
+                return;
+            };
+            let mut emit = SourceTimelyEmit {
+                out: out.activate(),
+                caps: c,
+            };
+            let mut next = Next::Finished;
+            let ok = guarded(&job, &name, || {
+                next = d.step(&mut emit)?;
+                Ok(())
+            });
+            drop(emit);
+            match next {
+                Next::Now if ok => activator.activate(),
+                Next::Wait { wake: Some(after) } if ok => activator.activate_after(after),
+                _ => {
+                    driver = None;
+                    caps = None;
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Builds the checkpoint coordinator: an operator on every worker (timely builds the same
+/// dataflow everywhere) that reads every operator's progress output, active on worker 0.
+fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
+    let mut builder = OperatorBuilder::new("Checkpoint coordinator".to_owned(), cx.scope);
+    let unit = match serializer::<()>(&cx.config.serializer_config, "Checkpoint coordinator") {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            cx.job.fail(e);
+            return;
+        }
+    };
+    let mut handles = Vec::new();
+    for stream in std::mem::take(&mut cx.progress) {
+        let unit = Arc::clone(&unit);
+        let pact = EdgePact::Exchange(Box::new(move |peers| {
+            EdgeDistributor::new(Route::Rebalance { next: 0 }, unit, 0, 1, peers)
+        }));
+        handles.push(builder.new_input(stream, pact));
+    }
+    let active = cx.worker == 0;
+    let job = Arc::clone(&cx.job);
+    let mut coordinator = Coordinator::new(
+        Arc::clone(&cx.graph),
+        Arc::clone(&cx.job),
+        cx.checkpoint_store()
+            .zip(cx.config.checkpointing.as_ref().map(|c| c.retained)),
+        cx.config.stop_with_savepoint.clone(),
+        cx.start_epoch,
+        committers,
+    );
+    builder.build(move |_caps| {
+        move |frontiers: &[MutableAntichain<Epoch>]| {
+            for handle in &mut handles {
+                handle.for_each(|_, batch| drop(std::mem::take(batch)));
+            }
+            if !active || job.failed() {
+                return;
+            }
+            if let Err(e) = coordinator.progress(frontier_min(frontiers)) {
+                job.fail(e.in_operator("Checkpoint coordinator"));
+            }
+        }
+    });
+}
+
+/// The streams built so far on this worker, by (node, port).
+///
+/// The one place where the runtime erases a type. Every other value keeps its type from the
+/// API call to the driver (serializers, routers, operators, functions); a stream cannot: a
+/// timely `Stream` borrows its worker's scope (lifetime `'s`) and shares its pushers through
+/// `Rc`, so it can be neither `'static` (for `Any`) nor `Send` (to sit in the shared plan
+/// until a consumer on the same worker takes it), and a graph in which two consumers both
+/// read the same two producers needs each producer's stream after the builder that made it
+/// has returned. So the table keeps each stream behind a trait object with its type's id and
+/// gives it back only for that type.
+mod table {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+
+    use timely::dataflow::Stream;
+
+    use crate::job::Epoch;
+    use crate::operator::element::Batch;
+    use crate::types::Data;
+
+    trait Erased {
+        fn ptr(&self) -> *const ();
+    }
+
+    impl<T: Data> Erased for Stream<'_, Epoch, Batch<T>> {
+        fn ptr(&self) -> *const () {
+            (self as *const Self).cast()
+        }
+    }
+
+    struct Entry<'s> {
+        type_id: TypeId,
+        stream: Box<dyn Erased + 's>,
+    }
+
+    #[derive(Default)]
+    pub(super) struct StreamTable<'s> {
+        streams: HashMap<(usize, usize), Entry<'s>>,
+    }
+
+    impl<'s> StreamTable<'s> {
+        pub(super) fn insert<T: Data>(
+            &mut self,
+            node: usize,
+            port: usize,
+            stream: Stream<'s, Epoch, Batch<T>>,
+        ) {
+            self.streams.insert(
+                (node, port),
+                Entry {
+                    type_id: TypeId::of::<T>(),
+                    stream: Box::new(stream),
+                },
+            );
+        }
+
+        /// The stream of `(node, port)` if it carries `T`.
+        pub(super) fn get<T: Data>(
+            &self,
+            node: usize,
+            port: usize,
+        ) -> Option<Stream<'s, Epoch, Batch<T>>> {
+            let entry = self.streams.get(&(node, port))?;
+            if entry.type_id != TypeId::of::<T>() {
+                return None;
+            }
+            // SAFETY: `insert::<T>` boxed a `Stream<'s, Epoch, Batch<T>>` under this type id
+            // (checked just above; `'s` is the table's own lifetime), so the pointer is to a
+            // live value of exactly that type, borrowed here only for the clone.
+            #[allow(unsafe_code)]
+            let stream = unsafe { &*entry.stream.ptr().cast::<Stream<'s, Epoch, Batch<T>>>() };
+            Some(stream.clone())
+        }
+    }
+}

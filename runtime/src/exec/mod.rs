@@ -1,0 +1,10 @@
+//! Execution: the typed builders compiled into a timely dataflow on every worker, the drivers
+//! that run sources and operators, the edges between them, the checkpoint coordinator, and
+//! the run loop with its restarts.
+
+pub(crate) mod channel;
+pub(crate) mod compile;
+pub(crate) mod coordinator;
+pub(crate) mod driver;
+pub(crate) mod run;
+pub(crate) mod source_driver;

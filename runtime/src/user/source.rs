@@ -1,0 +1,751 @@
+//! Sources: the public [`Source`] trait (splits, a position per split, watermarks per split,
+//! idleness), and the built-in sources on it: collections and iterators, number sequences,
+//! lines of a file, generators.
+//!
+//! A source enumerates its splits when the job starts; subtask `s` of `p` reads the splits
+//! `i` with `i % p == s`, each with its own [`SplitReader`], taking records from them in
+//! turn. Every checkpoint holds the position of each split after the records emitted before
+//! the checkpoint's cut, so a restore continues each split exactly there: no record is
+//! skipped or read twice. A source restores at the parallelism it had (its splits were
+//! assigned by it).
+//!
+//! Watermarks follow the stream's [`WatermarkStrategy`] per split, as Flink's per-split
+//! watermarks do: each split has its own highest timestamp, and the subtask's watermark is
+//! the minimum over its splits that are neither finished nor idle. With
+//! [`WatermarkStrategy::with_idleness`], a split that produced nothing for that long stops
+//! holding the watermark back; when every split of a subtask is idle, the subtask tells its
+//! consumers it is idle, and they leave it out of their minimum until it sends a watermark
+//! again (when one of its splits has data). A bounded source sends the maximal watermark when
+//! every split is finished.
+//!
+//! The built-in sources: a collection, an iterator and a file are one split read by one
+//! subtask (as Flink's non-parallel sources); a sequence is one contiguous range per subtask
+//! and a generator one stride per subtask.
+//!
+//! ```
+//! use typeinfo_runtime::{
+//!     Boundedness, ReadStatus, RuntimeMode, Source, SourceOutput, SplitReader,
+//!     StreamExecutionEnvironment, WatermarkStrategy,
+//! };
+//!
+//! /// Lines of several in-memory "files", one split per file.
+//! #[derive(Clone)]
+//! struct Files(Vec<Vec<String>>);
+//!
+//! struct FileReader { lines: Vec<String>, next: u64 }
+//!
+//! impl SplitReader<String> for FileReader {
+//!     type Position = u64;
+//!     fn read(&mut self, out: &mut SourceOutput<'_, String>, budget: usize) -> typeinfo_runtime::Result<ReadStatus> {
+//!         for _ in 0..budget {
+//!             match self.lines.get(self.next as usize) {
+//!                 Some(line) => out.collect(line.clone()),
+//!                 None => return Ok(ReadStatus::Finished),
+//!             }
+//!             self.next += 1;
+//!         }
+//!         Ok(ReadStatus::More)
+//!     }
+//!     fn position(&self) -> u64 { self.next }
+//!     fn seek(&mut self, position: u64) -> typeinfo_runtime::Result<()> { self.next = position; Ok(()) }
+//! }
+//!
+//! impl Source<String> for Files {
+//!     type Split = u32;
+//!     type Reader = FileReader;
+//!     fn splits(&self, _parallelism: usize) -> typeinfo_runtime::Result<Vec<u32>> {
+//!         Ok((0..self.0.len() as u32).collect())
+//!     }
+//!     fn reader(&self, split: &u32) -> typeinfo_runtime::Result<FileReader> {
+//!         Ok(FileReader { lines: self.0[*split as usize].clone(), next: 0 })
+//!     }
+//!     /// Every file ends: the job may run in batch mode.
+//!     fn boundedness(&self) -> Boundedness {
+//!         Boundedness::Bounded
+//!     }
+//! }
+//!
+//! # fn main() -> typeinfo_runtime::Result<()> {
+//! let env = StreamExecutionEnvironment::new();
+//! env.set_parallelism(2).set_runtime_mode(RuntimeMode::Automatic); // batch: every source ends
+//! let files = Files(vec![vec!["a".into(), "b".into()], vec!["c".into()], vec!["d".into()]]);
+//! let lines = env.from_source(files, WatermarkStrategy::no_watermarks(), "files").collect();
+//! env.execute("files")?;
+//! let mut lines = lines.take();
+//! lines.sort();
+//! assert_eq!(lines, ["a", "b", "c", "d"]);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
+
+use crate::error::{Error, Result};
+use crate::operator::contract::{now_ms, Output, SourceFunction};
+use crate::operator::element::NO_TIMESTAMP;
+use crate::types::Data;
+use crate::user::watermark::WatermarkStrategy;
+
+/// A source of records in splits (Flink's `Source` of FLIP-27, without a separate
+/// enumerator: the splits are listed when the job starts and assigned round robin).
+pub trait Source<T>: Send + Sync + 'static {
+    /// What a split is (a file, a partition, a range).
+    type Split: Send + Sync + 'static;
+    /// Reads one split.
+    type Reader: SplitReader<T>;
+
+    /// The splits of the source; `parallelism` is the source's parallelism (split `i` goes
+    /// to subtask `i % parallelism`). Must give the same splits in the same order every
+    /// time the job starts (a restore finds each split's position by its index).
+    ///
+    /// # Errors
+    ///
+    /// The splits cannot be listed: the job fails before it reads.
+    fn splits(&self, parallelism: usize) -> Result<Vec<Self::Split>>;
+
+    /// A reader of `split`, at its start.
+    ///
+    /// # Errors
+    ///
+    /// The split cannot be opened.
+    fn reader(&self, split: &Self::Split) -> Result<Self::Reader>;
+
+    /// Whether every split ends ([`Boundedness::Bounded`]) or may run forever (Flink's
+    /// `Source.getBoundedness`). Batch mode ([`crate::config::RuntimeMode`]) runs only jobs whose
+    /// sources are all bounded; the default, unbounded, keeps a source that does not say
+    /// out of batch mode (an unbounded source in batch mode would never let a sort end).
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::ContinuousUnbounded
+    }
+}
+
+/// Whether a [`Source`] ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundedness {
+    /// Every split ends: the source finishes.
+    Bounded,
+    /// A split may wait for data forever.
+    ContinuousUnbounded,
+}
+
+/// Reads one split of a [`Source`].
+pub trait SplitReader<T>: Send + 'static {
+    /// Where the reader is in its split (written into checkpoints with its serializer).
+    type Position: Data;
+
+    /// Emits at most `budget` records into `out`.
+    ///
+    /// # Errors
+    ///
+    /// Any error fails the job (and, with a restart strategy, restarts it from its last
+    /// checkpoint).
+    fn read(&mut self, out: &mut SourceOutput<'_, T>, budget: usize) -> Result<ReadStatus>;
+
+    /// The position after the records emitted so far.
+    fn position(&self) -> Self::Position;
+
+    /// Continues from a position [`position`](Self::position) gave.
+    ///
+    /// # Errors
+    ///
+    /// A position the split does not have.
+    fn seek(&mut self, position: Self::Position) -> Result<()>;
+}
+
+/// What a [`SplitReader`] says after a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadStatus {
+    /// It may have more at once.
+    More,
+    /// Nothing now; ask again later (an unbounded split waiting for data).
+    NothingAvailable,
+    /// The split is read to its end.
+    Finished,
+}
+
+/// Where a [`SplitReader`] emits records.
+#[derive(Debug)]
+pub struct SourceOutput<'a, T> {
+    records: &'a mut Vec<(i64, T)>,
+}
+
+impl<T> SourceOutput<'_, T> {
+    /// Emits a record (its timestamp comes from the stream's timestamp assigner, if any).
+    pub fn collect(&mut self, value: T) {
+        self.records.push((NO_TIMESTAMP, value));
+    }
+    /// Emits a record with an event timestamp (the timestamp assigner may replace it).
+    pub fn collect_with_timestamp(&mut self, value: T, timestamp: i64) {
+        self.records.push((timestamp, value));
+    }
+}
+
+/// One split of a subtask, as its source function reads it.
+struct SplitRun<R> {
+    index: u32,
+    reader: R,
+    finished: bool,
+    /// The highest timestamp read from the split.
+    max_timestamp: i64,
+    /// When the split last produced a record (ms).
+    last_active: i64,
+}
+
+/// A [`Source`]'s subtask as the runtime's source function: reads its splits in turn,
+/// assigns timestamps and generates watermarks per split.
+pub(crate) struct SplitSource<T, R: SplitReader<T>> {
+    splits: Vec<SplitRun<R>>,
+    strategy: WatermarkStrategy<T>,
+    positions: <R::Position as TypeInfo>::Serializer,
+    next: usize,
+    emitted_watermark: i64,
+    idle: bool,
+    buffer: Vec<(i64, T)>,
+    /// The subtask's index (a position written before splits existed names its split).
+    subtask: u32,
+}
+
+impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
+    /// Subtask `subtask` of `parallelism` of `source`.
+    pub(crate) fn open<S: Source<T, Reader = R>>(
+        source: &S,
+        strategy: WatermarkStrategy<T>,
+        config: &SerializerConfig,
+        subtask: usize,
+        parallelism: usize,
+    ) -> Result<Self> {
+        let now = now_ms();
+        let mut splits = Vec::new();
+        for (i, split) in source.splits(parallelism)?.iter().enumerate() {
+            if i % parallelism.max(1) == subtask {
+                splits.push(SplitRun {
+                    index: u32::try_from(i)
+                        .map_err(|_| Error::Config("a source with more than 2^32 splits".into()))?,
+                    reader: source.reader(split)?,
+                    finished: false,
+                    max_timestamp: i64::MIN,
+                    last_active: now,
+                });
+            }
+        }
+        Ok(SplitSource {
+            splits,
+            strategy,
+            positions: R::Position::create_serializer(config)?,
+            next: 0,
+            emitted_watermark: i64::MIN,
+            idle: false,
+            buffer: Vec::new(),
+            subtask: subtask as u32,
+        })
+    }
+
+    /// Emits the subtask's watermark if it advanced, or its idleness.
+    fn watermark(&mut self, out: &mut Output<T>) {
+        let Some(out_of_orderness) = self.strategy.out_of_orderness() else {
+            return;
+        };
+        let now = now_ms();
+        let idleness = self.strategy.idleness();
+        let mut min: Option<i64> = None;
+        let mut max_idle: Option<i64> = None;
+        let mut any_open = false;
+        for s in self.splits.iter().filter(|s| !s.finished) {
+            any_open = true;
+            let w = s
+                .max_timestamp
+                .saturating_sub(out_of_orderness)
+                .saturating_sub(1);
+            if idleness.is_some_and(|t| now - s.last_active >= t) {
+                max_idle = Some(max_idle.map_or(w, |m| m.max(w)));
+                continue;
+            }
+            min = Some(min.map_or(w, |m| m.min(w)));
+        }
+        match min {
+            None if any_open && idleness.is_some() && !self.idle => {
+                // Every split idle: flush the highest of their watermarks first (as Flink's
+                // valve does), then go idle.
+                if let Some(w) = max_idle.filter(|w| *w > self.emitted_watermark) {
+                    self.emitted_watermark = w;
+                    out.watermark(w);
+                }
+                self.idle = true;
+                out.idle();
+            }
+            None => {}
+            Some(w) => {
+                if self.idle {
+                    // Active again: a watermark (even one that did not advance) rejoins the
+                    // consumers' minimum.
+                    self.idle = false;
+                    self.emitted_watermark = self.emitted_watermark.max(w);
+                    out.watermark(self.emitted_watermark);
+                } else if w > self.emitted_watermark {
+                    self.emitted_watermark = w;
+                    out.watermark(w);
+                }
+            }
+        }
+    }
+}
+
+impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
+    fn run(&mut self, out: &mut Output<T>, budget: usize) -> Result<bool> {
+        let mut produced = 0;
+        let n = self.splits.len();
+        for _ in 0..n {
+            if produced >= budget {
+                break;
+            }
+            let at = self.next % n.max(1);
+            self.next = at + 1;
+            let split = &mut self.splits[at];
+            if split.finished {
+                continue;
+            }
+            let status = split.reader.read(
+                &mut SourceOutput {
+                    records: &mut self.buffer,
+                },
+                budget - produced,
+            )?;
+            if !self.buffer.is_empty() {
+                split.last_active = now_ms();
+            }
+            for (ts, value) in self.buffer.drain(..) {
+                let ts = match self.strategy.assigner() {
+                    Some(assign) => assign(&value, ts),
+                    None => ts,
+                };
+                if ts != NO_TIMESTAMP && ts > split.max_timestamp {
+                    split.max_timestamp = ts;
+                }
+                produced += 1;
+                out.collect(ts, value);
+            }
+            if status == ReadStatus::Finished {
+                split.finished = true;
+            }
+        }
+        self.watermark(out);
+        Ok(self.splits.iter().any(|s| !s.finished))
+    }
+
+    fn position(&self) -> Vec<u8> {
+        let mut out = DataOutputView::new();
+        out.write_u32(self.splits.len() as u32);
+        let mut position = DataOutputView::new();
+        for s in &self.splits {
+            out.write_u32(s.index);
+            out.write_bool(s.finished);
+            position.clear();
+            // Positions are this crate's own values of `Data` types; a serializer that
+            // refuses one writes an empty position, which `seek` then refuses loudly.
+            let _ = self
+                .positions
+                .serialize(&s.reader.position(), &mut position);
+            out.write_len_prefixed(position.as_slice());
+        }
+        out.into_inner()
+    }
+
+    fn seek(&mut self, bytes: &[u8]) -> Result<()> {
+        let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
+        if let Ok(word) = <[u8; 8]>::try_from(bytes) {
+            // Written before sources had splits: one `u64` position of the subtask's only
+            // split (the built-in sources had one split per subtask, with this index).
+            return self.seek_legacy(u64::from_le_bytes(word));
+        }
+        let mut input = DataInputView::new(bytes);
+        let count = input.read_u32().map_err(corrupt)?;
+        for _ in 0..count {
+            let index = input.read_u32().map_err(corrupt)?;
+            let finished = input.read_bool().map_err(corrupt)?;
+            let mut position = DataInputView::new(input.read_len_prefixed().map_err(corrupt)?);
+            let split = self
+                .splits
+                .iter_mut()
+                .find(|s| s.index == index)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "the checkpoint holds split {index}, which this subtask of the source does not read (the source's splits or parallelism changed)"
+                    ))
+                })?;
+            split.finished = finished;
+            if !finished {
+                let p = self.positions.deserialize(&mut position).map_err(corrupt)?;
+                if !position.is_empty() {
+                    return Err(Error::Corrupt(
+                        "source position: bytes after a split's position".into(),
+                    ));
+                }
+                split.reader.seek(p)?;
+            }
+        }
+        if !input.is_empty() {
+            return Err(Error::Corrupt(
+                "source position: bytes after the last split".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
+    /// A position of the single-split layout written before sources had splits.
+    fn seek_legacy(&mut self, position: u64) -> Result<()> {
+        let mut bytes = DataOutputView::new();
+        bytes.write_u64(position);
+        let mut input = DataInputView::new(bytes.as_slice());
+        let p = self
+            .positions
+            .deserialize(&mut input)
+            .map_err(|e| Error::Corrupt(format!("source position: {e}")))?;
+        let subtask = self.subtask;
+        let split = match self.splits.as_mut_slice() {
+            [only] => only,
+            _ => self
+                .splits
+                .iter_mut()
+                .find(|s| s.index == subtask)
+                .ok_or_else(|| {
+                    Error::Corrupt(
+                        "a source position of the old layout for a source with several splits"
+                            .into(),
+                    )
+                })?,
+        };
+        split.reader.seek(p)
+    }
+}
+
+/// Makes a [`Source`]'s subtask into the runtime's source function.
+pub(crate) fn split_source<T: Data, S: Source<T>>(
+    source: &Arc<S>,
+    strategy: &WatermarkStrategy<T>,
+    config: &SerializerConfig,
+    subtask: usize,
+    parallelism: usize,
+) -> Result<Box<dyn SourceFunction<T>>> {
+    Ok(Box::new(SplitSource::open(
+        source.as_ref(),
+        strategy.clone(),
+        config,
+        subtask,
+        parallelism,
+    )?))
+}
+
+/// Reads an iterator, counting the items consumed (its position).
+pub(crate) struct IterReader<I> {
+    iter: I,
+    consumed: u64,
+}
+
+impl<I: Iterator<Item = T> + Send + 'static, T: Send + 'static> SplitReader<T> for IterReader<I> {
+    type Position = u64;
+
+    fn read(&mut self, out: &mut SourceOutput<'_, T>, budget: usize) -> Result<ReadStatus> {
+        for _ in 0..budget {
+            match self.iter.next() {
+                Some(v) => {
+                    self.consumed += 1;
+                    out.collect(v);
+                }
+                None => return Ok(ReadStatus::Finished),
+            }
+        }
+        Ok(ReadStatus::More)
+    }
+
+    fn position(&self) -> u64 {
+        self.consumed
+    }
+
+    fn seek(&mut self, n: u64) -> Result<()> {
+        for i in self.consumed..n {
+            if self.iter.next().is_none() {
+                return Err(Error::Corrupt(format!(
+                    "the source's position {n} is past its end ({i} items)"
+                )));
+            }
+        }
+        self.consumed = n;
+        Ok(())
+    }
+}
+
+/// A vector's elements, one split.
+pub(crate) struct CollectionSource<T>(pub(crate) Arc<Vec<T>>);
+
+/// The items of a shared vector, by index.
+pub(crate) struct VecIter<T> {
+    items: Arc<Vec<T>>,
+    next: usize,
+}
+
+impl<T: Clone> Iterator for VecIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        let item = self.items.get(self.next).cloned();
+        self.next += 1;
+        item
+    }
+}
+
+impl<T: Data> Source<T> for CollectionSource<T> {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
+    type Split = ();
+    type Reader = IterReader<VecIter<T>>;
+    fn splits(&self, _: usize) -> Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _: &()) -> Result<Self::Reader> {
+        Ok(IterReader {
+            iter: VecIter {
+                items: Arc::clone(&self.0),
+                next: 0,
+            },
+            consumed: 0,
+        })
+    }
+}
+
+/// An iterator's items (each run clones the iterator), one split.
+pub(crate) struct IterSource<I>(pub(crate) I);
+
+impl<I> Source<I::Item> for IterSource<I>
+where
+    I: IntoIterator + Clone + Send + Sync + 'static,
+    I::IntoIter: Send + 'static,
+    I::Item: Data,
+{
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
+    type Split = ();
+    type Reader = IterReader<I::IntoIter>;
+    fn splits(&self, _: usize) -> Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _: &()) -> Result<Self::Reader> {
+        Ok(IterReader {
+            iter: self.0.clone().into_iter(),
+            consumed: 0,
+        })
+    }
+}
+
+/// The numbers `from..=to`, one contiguous range per subtask.
+pub(crate) struct SequenceSource {
+    pub(crate) from: i64,
+    pub(crate) to: i64,
+}
+
+impl Source<i64> for SequenceSource {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
+    type Split = std::ops::RangeInclusive<i64>;
+    type Reader = IterReader<std::ops::RangeInclusive<i64>>;
+    fn splits(&self, parallelism: usize) -> Result<Vec<Self::Split>> {
+        Ok((0..parallelism.max(1))
+            .map(|i| sequence_range(self.from, self.to, i, parallelism.max(1)))
+            .collect())
+    }
+    fn reader(&self, range: &Self::Split) -> Result<Self::Reader> {
+        Ok(IterReader {
+            iter: range.clone(),
+            consumed: 0,
+        })
+    }
+}
+
+/// Subtask `index` of `parallelism` takes `[from + n*index/p, from + n*(index+1)/p)` of a sequence.
+pub(crate) fn sequence_range(
+    from: i64,
+    to: i64,
+    index: usize,
+    parallelism: usize,
+) -> std::ops::RangeInclusive<i64> {
+    if to < from {
+        #[allow(clippy::reversed_empty_ranges)]
+        return 1..=0;
+    }
+    let n = (to as i128) - (from as i128) + 1;
+    let start = from as i128 + n * index as i128 / parallelism as i128;
+    let end = from as i128 + n * (index as i128 + 1) / parallelism as i128 - 1;
+    if end < start {
+        #[allow(clippy::reversed_empty_ranges)]
+        return 1..=0;
+    }
+    (start as i64)..=(end as i64)
+}
+
+/// `generate(i)` for `i` below `count`, one stride per subtask.
+pub(crate) struct GeneratorSource<F> {
+    pub(crate) count: u64,
+    pub(crate) generate: Arc<F>,
+}
+
+/// Subtask `s` of `p` generates `i = s, s + p, s + 2p, ...`.
+pub(crate) struct GeneratorReader<F> {
+    next: u64,
+    step: u64,
+    count: u64,
+    generate: Arc<F>,
+}
+
+impl<T: Send + 'static, F: Fn(u64) -> T + Send + Sync + 'static> SplitReader<T>
+    for GeneratorReader<F>
+{
+    type Position = u64;
+
+    #[inline]
+    fn read(&mut self, out: &mut SourceOutput<'_, T>, budget: usize) -> Result<ReadStatus> {
+        out.records.reserve(budget);
+        for _ in 0..budget {
+            if self.next >= self.count {
+                return Ok(ReadStatus::Finished);
+            }
+            out.collect((self.generate)(self.next));
+            self.next += self.step;
+        }
+        Ok(if self.next < self.count {
+            ReadStatus::More
+        } else {
+            ReadStatus::Finished
+        })
+    }
+
+    fn position(&self) -> u64 {
+        self.next
+    }
+
+    fn seek(&mut self, position: u64) -> Result<()> {
+        self.next = position;
+        Ok(())
+    }
+}
+
+impl<T: Data, F: Fn(u64) -> T + Send + Sync + 'static> Source<T> for GeneratorSource<F> {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
+    type Split = (u64, u64);
+    type Reader = GeneratorReader<F>;
+    fn splits(&self, parallelism: usize) -> Result<Vec<(u64, u64)>> {
+        let p = parallelism.max(1) as u64;
+        Ok((0..p).map(|s| (s, p)).collect())
+    }
+    fn reader(&self, &(first, step): &(u64, u64)) -> Result<Self::Reader> {
+        Ok(GeneratorReader {
+            next: first,
+            step,
+            count: self.count,
+            generate: Arc::clone(&self.generate),
+        })
+    }
+}
+
+/// The lines of a text file (without line endings), one split.
+pub(crate) struct TextFileSource(pub(crate) PathBuf);
+
+/// Reads lines; its position is the byte offset.
+pub(crate) struct FileReader {
+    path: PathBuf,
+    reader: BufReader<File>,
+    line: String,
+    offset: u64,
+}
+
+impl SplitReader<String> for FileReader {
+    type Position = u64;
+
+    fn read(&mut self, out: &mut SourceOutput<'_, String>, budget: usize) -> Result<ReadStatus> {
+        for _ in 0..budget {
+            self.line.clear();
+            let n = self
+                .reader
+                .read_line(&mut self.line)
+                .map_err(|source| Error::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            if n == 0 {
+                return Ok(ReadStatus::Finished);
+            }
+            self.offset += n as u64;
+            let line = self.line.strip_suffix('\n').unwrap_or(&self.line);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            out.collect(line.to_owned());
+        }
+        Ok(ReadStatus::More)
+    }
+
+    fn position(&self) -> u64 {
+        self.offset
+    }
+
+    fn seek(&mut self, offset: u64) -> Result<()> {
+        use std::io::Seek;
+        self.reader
+            .seek(std::io::SeekFrom::Start(offset))
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.offset = offset;
+        Ok(())
+    }
+}
+
+impl Source<String> for TextFileSource {
+    fn boundedness(&self) -> Boundedness {
+        Boundedness::Bounded
+    }
+
+    type Split = ();
+    type Reader = FileReader;
+    fn splits(&self, _: usize) -> Result<Vec<()>> {
+        Ok(vec![()])
+    }
+    fn reader(&self, _: &()) -> Result<FileReader> {
+        let file = File::open(&self.0).map_err(|source| Error::Io {
+            path: self.0.clone(),
+            source,
+        })?;
+        Ok(FileReader {
+            path: self.0.clone(),
+            reader: BufReader::with_capacity(1 << 16, file),
+            line: String::new(),
+            offset: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sequence_range;
+
+    #[test]
+    fn sequence_ranges_cover_the_sequence_once() {
+        for p in 1..6 {
+            let all: Vec<i64> = (0..p).flat_map(|i| sequence_range(-3, 10, i, p)).collect();
+            assert_eq!(all, (-3..=10).collect::<Vec<_>>(), "parallelism {p}");
+        }
+        assert_eq!(sequence_range(5, 4, 0, 1).count(), 0);
+    }
+}
