@@ -10,9 +10,26 @@
 //! [`StreamGraph`] (serializers are checked there, so a disabled generic type fails before
 //! anything runs), compiles it onto timely dataflow on every worker (each builder assembles
 //! its operator with its real types around a driver), and runs it, restarting from the latest
-//! checkpoint by its [`RestartStrategy`]. The layers import one way: plan -> compile ->
-//! drivers -> operators and the checkpoint store (a test derives the module graph and fails
-//! on a cycle).
+//! checkpoint by its [`RestartStrategy`].
+//!
+//! The crate is a folder per layer, and each layer imports only the layers below it (the
+//! test `tests/architecture.rs` reads every file, derives the module graph from its
+//! `crate::` paths and fails on an import upward, through a re-export, or in a circle):
+//!
+//! | layer | folder | what lives there |
+//! |---|---|---|
+//! | API | `api/` | the environment and the stream handles (plan-building only) |
+//! | execution | `exec/` | compiling the plan onto timely, drivers, edges, coordinator, run |
+//! | processes | `net/` | connecting the processes of a job, the handshake |
+//! | user contracts, windowing, batch | `user/`, `windowing/`, `batch/` | what users implement; windows; sorted execution |
+//! | operators | `operator/` | the operator contract, records, contexts, timers, built-ins |
+//! | checkpoints | `checkpoint/` | format, store, restore, incremental parts, storage |
+//! | plan | `plan.rs` | transformations and the stream graph |
+//! | configuration, job | `config/`, `job.rs` | execution config, the job's shared state |
+//! | base | `types.rs`, `error.rs`, `metrics.rs` | `Data`, `Key`, errors, metrics |
+//!
+//! Nothing inside the crate imports from this file: it declares the layers and re-exports
+//! for users.
 //!
 //! Checkpoints ([`checkpoint`]) of RocksDB state are incremental by default: each uploads
 //! the SST files written since the last one and refers to the others ([`native_part`]);

@@ -311,6 +311,38 @@ impl StreamGraph {
     /// The plan as a Graphviz DOT digraph (`dot -Tsvg`): one box per operator with its name,
     /// parallelism and uid, one arrow per edge labelled with its partitioner (and key type),
     /// side outputs dashed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_runtime::StreamExecutionEnvironment;
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// env.set_parallelism(2);
+    /// let _ = env
+    ///     .from_collection(vec![('a', 1i64), ('b', 2)])
+    ///     .key_by(|e: &(char, i64)| e.0)
+    ///     .reduce(|x, y| (x.0, x.1 + y.1))
+    ///     .uid("totals")
+    ///     .collect();
+    /// let dot = env.stream_graph()?.to_dot(); // the plan, without running the job
+    /// assert_eq!(
+    ///     dot,
+    ///     r#"digraph job {
+    ///     rankdir=LR;
+    ///     node [shape=box, style=rounded];
+    ///     n0 [label="Collection Source\nparallelism 1"];
+    ///     n1 [label="Keyed Reduce\nparallelism 2\nuid totals"];
+    ///     n2 [label="Collect Sink\nparallelism 2"];
+    ///     n0 -> n1 [label="HASH by char"];
+    ///     n1 -> n2 [label="FORWARD"];
+    /// }
+    /// "#
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn to_dot(&self) -> String {
         /// Escapes text for a DOT string (quotes and backslashes; line breaks become spaces).
         fn escape(s: &str) -> String {

@@ -2,7 +2,7 @@
 //! every folder, is a module; its imports are the `crate::` paths it names (comments
 //! removed). The test fails when
 //! - a module imports a layer above its own, or a different layer of the same rank (the
-//!   order is `LAYERS` below, the one `runtime/src/lib.rs` and DESIGN.md describe);
+//!   order is `LAYERS` below, the one the crate docs in `runtime/src/lib.rs` describe);
 //! - a module imports through a re-export (`crate::X` of `lib.rs`, or a folder's `mod.rs`)
 //!   instead of the module that defines the item;
 //! - a folder or root file appears that `LAYERS` does not place;
@@ -447,4 +447,141 @@ fn type_erasure_and_unsafe_stay_where_documented() {
             );
         }
     }
+}
+
+/// The functions of `text` (name, first line, length in lines) longer than `limit` lines
+/// without a `// Long:` reason in the comments above them. Test modules are left out.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut in_tests = false;
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("mod tests")
+            || trimmed.starts_with("mod ") && trimmed.contains("tests {")
+        {
+            in_tests = true;
+        }
+        let head = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|p| trimmed.strip_prefix(p))
+            .unwrap_or(trimmed);
+        let head = head.strip_prefix("const ").unwrap_or(head);
+        let Some(rest) = head.strip_prefix("fn ") else {
+            continue;
+        };
+        if in_tests {
+            continue;
+        }
+        let name: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+        // The body: from the first `{` to the brace that closes it (comments and string
+        // contents do not count; a declaration without a body ends at `;`).
+        let (mut depth, mut started, mut end) = (0i64, false, None);
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            let code = strip_comments(l);
+            let code = strip_literals(&code);
+            if !started && !code.contains('{') && code.contains(';') {
+                break;
+            }
+            depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
+            started |= code.contains('{');
+            if started && depth <= 0 {
+                end = Some(j);
+                break;
+            }
+        }
+        let Some(end) = end else { continue };
+        let len = end - i + 1;
+        let reason = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| {
+                let t = l.trim_start();
+                t.starts_with("//") || t.starts_with("#[")
+            })
+            .any(|l| l.trim_start().starts_with("// Long:"));
+        if len > limit && !reason {
+            out.push((name, i + 1, len));
+        }
+    }
+    out
+}
+
+/// `s` with the contents of string and character literals removed (their braces do not count).
+fn strip_literals(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(d) = chars.next() {
+                    match d {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            '\'' if matches!(chars.clone().nth(1), Some('\'')) || chars.peek() == Some(&'\\') => {
+                // a character literal: 'x' or '\x'
+                for d in chars.by_ref() {
+                    if d == '\'' {
+                        break;
+                    }
+                }
+                out.push_str("''");
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// No function in `runtime/src` (binaries included) is longer than 80 lines unless a
+/// `// Long:` comment above it says why.
+#[test]
+fn no_function_is_long_without_a_reason() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                collect(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    collect(&dir, &mut files);
+    assert!(files.len() > 40, "the sources were found");
+    let mut long = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (name, line, len) in long_functions(&text, 80) {
+            long.push(format!("{}:{line} `{name}`: {len} lines", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over 80 lines without a `// Long:` reason:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_length_check_finds_a_long_function_and_honours_a_reason() {
+    let body = "    let x = 1;\n".repeat(85);
+    let long = format!("fn big() {{\n{body}}}\n");
+    assert_eq!(long_functions(&long, 80), vec![("big".to_owned(), 1, 87)]);
+    let with_reason = format!("// Long: a reason.\n/// Docs.\nfn big() {{\n{body}}}\n");
+    assert!(long_functions(&with_reason, 80).is_empty());
+    let braces_in_strings = "fn small() {\n    let s = \"}}}\";\n    let c = '{';\n}\n";
+    assert!(
+        long_functions(braces_in_strings, 1).len() == 1,
+        "a 4-line function counted whole"
+    );
 }

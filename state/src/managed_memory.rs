@@ -21,7 +21,9 @@
 //! accounting: `cache + limit / 2 = T`. The cache is not strict (as Flink's: a strict cache
 //! fails reads when pinned blocks fill it), so pinned blocks may briefly exceed it. What is
 //! not counted: RocksDB's table readers' fixed overhead, iterators' current blocks and
-//! background compaction buffers, a small overhead per open file and per running iterator.
+//! background compaction buffers, a small overhead per open file and per running iterator,
+//! and each backend's write cache in front of RocksDB (`RocksDbOptions::write_cache_bytes`,
+//! 4 MiB by default), which is the backend's own memory, not RocksDB's.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};

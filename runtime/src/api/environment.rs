@@ -367,11 +367,52 @@ impl JobClient {
 
     /// Cancels the job: its operators stop at their next activation, nothing more is
     /// committed, and [`wait`](Self::wait) returns [`Error::Cancelled`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typeinfo_runtime::{Error, JobStatus, StreamExecutionEnvironment};
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// env.from_generator(u64::MAX, |i| i).add_sink(|_| {}); // would run for centuries
+    /// let client = env.execute_async("forever")?;
+    /// assert_eq!(client.status(), JobStatus::Running);
+    /// client.cancel();
+    /// while !client.is_finished() {
+    ///     std::thread::sleep(Duration::from_millis(5));
+    /// }
+    /// assert_eq!(client.status(), JobStatus::Cancelled);
+    /// assert!(matches!(client.wait(), Err(Error::Cancelled)));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn cancel(&self) {
         self.job.cancel();
     }
 
     /// Where the job is: running, restarting, finished, failed or cancelled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typeinfo_runtime::{JobStatus, StreamExecutionEnvironment};
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let doubled = env.from_collection(vec![1i64, 2, 3]).map(|v| v * 2).collect();
+    /// let client = env.execute_async("doubles")?;
+    /// while !client.is_finished() {
+    ///     std::thread::sleep(Duration::from_millis(5));
+    /// }
+    /// assert_eq!(client.status(), JobStatus::Finished);
+    /// client.wait()?;
+    /// assert_eq!(doubled.take(), [2, 4, 6]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn status(&self) -> JobStatus {
         self.job.status()
     }

@@ -746,7 +746,8 @@ const TOUCH_AHEAD: usize = 64;
 /// then used (deserialized, processed) is one trip to memory after another; these loads do
 /// not depend on each other, so the processor has many of them in flight at once, and the
 /// records are in the cache when they are used. (A prefetch instruction would say the same
-/// without the loads, but needs `unsafe`, which this workspace denies.)
+/// without the loads, but needs `unsafe`, which this workspace denies outside a few documented
+/// blocks; see the workspace `Cargo.toml`.)
 #[inline]
 fn touch(segments: &[Vec<u8>], entries: &[Entry], shift: u32) {
     let mut sum = 0u8;

@@ -178,6 +178,8 @@ fn throttle(i: u64, rate: Option<u64>) {
     }
 }
 
+// Long: the job as a user writes it, read top to bottom (sources, operators, sink); split
+// into functions, its dataflow would be spread over them.
 fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(r.parallelism)
@@ -312,6 +314,8 @@ fn published(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(lines)
 }
 
+// Long: the demo's story in the order it prints it (version 1 stopped with a savepoint,
+// version 2 restored from it, the uninterrupted reference, the comparison).
 fn demo() -> Result<(), String> {
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (upgraded, reference, savepoint) = (

@@ -342,6 +342,8 @@ fn paced<T: Data>(
     }
 }
 
+// Long: the job as a user writes it, read top to bottom (sources, operators, sink); split
+// into functions, its dataflow would be spread over them.
 fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(r.parallelism)

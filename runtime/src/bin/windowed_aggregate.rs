@@ -232,6 +232,8 @@ fn parse_line(line: &str) -> Option<Result<Event, String>> {
     })())
 }
 
+// Long: the job as a user writes it, read top to bottom (sources, operators, sink); split
+// into functions, its dataflow would be spread over them.
 fn run(args: Args) -> Result<(), String> {
     // Check the whole input first, so a malformed line is reported with its number before
     // anything is printed.

@@ -695,6 +695,29 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
 /// read the same two producers needs each producer's stream after the builder that made it
 /// has returned. So the table keeps each stream behind a trait object with its type's id and
 /// gives it back only for that type.
+///
+/// The typed designs tried instead, and why each fails:
+/// - *Producers hand their stream to typed consumers* (each consumer's builder registered
+///   with its producer's at plan time as a `dyn Consumer<T>`, called with the stream once the
+///   producer is built): a consumer with several inputs (a union, the tagged inputs of a
+///   two-input operator) gets them one at a time and must hold the first ones until the last
+///   arrives, per worker; that holding place is again keyed by node and typed by the
+///   consumer's input, which is the table.
+/// - *Consumers pull their inputs, building producers on demand*: a producer read by two
+///   consumers would be built twice, unless its stream is memoized per worker, which is the
+///   table; consumers cannot build each other, since a producer's other consumers may need
+///   inputs that are not built yet.
+/// - *Per-worker typed cells created at plan time* (an `Arc` shared by producer and consumer
+///   builders): the plan is shared by every worker thread, so a cell must be `Sync`, and a
+///   timely stream (its `Rc` pushers, its scope borrow) cannot be stored in one.
+/// - *Storing the stream's `'static` parts* (its source and pusher registry) as `Any` and
+///   rebuilding it: timely 0.32 gives no access to a built stream's pusher registry.
+/// - *Every node with one input*: unions and two-input operators need several inputs, each
+///   with its own exchange; merging them into one stream first needs all of them at once.
+///
+/// What would remove it: a runtime-independent representation of every edge (a homogeneous
+/// record type, as Materialize renders rows) or per-edge serialization, both of which cost
+/// what the typed edges exist to avoid.
 mod table {
     use std::any::TypeId;
     use std::collections::HashMap;

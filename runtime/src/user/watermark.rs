@@ -106,6 +106,72 @@ impl<T> WatermarkStrategy<T> {
     /// idle tells its consumers so (Flink's `withIdleness`). It rejoins with its next record.
     /// Applies where watermarks are generated per split, in
     /// [`from_source`](crate::api::handles::StreamExecutionEnvironment::from_source).
+    ///
+    /// # Examples
+    ///
+    /// Split 0 has events at 1, 2 and 15 ms; split 1 stays silent until the window
+    /// `[0, 10)` fired (or 5 s passed), then sends an event at 3 ms. Idle, split 1 does not
+    /// hold the watermark back, so the window fires without it and its event comes late:
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    /// use std::time::{Duration, Instant};
+    /// use typeinfo_runtime::{ReadStatus, Result, Source, SourceOutput, SplitReader};
+    /// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows};
+    /// use typeinfo_runtime::WatermarkStrategy;
+    ///
+    /// static FIRED: AtomicBool = AtomicBool::new(false);
+    ///
+    /// struct Reader { split: u32, sent: bool, opened: Instant }
+    ///
+    /// impl SplitReader<i64> for Reader {
+    ///     type Position = u64;
+    ///     fn read(&mut self, out: &mut SourceOutput<'_, i64>, _: usize) -> Result<ReadStatus> {
+    ///         if self.split == 0 && !std::mem::replace(&mut self.sent, true) {
+    ///             [1, 2, 15].into_iter().for_each(|t| out.collect_with_timestamp(t, t));
+    ///         }
+    ///         if !FIRED.load(SeqCst) && self.opened.elapsed() < Duration::from_secs(5) {
+    ///             return Ok(ReadStatus::NothingAvailable);
+    ///         }
+    ///         if self.split == 1 {
+    ///             out.collect_with_timestamp(3, 3);
+    ///         }
+    ///         Ok(ReadStatus::Finished)
+    ///     }
+    ///     fn position(&self) -> u64 { 0 }
+    ///     fn seek(&mut self, _: u64) -> Result<()> { Ok(()) }
+    /// }
+    ///
+    /// struct TwoSplits;
+    ///
+    /// impl Source<i64> for TwoSplits {
+    ///     type Split = u32;
+    ///     type Reader = Reader;
+    ///     fn splits(&self, _: usize) -> Result<Vec<u32>> { Ok(vec![0, 1]) }
+    ///     fn reader(&self, &split: &u32) -> Result<Reader> {
+    ///         Ok(Reader { split, sent: false, opened: Instant::now() })
+    ///     }
+    /// }
+    ///
+    /// # fn main() -> typeinfo_runtime::Result<()> {
+    /// let env = StreamExecutionEnvironment::new();
+    /// let strategy =
+    ///     WatermarkStrategy::for_monotonous_timestamps().with_idleness(Duration::from_millis(10));
+    /// let sums = env
+    ///     .from_source(TwoSplits, strategy, "two splits")
+    ///     .key_by(|_: &i64| 0u8)
+    ///     .window(TumblingEventTimeWindows::of_millis(10))
+    ///     .reduce(|a, b| a + b)
+    ///     .map(|sum| {
+    ///         FIRED.store(true, SeqCst);
+    ///         sum
+    ///     })
+    ///     .collect();
+    /// env.execute("idle split")?;
+    /// assert_eq!(sums.take(), [3, 15]); // without idleness: [6, 15], after 5 s
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn with_idleness(mut self, timeout: Duration) -> Self {
         self.idleness = Some(timeout.as_millis().min(i64::MAX as u128) as i64);
         self

@@ -209,6 +209,29 @@ before_or_after!(TimeEvictor, T);
 
 /// Removes the elements whose delta to the last-arrived element is at or above `threshold`
 /// (Flink's `DeltaEvictor`).
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_runtime::evictor::DeltaEvictor;
+/// use typeinfo_runtime::StreamExecutionEnvironment;
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let sums = env
+///     .from_collection(vec![20i64, 3, 18, 21, 5, 6, 7, 30])
+///     .key_by(|_: &i64| 0u8)
+///     .count_window(4)
+///     .evictor(DeltaEvictor::of(5.0, |v: &i64, last: &i64| (v - last).abs() as f64))
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("near the last")?;
+/// // 3 is 18 from 21, the last of its window; 30 is the last of its window, every other is
+/// // at least 23 from it.
+/// assert_eq!(sums.take(), [59, 30]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct DeltaEvictor<T> {
     threshold: f64,
     delta: DeltaFunction<T>,

@@ -278,6 +278,32 @@ pub trait Trigger<K: Key, T, W: Window>: Clone + Send + Sync + 'static {
 /// Fires when the watermark passes the window's end (Flink's `EventTimeTrigger`, the default
 /// of event-time windows). A late element within allowed lateness fires the window again at
 /// once.
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_runtime::trigger::EventTimeTrigger;
+/// use typeinfo_runtime::{StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let strategy = WatermarkStrategy::for_monotonous_timestamps().emit_per_event();
+/// let sums = env
+///     .from_collection(vec![1i64, 12, 3]) // each value is its timestamp
+///     .assign_timestamps_and_watermarks(strategy.with_timestamp_assigner(|v: &i64, _| *v))
+///     .key_by(|_: &i64| 0u8)
+///     .window(TumblingEventTimeWindows::of_millis(10))
+///     .trigger(EventTimeTrigger)
+///     .allowed_lateness_millis(100)
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("sums")?;
+/// // [0, 10) fires when 12 moves the watermark past it, again at once for the late 3;
+/// // [10, 20) fires at the end of the input.
+/// assert_eq!(sums.take(), [1, 4, 12]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventTimeTrigger;
 
@@ -334,6 +360,31 @@ impl<K: Key, T, W: Window> Trigger<K, T, W> for EventTimeTrigger {
 
 /// Fires when the wall clock passes the window's end (Flink's `ProcessingTimeTrigger`, the
 /// default of processing-time windows).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use typeinfo_runtime::trigger::ProcessingTimeTrigger;
+/// use typeinfo_runtime::{ProcessingTimeSessionWindows, StreamExecutionEnvironment};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let totals = env
+///     .from_collection(vec![('a', 1i64), ('b', 2), ('a', 3)])
+///     .key_by(|e: &(char, i64)| e.0)
+///     .window(ProcessingTimeSessionWindows::with_gap(Duration::from_secs(3600)))
+///     .trigger(ProcessingTimeTrigger)
+///     .reduce(|x, y| (x.0, x.1 + y.1))
+///     .collect();
+/// env.execute("sessions")?;
+/// // One session per key, an hour from ending: the end of the input fires it.
+/// let mut totals = totals.take();
+/// totals.sort();
+/// assert_eq!(totals, [('a', 4), ('b', 2)]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProcessingTimeTrigger;
 
@@ -436,6 +487,27 @@ impl<K: Key, T, W: Window> Trigger<K, T, W> for TimeTrigger {
 
 /// Never fires (Flink's `GlobalWindows.NeverTrigger`, the default of
 /// [`GlobalWindows`](crate::assigner::GlobalWindows)).
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_runtime::trigger::NeverTrigger;
+/// use typeinfo_runtime::{GlobalWindows, StreamExecutionEnvironment};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let sums = env
+///     .from_collection(vec![1i64, 2, 3])
+///     .key_by(|_: &i64| 0u8)
+///     .window(GlobalWindows)
+///     .trigger(NeverTrigger)
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("never")?;
+/// assert_eq!(sums.take(), Vec::<i64>::new()); // not even the end of the input fires it
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NeverTrigger;
 
@@ -822,6 +894,30 @@ impl<K: Key, T, W: Window> Trigger<K, T, W> for ContinuousEventTimeTrigger<W> {
 /// the first firing at the end of the interval holding the wall clock when the window's first
 /// element came, capped at the window's end; the next fire time is keyed state
 /// (`fire-time`), merged as the minimum.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use typeinfo_runtime::trigger::ContinuousProcessingTimeTrigger;
+/// use typeinfo_runtime::{GlobalWindows, StreamExecutionEnvironment};
+///
+/// # fn main() -> typeinfo_runtime::Result<()> {
+/// let env = StreamExecutionEnvironment::new();
+/// let sums = env
+///     .from_collection(vec![1i64, 2, 3, 4])
+///     .key_by(|_: &i64| 0u8)
+///     .window(GlobalWindows)
+///     .trigger(ContinuousProcessingTimeTrigger::of(Duration::from_secs(60)))
+///     .reduce(|a, b| a + b)
+///     .collect();
+/// env.execute("running sum")?; // ends: the end of the input fires only the pending firing
+/// // Each firing emits the sum so far; how many come before the end depends on the clock
+/// // (a minute boundary may pass while the job runs), the last one holds every element.
+/// assert_eq!(sums.take().last(), Some(&10));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ContinuousProcessingTimeTrigger<W = crate::windowing::window::TimeWindow> {
     interval: i64,

@@ -14,13 +14,16 @@
 //!   each state kind.
 //! - [`iter`]: prefix iteration (map entries, the keys of a namespace).
 //! - [`snapshot`]: savepoints written and restored.
-//! - [`write_cache`]: the write cache in front of RocksDB, and its flushes.
+//! - [`cached`]: the write cache's side of the backend: which states go through it, flushes.
+//!
+//! [`write_cache`] is the cache itself (it holds no methods of the backend).
 //!
 //! The other files hold no methods of the backend: [`options`] (what a user tunes),
 //! [`registered_state`] (one registered state without its value types), [`error`].
 //! Native (incremental) checkpoints are [`crate::incremental`]'s.
 
 pub(crate) mod backend;
+mod cached;
 pub(crate) mod column_family;
 pub(crate) mod error;
 mod iter;

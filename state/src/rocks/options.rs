@@ -46,8 +46,10 @@ pub const DEFAULT_WRITE_CACHE_BYTES: usize = 4 << 20;
 
 /// The RocksDB options a user tunes, with sensible defaults.
 ///
-/// Memory is bounded per process by one setting,
-/// [`managed_memory_bytes`](Self::managed_memory_bytes): see [`RocksDbMemory`].
+/// RocksDB's own memory (block cache and memtables) is bounded per process by one setting,
+/// [`managed_memory_bytes`](Self::managed_memory_bytes): see [`RocksDbMemory`]. Outside that
+/// bound: each backend's write cache ([`write_cache_bytes`](Self::write_cache_bytes),
+/// [`DEFAULT_WRITE_CACHE_BYTES`] by default).
 #[derive(Debug, Clone)]
 pub struct RocksDbOptions {
     managed_memory_bytes: Option<usize>,
