@@ -142,9 +142,6 @@
 
 /// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
 #[doc(hidden)]
-
-/// Thin entry points to the runtime's decoders for the fuzz suite (`fuzz/`); not an API.
-#[doc(hidden)]
 pub mod __fuzz;
 
 // The layers, top to bottom (each imports only the layers below it; the test
@@ -173,7 +170,6 @@ pub use net::handshake;
 pub use user::{functions, sink, source, watermark};
 pub use windowing::{assigner, evictor, trigger, window};
 
-/// Two inputs in one operator.
 pub mod connect {
     //! Two inputs: [`DataStream::connect`] joins two streams of different types into
     //! [`ConnectedStreams`], processed by one function with a method per input, as Flink's
@@ -280,7 +276,6 @@ pub mod connect {
     };
 }
 
-/// The broadcast state pattern.
 pub mod broadcast {
     //! The broadcast state pattern, as Flink's: one input (rules, thresholds, a dimension table)
     //! is sent to every subtask of an operator and kept in **broadcast state**, a map every

@@ -3,8 +3,6 @@
 //! Apart from the cache itself so that the backend (which owns a cache) and the cache do not
 //! import each other.
 
-use std::collections::HashMap;
-
 use rocksdb::WriteBatch;
 
 use super::backend::RocksDbKeyedStateBackend;

@@ -31,14 +31,6 @@
 
 use std::collections::HashMap;
 
-use rocksdb::WriteBatch;
-
-use super::backend::RocksDbKeyedStateBackend;
-use super::error::{rocks, unknown};
-use crate::backend::{StateId, StateKind};
-use crate::descriptor::StateKey;
-use crate::error::Result;
-
 /// foldhash, seeded per process (as the heap backend's tables).
 type Hasher = foldhash::fast::RandomState;
 
