@@ -229,3 +229,78 @@ fn a_process_whose_peer_has_another_secret_stops_with_a_clear_error() {
         "{why}"
     );
 }
+
+/// What a stranger does on its connection until `stop` is set.
+#[derive(Clone, Copy, Debug)]
+enum Stranger {
+    /// Sends the start of a handshake one byte at a time, every 200 ms.
+    Trickles,
+    /// Connects and sends nothing.
+    Silent,
+    /// Sends bytes that are no handshake, then waits.
+    Garbage,
+}
+
+fn stranger(port: u16, kind: Stranger, stop: Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::Ordering;
+    let mut stream = connect(port);
+    let hello = b"TYPEINFOJOB1\0\0\0\x01\0\0\0\x02";
+    if let Stranger::Garbage = kind {
+        let _ = stream.write_all(&[0xa5; 64]);
+    }
+    let mut sent = 0;
+    while !stop.load(Ordering::Relaxed) {
+        if let Stranger::Trickles = kind {
+            let byte = hello[sent % hello.len()];
+            if stream.write_all(&[byte]).is_err() {
+                return; // cut off by the server's deadline
+            }
+            sent += 1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Strangers that trickle a handshake a byte at a time, stay silent or send garbage, 24 of
+/// them at once, each holding its connection open: process 0 handles each connection's
+/// handshake on its own thread with a total deadline, so the real process 1 is accepted
+/// while they wait, and the job gives its right output. (Handled one at a time with a
+/// deadline per read, as before, a single trickler held the job up for good; with a total
+/// deadline but one at a time, 24 strangers of 5 s each outlast the 60 s a process waits
+/// for its peers.) The job's time with and without the strangers is printed, not asserted
+/// (timings belong in benchmarks).
+#[test]
+fn strangers_that_trickle_stay_silent_or_send_garbage_do_not_hold_the_job_up() {
+    let run = |strangers: usize| {
+        let (p0, p1) = (free_port(), free_port());
+        let hosts = format!("127.0.0.1:{p0},127.0.0.1:{p1}");
+        let started = Instant::now();
+        let first = process(&hosts, 0, Some(SECRET));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let kinds = [Stranger::Trickles, Stranger::Silent, Stranger::Garbage];
+        let threads: Vec<_> = (0..strangers)
+            .map(|i| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || stranger(p0, kinds[i % kinds.len()], stop))
+            })
+            .collect();
+        // Every stranger has connected before the real process 1 starts.
+        std::thread::sleep(Duration::from_millis(500));
+        let second = process(&hosts, 1, Some(SECRET));
+        let (stdout, stderr) = finish(vec![first, second]);
+        let elapsed = started.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in threads {
+            t.join().expect("a stranger's thread");
+        }
+        assert_eq!(
+            sorted_lines(&stdout),
+            expected(),
+            "the job with {strangers} strangers: {stderr}"
+        );
+        elapsed
+    };
+    let alone = run(0);
+    let with_strangers = run(24);
+    println!("two-process job alone: {alone:?}; with 24 strangers: {with_strangers:?}");
+}
