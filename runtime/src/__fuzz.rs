@@ -201,7 +201,7 @@ pub fn restore_inputs(path: &Path) -> Result<Vec<(String, Vec<(i64, Vec<u8>)>, V
 ///
 /// # Errors
 ///
-/// [`crate::error::Error::Corrupt`] for bytes that are not a whole part.
+/// [`crate::error::Error::Damaged`] for bytes that are not a whole part.
 pub fn read_native_part(bytes: &[u8]) -> Result<crate::checkpoint::native_part::NativePart> {
     crate::checkpoint::native_part::NativePart::decode(Path::new("input.native"), bytes)
 }

@@ -54,8 +54,17 @@ pub enum Error {
         /// The function's message.
         message: String,
     },
-    /// Bytes received from another process could not be decoded.
+    /// Data the runtime reads could not be decoded: a batch from another worker, a source's
+    /// or sink's position, a window set read from state.
     Corrupt(String),
+    /// A file of a checkpoint or savepoint is damaged (its checksum does not match, it is
+    /// truncated, it does not parse, or a part the checkpoint needs is missing).
+    Damaged {
+        /// The file (a path, or an object's URL).
+        path: String,
+        /// What is wrong with it.
+        what: String,
+    },
     /// Checkpoint storage on an object store failed (`location` is the object's URL; the
     /// source is the object store client's error).
     Storage {
@@ -133,7 +142,8 @@ impl fmt::Display for Error {
                 "operator `{operator}`: a record at timestamp {timestamp} has no window of {assigner} within the range of i64 milliseconds"
             ),
             Error::Function { operator, message } => write!(f, "operator `{operator}`: {message}"),
-            Error::Corrupt(msg) => write!(f, "corrupt data from another worker: {msg}"),
+            Error::Corrupt(msg) => write!(f, "corrupt data: {msg}"),
+            Error::Damaged { path, what } => write!(f, "{path} is damaged: {what}"),
             Error::Cluster(msg) => write!(f, "cluster: {msg}"),
             Error::Storage { location, source } => write!(f, "{location}: {source}"),
             Error::Cancelled => f.write_str("the job was cancelled"),

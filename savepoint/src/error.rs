@@ -69,6 +69,9 @@ impl From<typeinfo_runtime::Error> for Error {
         match e {
             // The runtime's message names the file (`<path>: checksum mismatch`).
             typeinfo_runtime::Error::Corrupt(detail) => Error::Corrupt(detail),
+            typeinfo_runtime::Error::Damaged { path, what } => {
+                Error::Corrupt(format!("{path} is damaged: {what}"))
+            }
             typeinfo_runtime::Error::Io { path, source } => Error::Io { path, source },
             typeinfo_runtime::Error::State { source, .. } => source.into(),
             other => Error::Runtime(other),

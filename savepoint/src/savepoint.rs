@@ -71,7 +71,7 @@ impl Savepoint {
         let (dir, metadata) = checkpoint::locate(path).map_err(|e| {
             match e {
                 // A directory with neither `_metadata` nor a completed checkpoint under it.
-                typeinfo_runtime::Error::Corrupt(_)
+                typeinfo_runtime::Error::Corrupt(_) | typeinfo_runtime::Error::Damaged { .. }
                     if path.is_dir() && !path.join(checkpoint::METADATA_FILE).exists() =>
                 {
                     Error::NotFound(format!(

@@ -88,7 +88,13 @@ impl OperatorPart {
     }
 
     pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
-        let corrupt = |detail: String| Error::Corrupt(format!("{}: {detail}", path.display()));
+        let corrupt = |what: String| Error::Damaged {
+            path: path.display().to_string(),
+            what,
+        };
+        if bytes.len() >= 4 && &bytes[..4] == OSTATE_MAGIC && bytes.len() < 4 + 1 + 8 + 1 + 4 {
+            return Err(corrupt(format!("truncated ({} bytes)", bytes.len())));
+        }
         if bytes.len() < 4 + 1 + 8 + 1 + 4 || &bytes[..4] != OSTATE_MAGIC {
             return Err(corrupt("not an operator state file".into()));
         }
@@ -96,7 +102,9 @@ impl OperatorPart {
             return Err(corrupt("not an operator state file".into()));
         };
         if crc32fast::hash(body) != u32::from_le_bytes(*crc) {
-            return Err(corrupt("checksum mismatch".into()));
+            return Err(corrupt(
+                "checksum mismatch (its bytes are not the ones written, or it is truncated)".into(),
+            ));
         }
         let mut input = DataInputView::new(&body[4..]);
         let version = input.read_u8().map_err(|e| corrupt(e.to_string()))?;
@@ -130,8 +138,8 @@ impl OperatorPart {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged or foreign
-    /// file.
+    /// [`Error::Io`] when it cannot be read, [`Error::Damaged`] for a damaged, truncated or
+    /// foreign file.
     pub fn read(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|source| Error::Io {
             path: path.to_owned(),
@@ -241,7 +249,7 @@ impl Metadata {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] for metadata that would not read back (a number out of range, an
+    /// [`Error::Damaged`] for metadata that would not read back (a number out of range, an
     /// operator key with a space or a line break), naming the file; an I/O error.
     pub fn write(&self, chk: &Path) -> Result<()> {
         self.write_to(&Storage::local(chk))
@@ -261,7 +269,7 @@ impl Metadata {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] for a damaged, truncated
+    /// [`Error::Io`] when it cannot be read, [`Error::Damaged`] for a damaged, truncated
     /// or foreign file.
     pub fn read(chk: &Path) -> Result<Self> {
         Self::read_from(&Storage::local(chk))
@@ -271,15 +279,20 @@ impl Metadata {
     pub(crate) fn read_from(chk: &Storage) -> Result<Self> {
         let path = shown(chk, METADATA_FILE);
         let bytes = chk.read(METADATA_FILE)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::Corrupt(format!("{}: not text", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::Damaged {
+            path: path.display().to_string(),
+            what: "not text".into(),
+        })?;
         Self::parse(&path, &text)
     }
 
     /// Parses the text of `_metadata` (from `path`, for messages); every number is checked
     /// against its range, and a version 2 file against its checksum.
     fn parse(path: &Path, text: &str) -> Result<Self> {
-        let corrupt = |what: &str| Error::Corrupt(format!("{}: {what}", path.display()));
+        let corrupt = |what: &str| Error::Damaged {
+            path: path.display().to_string(),
+            what: what.to_owned(),
+        };
         let header = text.lines().next();
         let body = match header {
             Some(METADATA_HEADER) => {
@@ -297,7 +310,9 @@ impl Metadata {
                     .and_then(|hex| u32::from_str_radix(hex, 16).ok())
                     .ok_or_else(|| corrupt("no checksum line"))?;
                 if crc32fast::hash(body.as_bytes()) != stored {
-                    return Err(corrupt("checksum mismatch"));
+                    return Err(corrupt(
+                        "checksum mismatch (its bytes are not the ones written, or it is truncated)",
+                    ));
                 }
                 body
             }

@@ -67,7 +67,10 @@ pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
 }
 
 fn corrupt(path: &Path, detail: impl std::fmt::Display) -> Error {
-    Error::Corrupt(format!("{}: {detail}", path.display()))
+    Error::Damaged {
+        path: path.display().to_string(),
+        what: detail.to_string(),
+    }
 }
 
 /// A name that stays inside its folder: no separators, no `.`/`..`, printable ASCII.
@@ -251,7 +254,7 @@ impl NativePart {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when it cannot be read, [`Error::Corrupt`] when it is not a whole part
+    /// [`Error::Io`] when it cannot be read, [`Error::Damaged`] when it is not a whole part
     /// of this layout (checksum, names, counts).
     pub fn read(path: &Path) -> Result<Self> {
         let bytes = fs::read(path).map_err(|e| io(path, e))?;

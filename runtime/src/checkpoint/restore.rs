@@ -12,7 +12,7 @@ use crate::checkpoint::format::subtask_file;
 use crate::checkpoint::format::Metadata;
 use crate::checkpoint::format::OperatorPart;
 use crate::checkpoint::format::METADATA_FILE;
-use crate::checkpoint::native_part::{self, KeyedFile};
+use crate::checkpoint::native_part::{self, KeyedFile, NativePart, SHARED_DIR};
 use crate::checkpoint::storage::{join, Storage};
 use crate::config::RestoreSettings;
 use crate::error::{Error, Result};
@@ -40,14 +40,17 @@ pub(crate) fn completed(root: &Storage) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// Finds the snapshot `path` names: itself when it holds `_metadata`, else the latest
-/// completed checkpoint under it (a checkpoint directory); returns its directory and
-/// metadata.
+/// Finds the snapshot `path` names: itself when it holds `_metadata` (its `_metadata`
+/// checked; its parts are checked as they are read), else the newest completed checkpoint
+/// under it (a checkpoint directory) that verifies whole (`_metadata` and every part); returns
+/// its directory and metadata. A checkpoint that does not verify is skipped for the one
+/// before it, and the skip is said on stderr with the reason.
 ///
 /// # Errors
 ///
-/// [`Error::Io`] for a path that does not exist, [`Error::Corrupt`] when it holds no
-/// completed checkpoint or its `_metadata` is corrupt.
+/// [`Error::Io`] for a path that does not exist; [`Error::Corrupt`] when it holds no
+/// completed checkpoint; [`Error::Damaged`] when the snapshot it names is damaged, or every
+/// retained checkpoint is (naming each and its damaged file).
 pub fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
     if !path.exists() {
         return Err(Error::Io {
@@ -67,30 +70,163 @@ pub fn locate(path: &Path) -> Result<(PathBuf, Metadata)> {
 
 /// [`locate`] in any storage: the snapshot's directory (as a storage) and metadata.
 pub(crate) fn locate_in(location: &Storage) -> Result<(Storage, Metadata)> {
-    let chk = if location.exists(METADATA_FILE)? {
-        location.clone()
-    } else {
-        match completed(location)?.pop() {
-            Some(epoch) => location.child(&checkpoint_name(epoch)),
-            None if !location.has_any("")? => {
-                return Err(Error::Io {
-                    path: shown(location, ""),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "no such checkpoint or savepoint",
-                    ),
-                })
+    if location.exists(METADATA_FILE)? {
+        // A snapshot named by the user: used as it is, never another one; its `_metadata` is
+        // checked here, each part as the restore (or the savepoint tool) reads it, and a
+        // damaged part fails with its name.
+        let metadata = Metadata::read_from(location)?;
+        return Ok((location.clone(), metadata));
+    }
+    let epochs = completed(location)?;
+    if epochs.is_empty() {
+        if !location.has_any("")? {
+            return Err(Error::Io {
+                path: shown(location, ""),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such checkpoint or savepoint",
+                ),
+            });
+        }
+        return Err(Error::Corrupt(format!(
+            "{}: no completed checkpoint (no chk-*/_metadata)",
+            location.describe("")
+        )));
+    }
+    let mut skipped = Vec::new();
+    for epoch in epochs.iter().rev() {
+        let chk = location.child(&checkpoint_name(*epoch));
+        match verify(&chk) {
+            Ok(metadata) => return Ok((chk, metadata)),
+            Err(e @ Error::Damaged { .. }) => {
+                eprintln!(
+                    "restore: skipped checkpoint {}, which does not verify: {e}",
+                    chk.describe("")
+                );
+                skipped.push(e.to_string());
             }
-            None => {
-                return Err(Error::Corrupt(format!(
-                    "{}: no completed checkpoint (no chk-*/_metadata)",
-                    location.describe("")
-                )))
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::Damaged {
+        path: location.describe(""),
+        what: format!(
+            "none of its {} retained checkpoints verifies: {}",
+            skipped.len(),
+            skipped.join("; ")
+        ),
+    })
+}
+
+/// Checks a completed checkpoint or savepoint whole before it is restored: its `_metadata`
+/// (checksum, ranges), then every part of every subtask it lists, where written: its
+/// `.ostate`, its `.kstate` and `.opstate` (read and checked by the state crate: magics,
+/// checksum, index) and its `.native` part (checksum, and each shared SST file it refers to
+/// present at its recorded size; the SST files' checksums are checked as they are read at
+/// restore). Parts in an object store are downloaded into a scratch directory to be checked.
+///
+/// # Errors
+///
+/// [`Error::Damaged`] naming the first file that does not verify, or a shared file that a
+/// part refers to and that is missing; [`Error::Io`] or [`Error::Storage`] when a file cannot be read at all.
+pub(crate) fn verify(chk: &Storage) -> Result<Metadata> {
+    let metadata = Metadata::read_from(chk)?;
+    let scratch = match chk.local_dir() {
+        Some(_) => None,
+        None => Some(crate::checkpoint::storage::scratch_dir()?),
+    };
+    let at = scratch.as_ref().map_or(Path::new(""), |s| s.path());
+    let root = chk.parent().unwrap_or_else(|| chk.clone());
+    for (key, (parallelism, _)) in &metadata.operators {
+        let mut shared: Option<BTreeMap<String, u64>> = None;
+        for subtask in 0..*parallelism as usize {
+            // A part that is absent was not written (a savepoint made by the savepoint tool
+            // has no operator-local parts; a stateless operator has no keyed state).
+            let ostate = join(key, &subtask_file(subtask, "ostate"));
+            if chk.exists(&ostate)? {
+                OperatorPart::read_from(chk, &ostate)?;
+            }
+            for (extension, check) in [
+                ("kstate", check_keyed_file as fn(&Path) -> Result<()>),
+                ("opstate", check_operator_state_file),
+            ] {
+                let rel = join(key, &subtask_file(subtask, extension));
+                if chk.exists(&rel)? {
+                    check(&chk.local_copy(&rel, at)?)?;
+                }
+            }
+            let native = join(key, &subtask_file(subtask, "native"));
+            if chk.exists(&native)? {
+                let part = NativePart::read(&chk.local_copy(&native, at)?)?;
+                let sizes = match &mut shared {
+                    Some(sizes) => sizes,
+                    None => shared.insert(shared_sizes(&root, key)?),
+                };
+                for object in part.objects() {
+                    let path = join(SHARED_DIR, &object.object);
+                    match sizes.get(&object.object) {
+                        Some(&bytes) if bytes == object.bytes => {}
+                        Some(&bytes) => {
+                            return Err(Error::Damaged {
+                                path: root.describe(&path),
+                                what: format!(
+                                    "truncated or replaced: {bytes} bytes, the part {} records {}",
+                                    chk.describe(&native),
+                                    object.bytes
+                                ),
+                            })
+                        }
+                        None => {
+                            return Err(Error::Damaged {
+                                path: root.describe(&path),
+                                what: format!(
+                                    "missing, and {} refers to it",
+                                    chk.describe(&native)
+                                ),
+                            })
+                        }
+                    }
+                }
             }
         }
-    };
-    let metadata = Metadata::read_from(&chk)?;
-    Ok((chk, metadata))
+    }
+    Ok(metadata)
+}
+
+/// The shared objects of operator `key` under the checkpoint root, with their sizes, by
+/// their name under `shared/` (`<operator>/<object>`).
+fn shared_sizes(root: &Storage, key: &str) -> Result<BTreeMap<String, u64>> {
+    let dir = join(SHARED_DIR, key);
+    Ok(root
+        .list(&dir)?
+        .into_iter()
+        .map(|listed| (join(key, &listed.name), listed.bytes))
+        .collect())
+}
+
+/// A keyed state file of the savepoint format, read and checked by the state crate.
+fn check_keyed_file(path: &Path) -> Result<()> {
+    typeinfo_state::savepoint::SnapshotFile::open(path)
+        .map(drop)
+        .map_err(damaged)
+}
+
+/// An operator state file, read and checked by the state crate.
+fn check_operator_state_file(path: &Path) -> Result<()> {
+    typeinfo_state::OperatorStateFile::open(path)
+        .map(drop)
+        .map_err(damaged)
+}
+
+/// The state crate's word for a damaged file, as this crate's.
+fn damaged(e: typeinfo_state::Error) -> Error {
+    match e {
+        typeinfo_state::Error::CorruptSavepoint { path, detail } => Error::Damaged {
+            path: path.display().to_string(),
+            what: detail,
+        },
+        other => other.into(),
+    }
 }
 
 /// What a job restores from, checked against its graph.

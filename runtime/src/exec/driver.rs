@@ -62,7 +62,7 @@ impl WatermarkTracker {
         self.slots
             .get(&from)
             .copied()
-            .ok_or_else(|| Error::Corrupt(format!("watermark from unknown sender {from:#x}")))
+            .ok_or_else(|| Error::Corrupt(format!("a watermark from unknown sender {from:#x}")))
     }
 
     /// The minimum over active inputs, if it advanced the operator's watermark.
@@ -337,7 +337,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             for mut batch in batches {
                 batch
                     .decode_received(&self.input_serializer)
-                    .map_err(Error::Corrupt)?;
+                    .map_err(|m| Error::Corrupt(format!("a batch from another worker: {m}")))?;
                 let mut records = 0;
                 for msg in batch.msgs.drain(..) {
                     match msg {
