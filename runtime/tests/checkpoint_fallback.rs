@@ -11,23 +11,14 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{published, Rng};
+use common::{keyed_input, published};
 
 fn program() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_windowed_aggregate"))
 }
 
-/// 40,000 lines over 7 keys, timestamps rising (nothing is late).
 fn input(dir: &Path) -> PathBuf {
-    let mut rng = Rng(5);
-    let mut text = String::new();
-    for i in 0..40_000u64 {
-        let ts = i as i64 * 2 + (rng.next() % 20) as i64;
-        text.push_str(&format!("k{},{ts},{}\n", rng.next() % 7, rng.next() % 100));
-    }
-    let path = dir.join("input.csv");
-    std::fs::write(&path, text).unwrap();
-    path
+    keyed_input(dir, 5)
 }
 
 fn command(input: &Path, checkpoints: &Path, output: &Path, slow: bool) -> Command {

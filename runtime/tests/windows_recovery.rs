@@ -12,24 +12,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{has_completed_checkpoint, incomplete_checkpoints, published, Rng};
+use common::{has_completed_checkpoint, incomplete_checkpoints, keyed_input, published, Rng};
 
 fn program() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_windowed_aggregate"))
 }
 
-/// 40,000 lines over 7 keys, timestamps rising with a jitter below the out-of-orderness
-/// bound (nothing is late, so lateness never depends on when a kill landed).
 fn input(dir: &Path) -> PathBuf {
-    let mut rng = Rng(7);
-    let mut text = String::new();
-    for i in 0..40_000u64 {
-        let ts = i as i64 * 2 + (rng.next() % 20) as i64;
-        text.push_str(&format!("k{},{ts},{}\n", rng.next() % 7, rng.next() % 100));
-    }
-    let path = dir.join("input.csv");
-    std::fs::write(&path, text).unwrap();
-    path
+    keyed_input(dir, 7)
 }
 
 fn start(

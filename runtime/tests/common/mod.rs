@@ -290,3 +290,18 @@ impl<T: Data> OneInputOperator<(), T, T> for FailAtThirdCheckpoint {
         Ok(())
     }
 }
+
+/// 40,000 lines `key,ts,amount` over 7 keys from the seed `seed`, timestamps rising with a
+/// jitter below 20 ms (nothing is late under an out-of-orderness of 50 ms, so lateness never
+/// depends on when a kill landed), written to `dir/input.csv`.
+pub fn keyed_input(dir: &Path, seed: u64) -> std::path::PathBuf {
+    let mut rng = Rng(seed);
+    let mut text = String::new();
+    for i in 0..40_000u64 {
+        let ts = i as i64 * 2 + (rng.next() % 20) as i64;
+        text.push_str(&format!("k{},{ts},{}\n", rng.next() % 7, rng.next() % 100));
+    }
+    let path = dir.join("input.csv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
