@@ -12,10 +12,6 @@ use crate::job::{Epoch, JobShared};
 use crate::plan::StreamGraph;
 use crate::user::sink::Committer;
 
-/// Watches every operator's progress (on worker 0): completes checkpoints (writes their
-/// `_metadata` once every part is on disk), publishes file sinks' output up to each completed
-/// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
-/// of a stop-with-savepoint or of a client's request, and deletes old checkpoints.
 /// A two-phase sink's committer and where its committables are in checkpoints.
 pub(crate) struct NodeCommitter {
     pub(crate) key: String,
@@ -71,6 +67,10 @@ fn publish_final_parts(parts: Vec<(&NodeCommitter, OperatorPart)>) -> Result<()>
     Ok(())
 }
 
+/// Watches every operator's progress (on worker 0): completes checkpoints (writes their
+/// `_metadata` once every part is on disk), publishes file sinks' output up to each completed
+/// checkpoint (and everything at the end of a job that ran to its end), copies the savepoint
+/// of a stop-with-savepoint or of a client's request, and deletes old checkpoints.
 pub(crate) struct Coordinator {
     graph: Arc<StreamGraph>,
     committers: Vec<NodeCommitter>,

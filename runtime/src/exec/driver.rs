@@ -1,4 +1,5 @@
-//! The drivers: what runs a source, an operator and the checkpoint coordinator on one worker.
+//! The operator driver: what runs one operator on one worker (the source's driver is
+//! [`crate::exec::source_driver`], the checkpoint coordinator [`crate::exec::coordinator`]).
 //!
 //! A driver owns its operator (or source function), the watermark bookkeeping, the epochs it
 //! has stashed and its part of every checkpoint; it knows nothing of how the dataflow is

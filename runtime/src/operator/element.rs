@@ -1,5 +1,6 @@
 //! What travels on the edges between operators: records with their event timestamps and
-//! in-band watermarks, in batches, routed by key group, round robin, broadcast or forward.
+//! in-band watermarks, in batches (how an edge routes them to the next operator's subtasks is
+//! [`crate::exec::channel`]'s).
 //!
 //! Inside a process a batch moves between workers as Rust values (timely's typed channels,
 //! no copy of the records). Between processes a batch is written with the records' own
