@@ -75,9 +75,20 @@ pub enum Error {
     },
     /// The cluster (timely's communication) could not be set up.
     Cluster(String),
+    /// A process of a multi-process job was lost while the job ran (its connection broke:
+    /// the process died, or the network between them failed). Every process of the job ends
+    /// with this error; a process should exit with [`EXIT_PEER_LOST`]
+    /// ([`Error::exit_code`]) so that its supervisor starts it again.
+    PeerLost(String),
     /// The job was cancelled through its [`JobClient`](crate::api::environment::JobClient).
     Cancelled,
 }
+
+/// The exit status a process of a multi-process job should end with when it lost a peer
+/// ([`Error::PeerLost`]): 75 (`EX_TEMPFAIL` of BSD's `sysexits.h`: try again), distinct from a
+/// failed job's 1 and a panic's 101, so that a supervisor (Kubernetes, systemd, a script) can
+/// tell a lost peer from a broken job.
+pub const EXIT_PEER_LOST: i32 = 75;
 
 /// The runtime's result type.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -88,6 +99,24 @@ impl Error {
         Error::Function {
             operator: String::new(),
             message: message.into(),
+        }
+    }
+
+    /// The exit status for a process that ends with this error: [`EXIT_PEER_LOST`] for a
+    /// lost peer, 1 otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use typeinfo_runtime::{Error, EXIT_PEER_LOST};
+    ///
+    /// assert_eq!(Error::PeerLost("process 1".into()).exit_code(), EXIT_PEER_LOST);
+    /// assert_eq!(Error::Cancelled.exit_code(), 1);
+    /// ```
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::PeerLost(_) => EXIT_PEER_LOST,
+            _ => 1,
         }
     }
 
@@ -145,6 +174,7 @@ impl fmt::Display for Error {
             Error::Corrupt(msg) => write!(f, "corrupt data: {msg}"),
             Error::Damaged { path, what } => write!(f, "{path} is damaged: {what}"),
             Error::Cluster(msg) => write!(f, "cluster: {msg}"),
+            Error::PeerLost(msg) => write!(f, "a process of the job was lost: {msg}"),
             Error::Storage { location, source } => write!(f, "{location}: {source}"),
             Error::Cancelled => f.write_str("the job was cancelled"),
         }

@@ -380,7 +380,7 @@ pub use config::{
     Cluster, ExecutionConfig, RestartStrategy, RuntimeMode, StateBackend, StopWithSavepoint,
 };
 pub use connect::*;
-pub use error::{Error, Result};
+pub use error::{Error, Result, EXIT_PEER_LOST};
 pub use job::JobStatus;
 pub use metrics::{Counter, Gauge, Histogram, MetricGroup, Metrics};
 pub use operator::context::{OutputTag, RuntimeContext, TimeDomain};

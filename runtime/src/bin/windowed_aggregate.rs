@@ -319,10 +319,9 @@ fn run(args: Args) -> Result<(), String> {
     if args.metrics {
         env.execute_async("windowed_aggregate")
             .and_then(|client| client.wait_reporting(std::time::Duration::from_secs(2)))
-            .map_err(|e| e.to_string())?;
+            .map_err(ended)?;
     } else {
-        env.execute("windowed_aggregate")
-            .map_err(|e| e.to_string())?;
+        env.execute("windowed_aggregate").map_err(ended)?;
     }
     Ok(())
 }
@@ -401,6 +400,17 @@ where
         )
         .name("Count and sum")
         .uid("count-and-sum")
+}
+
+/// The job's error as this program's message; a lost peer ends the process at once with
+/// its own exit status (`typeinfo_runtime::EXIT_PEER_LOST`), so that a supervisor starts it
+/// again.
+fn ended(e: typeinfo_runtime::Error) -> String {
+    if let typeinfo_runtime::Error::PeerLost(_) = e {
+        eprintln!("windowed_aggregate: {e}");
+        std::process::exit(e.exit_code());
+    }
+    e.to_string()
 }
 
 fn main() -> ExitCode {

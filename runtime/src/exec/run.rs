@@ -16,7 +16,7 @@ use crate::config::{ExecutionConfig, RestoreSettings, StateBackend};
 use crate::error::{Error, Result};
 use crate::exec::compile::{compile, CompileSettings, NodeBuilder};
 use crate::exec::coordinator::{republish_finished, NodeCommitter};
-use crate::job::{Epoch, JobShared, JobStatus};
+use crate::job::{panic_message, Epoch, JobShared, JobStatus};
 use crate::metrics::Metrics;
 use crate::net::cluster::connect;
 use crate::plan::StreamGraph;
@@ -271,8 +271,21 @@ fn run_workers(config: &ExecutionConfig, settings: CompileSettings) -> Result<Op
             worker.dataflow::<Epoch, _, _>(move |scope| compile(scope, index, settings));
         })
         .map_err(Error::Cluster)?;
+    // Joining the workers also joins timely's network threads (dropping its guard), which
+    // panics when a network thread did: a connection to another process broke.
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
+    let results = match joined {
+        Ok(results) => results,
+        Err(payload) if config.cluster.is_some() => {
+            return Err(Error::PeerLost(format!(
+                "a connection to another process broke ({})",
+                panic_message(payload)
+            )))
+        }
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
     let mut panicked = None;
-    for result in guards.join() {
+    for result in results {
         if let Err(message) = result {
             panicked.get_or_insert(message);
         }
