@@ -6,7 +6,7 @@
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
 //!   [--trigger count:N|purging-count:N|continuous-event:MS] [--evictor count:N|time:MS] \
 //!   [--hosts host:port,host:port --process I] [--metrics] \
-//!   [--output DIR] [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
+//!   [--output DIR] [--checkpoint-dir DIR --checkpoint-interval-ms MS [--resume]] [--restore PATH] \
 //!   [--lines-per-second N] [--mode streaming|batch]
 //! ```
 //!
@@ -26,6 +26,8 @@
 //! lines of its own workers. With `--output DIR` the lines go to the exactly-once text file
 //! sink in `DIR` instead of stdout; with `--checkpoint-dir` the job checkpoints, and
 //! `--restore` resumes from a checkpoint directory's latest checkpoint (or a savepoint);
+//! `--resume` restores from the checkpoint directory's newest checkpoint when it has one, so
+//! that the same command line, started again by a supervisor, resumes the job;
 //! `--lines-per-second` slows the parsing down (for the crash tests that kill it mid-way).
 //! `--mode batch` runs the same program in batch mode (`typeinfo_runtime::batch`, Flink's
 //! BATCH execution mode): each window fires once per key with all its records, nothing is
@@ -91,6 +93,8 @@ struct Args {
     metrics: bool,
     output: Option<String>,
     checkpoints: Option<(String, u64)>,
+    /// Start from the checkpoint directory's newest checkpoint when there is one.
+    resume: bool,
     restore: Option<String>,
     mode: RuntimeMode,
     lines_per_second: Option<u64>,
@@ -195,6 +199,7 @@ fn parse_args() -> Result<Args, String> {
             )),
             None => None,
         },
+        resume: args.iter().any(|a| a == "--resume"),
         restore: value("--restore")?,
         mode: RuntimeMode::parse(&value("--mode")?.unwrap_or_else(|| "streaming".into()))
             .map_err(|e| e.to_string())?,
@@ -250,10 +255,10 @@ fn run(args: Args) -> Result<(), String> {
         .set_runtime_mode(args.mode)
         .set_cluster(args.cluster.clone());
     if let Some((dir, interval_ms)) = &args.checkpoints {
-        env.enable_checkpointing(CheckpointConfig::new(
-            dir.as_str(),
-            std::time::Duration::from_millis(*interval_ms),
-        ));
+        env.enable_checkpointing(
+            CheckpointConfig::new(dir.as_str(), std::time::Duration::from_millis(*interval_ms))
+                .resume(args.resume),
+        );
     }
     if let Some(path) = &args.restore {
         env.restore_from(RestoreSettings {

@@ -348,6 +348,14 @@ pub struct CheckpointConfig {
     /// writes every checkpoint whole, in the savepoint format. The heap backend always
     /// writes whole checkpoints; savepoints are always whole.
     pub incremental: bool,
+    /// Start from the job's own checkpoints: when `dir` holds a completed checkpoint, the job
+    /// restores from the newest that verifies (as with a [`RestoreSettings`] naming `dir`);
+    /// when it holds none, the job starts from its sources. A process started again with the
+    /// same command line (by Kubernetes, systemd, any supervisor) thereby resumes where the
+    /// job's checkpoints left it, and every process of a multi-process job finds the same
+    /// checkpoint. Off by default: a job started anew starts from its sources. An explicit
+    /// restore takes precedence.
+    pub resume: bool,
 }
 
 impl CheckpointConfig {
@@ -373,6 +381,7 @@ impl CheckpointConfig {
             interval,
             retained: 3,
             incremental: true,
+            resume: false,
         }
     }
 
@@ -391,6 +400,26 @@ impl CheckpointConfig {
     #[must_use]
     pub fn incremental(mut self, incremental: bool) -> Self {
         self.incremental = incremental;
+        self
+    }
+
+    /// Whether the job starts from its own newest completed checkpoint when there is one
+    /// (see [`resume`](Self::resume)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typeinfo_runtime::CheckpointConfig;
+    ///
+    /// // Under a supervisor that restarts the process with the same command line.
+    /// let config = CheckpointConfig::new("/var/lib/job/checkpoints", Duration::from_secs(10))
+    ///     .resume(true);
+    /// assert!(config.resume);
+    /// ```
+    #[must_use]
+    pub fn resume(mut self, resume: bool) -> Self {
+        self.resume = resume;
         self
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use timely::{CommunicationConfig, WorkerConfig};
 
 use crate::checkpoint::format::operator_key;
-use crate::checkpoint::restore::Restore;
+use crate::checkpoint::restore::{completed, Restore};
 use crate::checkpoint::storage::Storage;
 use crate::checkpoint::store::CheckpointStore;
 use crate::config::{ExecutionConfig, RestoreSettings, StateBackend};
@@ -32,6 +32,9 @@ pub(crate) fn execute(
     mut config: ExecutionConfig,
     job: Arc<JobShared>,
 ) -> Result<(Metrics, Vec<String>)> {
+    if config.restore.is_none() && config.checkpointing.as_ref().is_some_and(|c| c.resume) {
+        restore_from_own_checkpoints(&mut config)?;
+    }
     loop {
         job.set_status(JobStatus::Running);
         let result = run(
@@ -73,22 +76,29 @@ pub(crate) fn execute(
             return Err(Error::Cancelled);
         }
         job.reset_for_restart();
-        if let Some(c) = &config.checkpointing {
-            let root = Storage::open(&c.dir)?;
-            if !crate::checkpoint::restore::completed(&root)?.is_empty()
-                || CheckpointStore::is_finished(&root)?
-            {
-                let allow = config
-                    .restore
-                    .as_ref()
-                    .is_some_and(|r| r.allow_non_restored_state);
-                config.restore = Some(RestoreSettings {
-                    path: c.dir.clone(),
-                    allow_non_restored_state: allow,
-                });
-            }
-        }
+        restore_from_own_checkpoints(&mut config)?;
     }
+}
+
+/// From now on the job restores from its own checkpoint directory, when that holds a
+/// completed checkpoint (or the marks of a job that ran to its end); otherwise nothing
+/// changes. Keeps an explicit restore's `allow_non_restored_state`.
+fn restore_from_own_checkpoints(config: &mut ExecutionConfig) -> Result<()> {
+    let Some(c) = &config.checkpointing else {
+        return Ok(());
+    };
+    let root = Storage::open(&c.dir)?;
+    if !completed(&root)?.is_empty() || CheckpointStore::is_finished(&root)? {
+        let allow = config
+            .restore
+            .as_ref()
+            .is_some_and(|r| r.allow_non_restored_state);
+        config.restore = Some(RestoreSettings {
+            path: c.dir.clone(),
+            allow_non_restored_state: allow,
+        });
+    }
+    Ok(())
 }
 
 /// Runs `graph` on timely with `config`; returns this process's metrics and migrations. The
