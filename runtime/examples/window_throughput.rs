@@ -18,6 +18,9 @@
 //! runs in batch mode (`typeinfo_runtime::batch`: sorted by key, one key's state at a time;
 //! `--state` and checkpoints do not apply; `--batch-sort-memory-mib` sets each keyed
 //! subtask's sort budget, 128 MiB by default, beyond which sorted runs spill to disk).
+//! `--managed-memory-mib M` bounds RocksDB's memory (block cache and write buffers of every
+//! instance of the process; a quarter of the machine's memory by default) and
+//! `--max-in-flight-records N` sets the flow-control budget of each source subtask.
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -48,7 +51,14 @@ fn run() -> Result<(), String> {
     let window_ms = num("--window-ms", "1000")?;
     let count_window = num("--count-window", "0")?;
     let parallelism = num("--parallelism", "1")? as u32;
-    let state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
+    let mut state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
+    let managed_mib = num("--managed-memory-mib", "0")?;
+    if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, managed_mib > 0) {
+        *options = options
+            .clone()
+            .managed_memory_bytes((managed_mib as usize) << 20);
+    }
+    let in_flight = num("--max-in-flight-records", "0")?;
     let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;
     let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let checkpoint_dir = args
@@ -65,6 +75,9 @@ fn run() -> Result<(), String> {
         .set_state_backend(state)
         .set_runtime_mode(mode)
         .set_batch_sort_memory((sort_mib as usize) << 20);
+    if in_flight > 0 {
+        env.set_max_in_flight_records(in_flight);
+    }
     if checkpoint_ms > 0 {
         env.enable_checkpointing(CheckpointConfig::new(
             checkpoint_dir,

@@ -4,14 +4,36 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::metrics::MetricRegistry;
 
-/// The timely timestamp of every record: the checkpoint epoch it belongs to.
+/// A checkpoint's number: the records between two checkpoints belong to one epoch.
 pub(crate) type Epoch = u64;
+
+/// The timely timestamp of every record: the checkpoint epoch it belongs to (high 64 bits)
+/// and the flow-control tick at which its source emitted it (low 64 bits; see
+/// [`crate::exec::source_driver`]). Ordered by epoch first, so every record of an epoch
+/// comes before every record of the next one; ticks only let the frontier move within an
+/// epoch, which is how a source learns how much of what it emitted is still in flight.
+pub(crate) type Time = u128;
+
+/// The epoch of a timestamp.
+pub(crate) fn epoch_of(time: Time) -> Epoch {
+    (time >> 64) as Epoch
+}
+
+/// The timestamp of `epoch` at `tick`.
+pub(crate) fn time_at(epoch: Epoch, tick: u64) -> Time {
+    (Time::from(epoch) << 64) | Time::from(tick)
+}
+
+/// The tick of a timestamp.
+pub(crate) fn tick_of(time: Time) -> u64 {
+    time as u64
+}
 
 /// What the workers of one process share while a job runs.
 pub(crate) struct JobShared {
@@ -28,6 +50,9 @@ pub(crate) struct JobShared {
     /// Restarts so far, of the job and of batch stages (both count against the restart
     /// strategy's attempts).
     restarts: AtomicU32,
+    /// The highest flow-control tick received from another worker (ticks of this process
+    /// never fall behind it; see [`JobShared::tick_now`]).
+    max_tick: AtomicU64,
 }
 
 /// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::api::environment::JobClient::trigger_savepoint).
@@ -94,6 +119,24 @@ impl JobShared {
             migrations: Mutex::new(Vec::new()),
             savepoint: Mutex::new(SavepointRequest::default()),
             restarts: AtomicU32::new(0),
+            max_tick: AtomicU64::new(0),
+        }
+    }
+
+    /// The current flow-control tick: the wall clock in milliseconds since the Unix epoch,
+    /// raised to the highest tick received (so a process whose clock is behind its peers'
+    /// does not hold their frontier back).
+    pub(crate) fn tick_now(&self) -> u64 {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        clock.max(self.max_tick.load(Ordering::Relaxed))
+    }
+
+    /// A record stamped with `tick` was received.
+    pub(crate) fn saw_tick(&self, tick: u64) {
+        if tick > self.max_tick.load(Ordering::Relaxed) {
+            self.max_tick.fetch_max(tick, Ordering::Relaxed);
         }
     }
 

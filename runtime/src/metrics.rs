@@ -290,6 +290,76 @@ impl fmt::Debug for MetricRegistry {
     }
 }
 
+/// An operator subtask's time split as Flink's task metrics split it: the gauges
+/// `busyTimeMsPerSecond`, `backPressuredTimeMsPerSecond` and `idleTimeMsPerSecond`, each the
+/// milliseconds per second spent so over the last second or more (updated when the subtask
+/// runs). Busy is time in the operator's activations; back-pressured is time a source waited
+/// for its in-flight budget (operators here never block on their output: flow control holds
+/// back the sources, so the bottleneck is the busiest operator downstream of a back-pressured
+/// source); idle is the rest.
+pub(crate) struct TimeShares {
+    busy: Gauge,
+    backpressured: Gauge,
+    idle: Gauge,
+    window: std::time::Instant,
+    busy_sum: std::time::Duration,
+    backpressured_sum: std::time::Duration,
+    /// The end of the last activation, and whether it found its budget used up.
+    last: std::time::Instant,
+    throttled: bool,
+}
+
+impl TimeShares {
+    pub(crate) fn new(group: &MetricGroup) -> Self {
+        TimeShares {
+            busy: group.gauge("busyTimeMsPerSecond"),
+            backpressured: group.gauge("backPressuredTimeMsPerSecond"),
+            idle: group.gauge("idleTimeMsPerSecond"),
+            window: std::time::Instant::now(),
+            busy_sum: std::time::Duration::ZERO,
+            backpressured_sum: std::time::Duration::ZERO,
+            last: std::time::Instant::now(),
+            throttled: false,
+        }
+    }
+
+    /// An activation that began at `began` and ends now; `throttled`: a source that found
+    /// its in-flight budget used up (the time until its next activation is back-pressured).
+    pub(crate) fn activation(&mut self, began: std::time::Instant, throttled: bool) {
+        let now = std::time::Instant::now();
+        if self.throttled {
+            self.backpressured_sum += began.saturating_duration_since(self.last);
+        }
+        let spent = now.saturating_duration_since(began);
+        if throttled {
+            self.backpressured_sum += spent;
+        } else {
+            self.busy_sum += spent;
+        }
+        self.throttled = throttled;
+        self.last = now;
+        self.publish();
+    }
+
+    fn publish(&mut self) {
+        let elapsed = self.window.elapsed();
+        if elapsed < std::time::Duration::from_secs(1) {
+            return;
+        }
+        let per_second = |d: std::time::Duration| {
+            ((d.as_secs_f64() * 1000.0 / elapsed.as_secs_f64()).round() as i64).min(1000)
+        };
+        let busy = per_second(self.busy_sum);
+        let backpressured = per_second(self.backpressured_sum);
+        self.busy.set(busy);
+        self.backpressured.set(backpressured);
+        self.idle.set((1000 - busy - backpressured).max(0));
+        self.window = std::time::Instant::now();
+        self.busy_sum = std::time::Duration::ZERO;
+        self.backpressured_sum = std::time::Duration::ZERO;
+    }
+}
+
 /// Where a function or operator registers its metrics (scoped by its operator and subtask).
 #[derive(Clone)]
 pub struct MetricGroup {

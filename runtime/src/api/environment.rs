@@ -183,6 +183,15 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Flow control: how many records each source subtask may have in flight before it
+    /// waits for the operators downstream of it (default
+    /// [`DEFAULT_MAX_IN_FLIGHT_RECORDS`](crate::config::DEFAULT_MAX_IN_FLIGHT_RECORDS)). Memory
+    /// held by records between operators is bounded by it, whatever the input's size.
+    pub fn set_max_in_flight_records(&self, records: u64) -> &Self {
+        self.state.borrow_mut().config.max_in_flight_records = records.max(1);
+        self
+    }
+
     /// Runs the job as one process of a cluster (see [`Cluster`]).
     pub fn set_cluster(&self, cluster: Option<Cluster>) -> &Self {
         self.state.borrow_mut().config.cluster = cluster;

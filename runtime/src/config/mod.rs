@@ -18,6 +18,12 @@ use crate::error::{Error, Result};
 /// subtask); `typeinfo_runtime::sort::DEFAULT_MEMORY_BUDGET` names it too.
 pub const DEFAULT_SORT_MEMORY: usize = 128 << 20;
 
+/// The default in-flight budget of a source subtask, in records
+/// ([`ExecutionConfig::max_in_flight_records`]): at 100 bytes a record, about 13 MB per source
+/// subtask; enough that a source at ten million records a second is not held back by the
+/// millisecond ticks of the frontier.
+pub const DEFAULT_MAX_IN_FLIGHT_RECORDS: u64 = 128 * 1024;
+
 /// Where keyed state lives.
 #[derive(Debug, Clone, Default)]
 pub enum StateBackend {
@@ -178,6 +184,11 @@ pub struct ExecutionConfig {
     /// Batch mode: the memory budget of each keyed operator subtask's sorter (bytes; beyond
     /// it sorted runs spill to temporary files). Default 128 MiB.
     pub batch_sort_memory: usize,
+    /// Flow control: how many records each source subtask may have in flight (emitted and
+    /// not yet finished with by every operator downstream of it) before it waits for its
+    /// consumers; [`DEFAULT_MAX_IN_FLIGHT_RECORDS`] by default. See
+    /// [`crate::exec::source_driver`] for how it is counted.
+    pub max_in_flight_records: u64,
 }
 
 /// What a failing job does (Flink's restart strategies): a function's error or panic, a
@@ -280,6 +291,7 @@ impl Default for ExecutionConfig {
             restart_strategy: RestartStrategy::None,
             runtime_mode: RuntimeMode::Streaming,
             batch_sort_memory: DEFAULT_SORT_MEMORY,
+            max_in_flight_records: DEFAULT_MAX_IN_FLIGHT_RECORDS,
         }
     }
 }

@@ -14,7 +14,7 @@ use timely::worker::Worker;
 use typeinfo::{DataOutputView, TypeSerializer};
 use typeinfo_state::{key_group_for_bytes, subtask_for_key_group};
 
-use crate::job::Epoch;
+use crate::job::Time;
 use crate::operator::contract::KeyOf;
 use crate::operator::element::{Batch, Msg, BATCH_CAPACITY};
 use crate::types::Data;
@@ -179,9 +179,9 @@ pub(crate) enum EdgePact<T: Data> {
     Exchange(Box<dyn FnOnce(usize) -> EdgeDistributor<T>>),
 }
 
-impl<T: Data> ParallelizationContract<Epoch, Batch<T>> for EdgePact<T> {
-    type Pusher = Box<dyn Push<Message<Epoch, Batch<T>>>>;
-    type Puller = Box<dyn Pull<Message<Epoch, Batch<T>>>>;
+impl<T: Data> ParallelizationContract<Time, Batch<T>> for EdgePact<T> {
+    type Pusher = Box<dyn Push<Message<Time, Batch<T>>>>;
+    type Puller = Box<dyn Pull<Message<Time, Batch<T>>>>;
     fn connect(
         self,
         worker: &Worker,

@@ -17,7 +17,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::Capability;
+use timely::dataflow::operators::Probe;
 use timely::dataflow::{Scope, Stream};
 use timely::progress::frontier::MutableAntichain;
 use typeinfo::{SerializerConfig, TypeInfo};
@@ -31,7 +33,7 @@ use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
 use crate::exec::coordinator::{Coordinator, NodeCommitter};
 use crate::exec::driver::{Emit, Next, OperatorDriver, OperatorDriverSetup};
 use crate::exec::source_driver::{SourceDriver, SourceEmit};
-use crate::job::{guarded, Epoch, JobShared};
+use crate::job::{epoch_of, guarded, time_at, Epoch, JobShared, Time};
 use crate::operator::contract::{Operator, OperatorSetup, Outputs, SideRecord, SourceFunction};
 use crate::operator::element::{sender_id, Batch, Msg};
 use crate::plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode, TAGGED_PORT};
@@ -184,7 +186,7 @@ where
 
 /// What compiling the graph on one worker needs and collects.
 pub(crate) struct CompileCx<'s> {
-    scope: Scope<'s, Epoch>,
+    scope: Scope<'s, Time>,
     job_name: String,
     worker: usize,
     config: ExecutionConfig,
@@ -192,8 +194,11 @@ pub(crate) struct CompileCx<'s> {
     job: Arc<JobShared>,
     graph: Arc<StreamGraph>,
     streams: table::StreamTable<'s>,
-    /// Every operator's progress output, for the checkpoint coordinator.
-    progress: Vec<Stream<'s, Epoch, Batch<()>>>,
+    /// Every operator's progress output (by node), for the checkpoint coordinator and the
+    /// sources' flow control.
+    progress: Vec<(usize, Stream<'s, Time, Batch<()>>)>,
+    /// Each source node's probe of the operators downstream of it (flow control).
+    source_probes: Vec<(usize, ProbeHandle<Time>)>,
     /// The first epoch of this run (the restored checkpoint's plus one).
     start_epoch: Epoch,
     restore: Option<Arc<Restore>>,
@@ -216,7 +221,7 @@ pub(crate) struct CompileSettings {
 }
 
 /// Compiles the whole graph on one worker: every node, then the checkpoint coordinator.
-pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileSettings) {
+pub(crate) fn compile(scope: Scope<'_, Time>, worker: usize, settings: CompileSettings) {
     let CompileSettings {
         job_name,
         config,
@@ -238,6 +243,7 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
         graph: Arc::clone(&graph),
         streams: table::StreamTable::default(),
         progress: Vec::new(),
+        source_probes: Vec::new(),
         start_epoch,
         restore,
         checkpoints,
@@ -261,7 +267,35 @@ pub(crate) fn compile(scope: Scope<'_, Epoch>, worker: usize, settings: CompileS
             Err(e) => job.fail(e),
         }
     }
+    probe_downstream(&mut cx);
     build_coordinator(&mut cx, committers);
+}
+
+/// Gives every source node's probe the progress of every node reachable from it (itself
+/// included): the least time any of them still holds, which is what the source's flow
+/// control counts its records in flight from (see [`crate::exec::source_driver`]).
+fn probe_downstream(cx: &mut CompileCx<'_>) {
+    for (source, probe) in std::mem::take(&mut cx.source_probes) {
+        let mut reached = vec![false; cx.graph.nodes().len()];
+        let mut todo = vec![source];
+        while let Some(node) = todo.pop() {
+            if std::mem::replace(&mut reached[node], true) {
+                continue;
+            }
+            todo.extend(
+                cx.graph
+                    .edges()
+                    .iter()
+                    .filter(|e| e.source == node)
+                    .map(|e| e.target),
+            );
+        }
+        for (node, stream) in &cx.progress {
+            if reached[*node] {
+                stream.clone().probe_with(&probe);
+            }
+        }
+    }
 }
 
 impl<'s> CompileCx<'s> {
@@ -287,6 +321,7 @@ impl<'s> CompileCx<'s> {
             checkpoints: self.checkpoint_store(),
             batch: self.graph.is_batch(),
             batch_sort_memory: self.config.batch_sort_memory,
+            max_in_flight_records: self.config.max_in_flight_records,
             restart_strategy: self.config.restart_strategy.clone(),
         }
     }
@@ -302,7 +337,7 @@ impl<'s> CompileCx<'s> {
         &self,
         edge: &StreamEdge,
         partition: &Partition<I>,
-    ) -> Result<(Stream<'s, Epoch, Batch<I>>, EdgePact<I>)> {
+    ) -> Result<(Stream<'s, Time, Batch<I>>, EdgePact<I>)> {
         let stream = self
             .streams
             .get::<I>(edge.source, edge.source_port)
@@ -375,7 +410,7 @@ impl<'s> CompileCx<'s> {
             let setup = OperatorDriverSetup {
                 setup: self.setup(node),
                 senders: self.senders(inputs),
-                start: self.start_epoch,
+                start: time_at(self.start_epoch, 0),
                 checkpoints: self.checkpoint_store(),
                 stopping: self.config.stop_with_savepoint.is_some(),
             };
@@ -401,7 +436,7 @@ fn serializer<T: TypeInfo>(config: &SerializerConfig, operator: &str) -> Result<
 }
 
 /// The lowest epoch any input may still deliver (`None` once every input is exhausted).
-fn frontier_min(frontiers: &[MutableAntichain<Epoch>]) -> Option<Epoch> {
+fn frontier_min(frontiers: &[MutableAntichain<Time>]) -> Option<Time> {
     frontiers
         .iter()
         .filter_map(|f| f.frontier().iter().copied().min())
@@ -410,11 +445,11 @@ fn frontier_min(frontiers: &[MutableAntichain<Epoch>]) -> Option<Epoch> {
 
 type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::ProgressSession<
     'a,
-    Epoch,
+    Time,
     Batch<T>,
     timely::dataflow::channels::pushers::Counter<
-        Epoch,
-        timely::dataflow::channels::pushers::Tee<Epoch, Batch<T>>,
+        Time,
+        timely::dataflow::channels::pushers::Tee<Time, Batch<T>>,
     >,
 >;
 
@@ -424,11 +459,11 @@ struct TimelyEmit<'a, O: Data, I: Data> {
     main: OutputSession<'a, O>,
     side: OutputSession<'a, I>,
     tagged: OutputSession<'a, SideRecord>,
-    caps: &'a mut Vec<Capability<Epoch>>,
+    caps: &'a mut Vec<Capability<Time>>,
 }
 
 impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
-    fn ship(&mut self, epoch: Epoch, outputs: &mut Outputs<O, I>) {
+    fn ship(&mut self, epoch: Time, outputs: &mut Outputs<O, I>) {
         if !outputs.main.msgs.is_empty() {
             self.main.give(
                 &self.caps[0].delayed(&epoch),
@@ -449,8 +484,8 @@ impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
         }
     }
 
-    fn advance(&mut self, epoch: Epoch) {
-        self.caps.iter_mut().for_each(|c| c.downgrade(&epoch));
+    fn advance(&mut self, time: Time) {
+        self.caps.iter_mut().for_each(|c| c.downgrade(&time));
     }
 }
 
@@ -478,12 +513,12 @@ fn build_operator<'s, I: Data, O: Data>(
     cx.streams.insert(node.id, 0, main_stream);
     cx.streams.insert(node.id, 1, side_stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
-    cx.progress.push(progress_stream);
+    cx.progress.push((node.id, progress_stream));
 
     let job = Arc::clone(&cx.job);
     let name = node.name.clone();
     let activator = cx.scope.activator_for(info.address.clone());
-    let start = cx.start_epoch;
+    let start = time_at(cx.start_epoch, 0);
     let mut driver = cx.open_driver(node, inputs, make)?;
 
     builder.build(move |caps| {
@@ -492,7 +527,7 @@ fn build_operator<'s, I: Data, O: Data>(
             caps.iter_mut().for_each(|c| c.downgrade(&start));
             caps
         });
-        move |frontiers: &[MutableAntichain<Epoch>]| {
+        move |frontiers: &[MutableAntichain<Time>]| {
             if job.failed() {
                 driver = None;
                 caps = None;
@@ -503,12 +538,12 @@ fn build_operator<'s, I: Data, O: Data>(
                 }
                 return;
             };
-            let current = cap[0].time().to_owned();
+            let current = *cap[0].time();
             for handle in &mut handles {
                 handle.for_each(|time, batch| {
-                    // Our messages carry one epoch each (the least of their stamp).
-                    let epoch = time.least().copied().unwrap_or(current);
-                    d.receive(epoch, std::mem::take(batch));
+                    // Our messages carry one time each (the least of their stamp).
+                    let time = time.least().copied().unwrap_or(current);
+                    d.receive(time, std::mem::take(batch));
                 });
             }
             let frontier = frontier_min(frontiers);
@@ -555,7 +590,9 @@ fn partition_of<'p, I>(
 /// A source driver's output on timely.
 struct SourceTimelyEmit<'a, O: Data> {
     out: OutputSession<'a, O>,
-    caps: &'a mut Vec<Capability<Epoch>>,
+    caps: &'a mut Vec<Capability<Time>>,
+    /// The progress of every operator downstream of the source.
+    probe: &'a ProbeHandle<Time>,
 }
 
 impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
@@ -565,11 +602,14 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
                 .give(&self.caps[0], &mut Batch::of(std::mem::take(msgs)));
         }
     }
-    fn epoch(&self) -> Epoch {
+    fn time(&self) -> Time {
         *self.caps[0].time()
     }
-    fn advance(&mut self, epoch: Epoch) {
-        self.caps.iter_mut().for_each(|c| c.downgrade(&epoch));
+    fn advance(&mut self, time: Time) {
+        self.caps.iter_mut().for_each(|c| c.downgrade(&time));
+    }
+    fn frontier(&self) -> Option<Time> {
+        self.probe.with_frontier(|f| f.iter().min().copied())
     }
 }
 
@@ -585,11 +625,13 @@ fn build_source<'s, O: Data>(
     let (mut out, stream) = builder.new_output::<Batch<O>>();
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, stream);
-    cx.progress.push(progress_stream);
+    cx.progress.push((node.id, progress_stream));
+    let probe = ProbeHandle::new();
+    cx.source_probes.push((node.id, probe.clone()));
     let job = Arc::clone(&cx.job);
     let name = node.name.clone();
     let activator = cx.scope.activator_for(info.address.clone());
-    let start = cx.start_epoch;
+    let start = time_at(cx.start_epoch, 0);
     let mut driver: Option<SourceDriver<O>> = None;
     if cx.worker < node.parallelism as usize && !job.failed() {
         let setup = cx.setup(node);
@@ -609,7 +651,7 @@ fn build_source<'s, O: Data>(
             caps
         });
         activator.activate();
-        move |_frontiers: &[MutableAntichain<Epoch>]| {
+        move |_frontiers: &[MutableAntichain<Time>]| {
             if job.failed() {
                 driver = None;
                 caps = None;
@@ -620,6 +662,7 @@ fn build_source<'s, O: Data>(
             let mut emit = SourceTimelyEmit {
                 out: out.activate(),
                 caps: c,
+                probe: &probe,
             };
             let mut next = Next::Finished;
             let ok = guarded(&job, &name, || {
@@ -652,7 +695,7 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
         }
     };
     let mut handles = Vec::new();
-    for stream in std::mem::take(&mut cx.progress) {
+    for (_, stream) in std::mem::take(&mut cx.progress) {
         let unit = Arc::clone(&unit);
         let pact = EdgePact::Exchange(Box::new(move |peers| {
             EdgeDistributor::new(Route::Rebalance { next: 0 }, unit, 0, 1, peers)
@@ -671,14 +714,14 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
         committers,
     );
     builder.build(move |_caps| {
-        move |frontiers: &[MutableAntichain<Epoch>]| {
+        move |frontiers: &[MutableAntichain<Time>]| {
             for handle in &mut handles {
                 handle.for_each(|_, batch| drop(std::mem::take(batch)));
             }
             if !active || job.failed() {
                 return;
             }
-            if let Err(e) = coordinator.progress(frontier_min(frontiers)) {
+            if let Err(e) = coordinator.progress(frontier_min(frontiers).map(epoch_of)) {
                 job.fail(e.in_operator("Checkpoint coordinator"));
             }
         }
@@ -724,7 +767,7 @@ mod table {
 
     use timely::dataflow::Stream;
 
-    use crate::job::Epoch;
+    use crate::job::Time;
     use crate::operator::element::Batch;
     use crate::types::Data;
 
@@ -732,7 +775,7 @@ mod table {
         fn ptr(&self) -> *const ();
     }
 
-    impl<T: Data> Erased for Stream<'_, Epoch, Batch<T>> {
+    impl<T: Data> Erased for Stream<'_, Time, Batch<T>> {
         fn ptr(&self) -> *const () {
             (self as *const Self).cast()
         }
@@ -753,7 +796,7 @@ mod table {
             &mut self,
             node: usize,
             port: usize,
-            stream: Stream<'s, Epoch, Batch<T>>,
+            stream: Stream<'s, Time, Batch<T>>,
         ) {
             self.streams.insert(
                 (node, port),
@@ -769,16 +812,16 @@ mod table {
             &self,
             node: usize,
             port: usize,
-        ) -> Option<Stream<'s, Epoch, Batch<T>>> {
+        ) -> Option<Stream<'s, Time, Batch<T>>> {
             let entry = self.streams.get(&(node, port))?;
             if entry.type_id != TypeId::of::<T>() {
                 return None;
             }
-            // SAFETY: `insert::<T>` boxed a `Stream<'s, Epoch, Batch<T>>` under this type id
+            // SAFETY: `insert::<T>` boxed a `Stream<'s, Time, Batch<T>>` under this type id
             // (checked just above; `'s` is the table's own lifetime), so the pointer is to a
             // live value of exactly that type, borrowed here only for the clone.
             #[allow(unsafe_code)]
-            let stream = unsafe { &*entry.stream.ptr().cast::<Stream<'s, Epoch, Batch<T>>>() };
+            let stream = unsafe { &*entry.stream.ptr().cast::<Stream<'s, Time, Batch<T>>>() };
             Some(stream.clone())
         }
     }

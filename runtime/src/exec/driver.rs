@@ -18,8 +18,8 @@ use crate::checkpoint::format::OperatorPart;
 use crate::checkpoint::store::CheckpointStore;
 use crate::config::checkpoint_write_delay;
 use crate::error::{Error, Result};
-use crate::job::Epoch;
-use crate::metrics::{Counter, Gauge, MetricGroup};
+use crate::job::{epoch_of, tick_of, Epoch, Time};
+use crate::metrics::{Counter, Gauge, MetricGroup, TimeShares};
 use crate::operator::contract::{now_ms, Operator, OperatorSetup, Outputs};
 use crate::operator::element::{sender_id, Batch, Msg};
 use crate::types::Data;
@@ -124,10 +124,10 @@ impl WatermarkTracker {
 
 /// Where a driver's output goes: the compile layer's timely outputs and capabilities.
 pub(crate) trait Emit<O, I> {
-    /// Ships what the operator emitted, at `epoch`.
-    fn ship(&mut self, epoch: Epoch, outputs: &mut Outputs<O, I>);
-    /// Gives up every epoch before `epoch` (the operator finished them).
-    fn advance(&mut self, epoch: Epoch);
+    /// Ships what the operator emitted, at `time`.
+    fn ship(&mut self, time: Time, outputs: &mut Outputs<O, I>);
+    /// Gives up every time before `time` (the operator finished them).
+    fn advance(&mut self, time: Time);
 }
 
 /// What a driver asks of its next activation.
@@ -146,24 +146,27 @@ pub(crate) struct OperatorDriverSetup {
     pub(crate) setup: OperatorSetup,
     /// The subtasks whose watermarks reach this one.
     pub(crate) senders: Vec<u32>,
-    /// The first epoch of this run.
-    pub(crate) start: Epoch,
+    /// The first time of this run.
+    pub(crate) start: Time,
     pub(crate) checkpoints: Option<CheckpointStore>,
     /// The run ends with a savepoint: at the end of input nothing fires.
     pub(crate) stopping: bool,
 }
 
-/// Runs a one-input operator: stashes input batches by epoch, hands records and advanced
+/// Runs a one-input operator: stashes input batches by time, hands records and advanced
 /// watermarks to the operator one epoch at a time (aligned checkpoints), writes its part of
-/// every checkpoint when the input frontier passes an epoch, and fires processing time.
+/// every checkpoint when the input frontier passes an epoch, fires processing time, and
+/// gives up its capabilities up to its input frontier as soon as it is done with what came
+/// before it (which is what the sources' flow control reads).
 pub(crate) struct OperatorDriver<I: Data, O> {
     operator: Box<dyn Operator<I, O>>,
     input_serializer: I::Serializer,
     tracker: WatermarkTracker,
-    stash: BTreeMap<Epoch, Vec<Batch<I>>>,
+    stash: BTreeMap<Time, Vec<Batch<I>>>,
     outputs: Outputs<O, I>,
-    /// The epoch the operator is in: every earlier one is finished.
-    current: Epoch,
+    /// The time the operator holds its capabilities at (its last input frontier): every
+    /// earlier time is finished, and its epoch is the one the operator is in.
+    current: Time,
     setup: OperatorSetup,
     checkpoints: Option<CheckpointStore>,
     stopping: bool,
@@ -178,6 +181,7 @@ struct OperatorMetrics {
     records_out: Counter,
     watermark: Gauge,
     watermark_lag: Gauge,
+    shares: TimeShares,
 }
 
 impl OperatorMetrics {
@@ -188,6 +192,7 @@ impl OperatorMetrics {
             records_out: group.counter("numRecordsOut"),
             watermark: group.gauge("currentInputWatermark"),
             watermark_lag: group.gauge("watermarkLag"),
+            shares: TimeShares::new(&group),
         }
     }
 
@@ -253,9 +258,10 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         })
     }
 
-    /// Takes an input batch of `epoch` (processed in [`step`](Self::step)).
-    pub(crate) fn receive(&mut self, epoch: Epoch, batch: Batch<I>) {
-        self.stash.entry(epoch).or_default().push(batch);
+    /// Takes an input batch of `time` (processed in [`step`](Self::step)).
+    pub(crate) fn receive(&mut self, time: Time, batch: Batch<I>) {
+        self.setup.job.saw_tick(tick_of(time));
+        self.stash.entry(time).or_default().push(batch);
     }
 
     /// Runs the operator as far as the input `frontier` allows (`None`: every input is
@@ -265,17 +271,27 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
     /// processing time, and the end of input.
     pub(crate) fn step(
         &mut self,
-        frontier: Option<Epoch>,
+        frontier: Option<Time>,
         emit: &mut impl Emit<O, I>,
     ) -> Result<Next> {
-        self.drain(frontier, emit)?;
+        let began = std::time::Instant::now();
+        let next = self.run(frontier, emit);
+        self.metrics.shares.activation(began, false);
+        next
+    }
+
+    fn run(&mut self, frontier: Option<Time>, emit: &mut impl Emit<O, I>) -> Result<Next> {
+        let epoch = frontier.map(epoch_of);
+        self.drain(epoch, emit)?;
         if let Some(f) = frontier.filter(|f| *f > self.current) {
-            self.checkpoint(f - 1)?;
+            if epoch_of(f) > epoch_of(self.current) {
+                self.checkpoint(epoch_of(f) - 1)?;
+            }
             self.current = f;
             emit.advance(f);
         }
-        self.drain(frontier.map(|f| f + 1), emit)?;
-        self.operator.begin_epoch(self.current);
+        self.drain(epoch.map(|e| e + 1), emit)?;
+        self.operator.begin_epoch(epoch_of(self.current));
         let mut wake = None;
         if let Some(due) = self.operator.next_processing_time() {
             let now = now_ms();
@@ -316,23 +332,34 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         Ok(Next::Wait { wake })
     }
 
-    /// Ships what the operator emitted, at `epoch`, counting its records.
-    fn ship(&mut self, epoch: Epoch, emit: &mut impl Emit<O, I>) {
+    /// Ships what the operator emitted, at `time`, counting its records.
+    fn ship(&mut self, time: Time, emit: &mut impl Emit<O, I>) {
         let out = std::mem::take(&mut self.outputs.main.records);
         if out > 0 {
             self.metrics.records_out.inc_by(out);
         }
-        emit.ship(epoch, &mut self.outputs);
+        emit.ship(time, &mut self.outputs);
     }
 
-    /// Processes the stashed batches of every epoch below `below` (all with `None`), in order.
+    /// Processes the stashed batches of every epoch below `below` (all with `None`), in time
+    /// order. What a batch of the capabilities' epoch makes is shipped at the capabilities'
+    /// time (a batch of the current epoch may be processed before the frontier reaches its
+    /// time), what a batch of a later epoch makes at the batch's time: so every output
+    /// leaves in time order, which its consumer's stash (ordered by time) relies on to see
+    /// records and watermarks in the order they were made.
     fn drain(&mut self, below: Option<Epoch>, emit: &mut impl Emit<O, I>) -> Result<()> {
-        while let Some((&epoch, _)) = self.stash.first_key_value() {
+        while let Some((&time, _)) = self.stash.first_key_value() {
+            let epoch = epoch_of(time);
             if below.is_some_and(|b| epoch >= b) {
                 break;
             }
-            let Some(batches) = self.stash.remove(&epoch) else {
+            let Some(batches) = self.stash.remove(&time) else {
                 break;
+            };
+            let time = if epoch == epoch_of(self.current) {
+                self.current
+            } else {
+                time
             };
             self.operator.begin_epoch(epoch);
             for mut batch in batches {
@@ -365,7 +392,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                     }
                 }
                 self.metrics.records_in.inc_by(records);
-                self.ship(epoch, emit);
+                self.ship(time, emit);
             }
         }
         Ok(())
@@ -380,8 +407,8 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             return Ok(());
         };
         let (key, subtask) = (&self.setup.key, self.setup.subtask);
-        let keyed = store.ended_keyed_part(self.current, key, subtask);
-        let data = self.operator.snapshot(self.current, &keyed)?;
+        let keyed = store.ended_keyed_part(epoch_of(self.current), key, subtask);
+        let data = self.operator.snapshot(epoch_of(self.current), &keyed)?;
         if let Some(state) = self.operator.operator_state() {
             store.write_ended_operator_state(key, subtask, |path| {
                 state

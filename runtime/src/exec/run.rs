@@ -16,7 +16,7 @@ use crate::config::{ExecutionConfig, RestoreSettings, StateBackend};
 use crate::error::{Error, Result};
 use crate::exec::compile::{compile, CompileSettings, NodeBuilder};
 use crate::exec::coordinator::{republish_finished, NodeCommitter};
-use crate::job::{panic_message, Epoch, JobShared, JobStatus};
+use crate::job::{panic_message, Epoch, JobShared, JobStatus, Time};
 use crate::metrics::Metrics;
 use crate::net::cluster::connect;
 use crate::plan::StreamGraph;
@@ -278,7 +278,7 @@ fn run_workers(config: &ExecutionConfig, settings: CompileSettings) -> Result<Op
         timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
             let index = worker.index();
             let settings = settings.clone();
-            worker.dataflow::<Epoch, _, _>(move |scope| compile(scope, index, settings));
+            worker.dataflow::<Time, _, _>(move |scope| compile(scope, index, settings));
         })
         .map_err(Error::Cluster)?;
     // Joining the workers also joins timely's network threads (dropping its guard), which

@@ -1,6 +1,44 @@
 //! The driver of a source subtask: reads its splits in slices, stamps and batches the
-//! records, emits watermarks and idleness, and closes checkpoint epochs.
+//! records, emits watermarks and idleness, closes checkpoint epochs, and holds back while
+//! too much of what it emitted is still in flight.
+//!
+//! # Flow control
+//!
+//! Timely dataflow has no flow control of its own: a source that runs ahead of its
+//! consumers fills the channels between them (and, across processes, the network buffers)
+//! until memory runs out. Sources here bound what they have emitted and the job has not
+//! finished with, as Flink's credit-based flow control bounds the buffers of a channel, by
+//! the timely frontier:
+//!
+//! - every record carries a [`Time`]: its checkpoint epoch and a *tick*, the wall clock in
+//!   milliseconds when its source emitted it (a source moves its capability to the current
+//!   tick at every activation, so a source with nothing to emit does not hold the frontier
+//!   back);
+//! - every operator downstream of a source gives up its capabilities up to its input
+//!   frontier as soon as it has processed what came before it, so the frontier of every
+//!   operator reachable from a source (read through a timely probe) says which of the
+//!   source's ticks are done with: nothing before the frontier is still in a channel, a
+//!   stash or an operator's input;
+//! - the source remembers how many records it had emitted when each of its ticks began, so
+//!   the records it emitted at or after the frontier are an upper bound of its records in
+//!   flight; while they reach the job's budget
+//!   ([`ExecutionConfig::max_in_flight_records`](crate::config::ExecutionConfig::max_in_flight_records),
+//!   per source subtask), the source emits nothing and counts the time as back-pressured.
+//!
+//! The bound is in records, not bytes: a typed record's size in memory is not known without
+//! serializing it, and a budget in records bounds memory wherever records have a bounded
+//! size. Records an operator makes out of one input record (a flat map) are in flight as long
+//! as their input, so they count against nothing: the bound holds up to the operators' fan-out.
+//! The same bound works across processes (the frontier is global), holds around checkpoint
+//! barriers (records of a later epoch are at or after the frontier until the earlier epoch is
+//! done, so a source that runs into the next epoch waits for alignment, as Flink's do) and
+//! around two-input operators (their frontier is the least of both inputs). A source
+//! waiting for its budget still closes its epochs, so checkpoints go on under back-pressure.
+//! Ticks come from each process's wall clock, raised to the highest tick a process has
+//! received from another, so clocks that differ across hosts make the budget count a little
+//! more than what is in flight, never less.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,20 +48,71 @@ use crate::checkpoint::store::{CheckpointStore, SourcePart};
 use crate::config::StopWithSavepoint;
 use crate::error::Result;
 use crate::exec::driver::Next;
-use crate::job::{Epoch, JobShared};
-use crate::metrics::{Counter, MetricGroup};
+use crate::job::{epoch_of, tick_of, time_at, Epoch, JobShared, Time};
+use crate::metrics::{Counter, MetricGroup, TimeShares};
 use crate::operator::contract::{OperatorSetup, Output, SourceFunction};
 use crate::operator::element::{sender_id, Msg};
 use crate::types::Data;
 
 /// Where a source driver's output goes.
 pub(crate) trait SourceEmit<O> {
-    /// Ships records (and watermarks) at the current epoch.
+    /// Ships records (and watermarks) at the current time.
     fn ship(&mut self, msgs: &mut Vec<Msg<O>>);
-    /// The current epoch.
-    fn epoch(&self) -> Epoch;
-    /// Closes the current epoch: the next records belong to `epoch`.
-    fn advance(&mut self, epoch: Epoch);
+    /// The current time (its epoch is the current epoch).
+    fn time(&self) -> Time;
+    /// Moves to `time`: the next records are stamped with it.
+    fn advance(&mut self, time: Time);
+    /// The least time any operator downstream of this source may still hold records of
+    /// (`None`: nothing is in flight anywhere downstream).
+    fn frontier(&self) -> Option<Time>;
+}
+
+/// How long a source that has reached its in-flight budget waits before it looks again.
+const BACKPRESSURE_WAIT: Duration = Duration::from_micros(500);
+
+/// How many records a source subtask had emitted when each of its times began, for the
+/// times the frontier has not passed: what it emitted at or after the frontier is in flight.
+pub(crate) struct FlightLog {
+    /// (time, records emitted before it), in time order.
+    starts: VecDeque<(Time, u64)>,
+    budget: u64,
+}
+
+impl FlightLog {
+    pub(crate) fn new(budget: u64) -> Self {
+        FlightLog {
+            starts: VecDeque::new(),
+            budget: budget.max(1),
+        }
+    }
+
+    /// The source moved to `time` after emitting `emitted` records.
+    pub(crate) fn began(&mut self, time: Time, emitted: u64) {
+        if self.starts.back().is_some_and(|(t, _)| *t >= time) {
+            return;
+        }
+        self.starts.push_back((time, emitted));
+    }
+
+    /// The records emitted at or after `frontier` (an upper bound of those still in flight),
+    /// forgetting the times before it (the frontier never goes back).
+    pub(crate) fn in_flight(&mut self, frontier: Option<Time>, emitted: u64) -> u64 {
+        let Some(frontier) = frontier else {
+            self.starts.clear();
+            return 0;
+        };
+        while self.starts.front().is_some_and(|(t, _)| *t < frontier) {
+            self.starts.pop_front();
+        }
+        self.starts
+            .front()
+            .map_or(0, |(_, before)| emitted.saturating_sub(*before))
+    }
+
+    /// Whether the records in flight reach the budget.
+    pub(crate) fn full(&mut self, frontier: Option<Time>, emitted: u64) -> bool {
+        self.in_flight(frontier, emitted) >= self.budget
+    }
 }
 
 /// Records a source emits per activation before it yields to the operators of its worker.
@@ -61,6 +150,10 @@ pub(crate) struct SourceDriver<O> {
     /// The last savepoint request this source acted on.
     seen_request: u64,
     records_out: Counter,
+    /// What this subtask emitted that may still be in flight (flow control).
+    flight: FlightLog,
+    /// Busy, back-pressured and idle time per second.
+    shares: TimeShares,
 }
 
 impl<O: Data> SourceDriver<O> {
@@ -82,6 +175,7 @@ impl<O: Data> SourceDriver<O> {
             }
         }
         let savepoint = stop.as_ref().map(|s| Storage::open(&s.dir)).transpose()?;
+        let group = MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics));
         Ok(SourceDriver {
             function,
             output: Output::new(sender_id(setup.node, setup.subtask)),
@@ -96,12 +190,9 @@ impl<O: Data> SourceDriver<O> {
             savepoint,
             stopped_at: None,
             seen_request: 0,
-            records_out: MetricGroup::new(
-                &setup.name,
-                setup.subtask,
-                Arc::clone(&setup.job.metrics),
-            )
-            .counter("numRecordsOut"),
+            records_out: group.counter("numRecordsOut"),
+            flight: FlightLog::new(setup.max_in_flight_records),
+            shares: TimeShares::new(&group),
         })
     }
 
@@ -124,14 +215,19 @@ impl<O: Data> SourceDriver<O> {
             .is_some_and(|s| self.emitted >= s.after_records)
     }
 
-    /// One activation: a slice of records, then an epoch boundary if one is due.
+    /// One activation: a slice of records unless the in-flight budget is used up, then an
+    /// epoch boundary if one is due.
     pub(crate) fn step(&mut self, emit: &mut impl SourceEmit<O>) -> Result<Next> {
+        let began = Instant::now();
+        self.move_to_now(emit);
+        let stopped = self.stopped();
+        let throttled = !stopped && self.flight.full(emit.frontier(), self.emitted);
         let mut more = true;
         let before = self.emitted;
-        if !self.stopped() {
+        if !stopped && !throttled {
             more = self.emit_slice(emit)?;
         }
-        let waiting = more && self.emitted == before && !self.stopped();
+        let waiting = more && self.emitted == before && !self.stopped() && !throttled;
         if self.checkpoints.is_some() {
             self.maybe_close_epoch(emit, more)?;
         }
@@ -141,16 +237,31 @@ impl<O: Data> SourceDriver<O> {
                 more = false;
             }
         }
+        self.shares.activation(began, throttled);
         Ok(match (more, self.stopped()) {
             (false, _) => Next::Finished,
             (true, true) => Next::Wait {
                 wake: Some(Duration::from_millis(10)),
+            },
+            (true, false) if throttled => Next::Wait {
+                wake: Some(BACKPRESSURE_WAIT),
             },
             (true, false) if waiting => Next::Wait {
                 wake: Some(SOURCE_POLL_INTERVAL),
             },
             (true, false) => Next::Now,
         })
+    }
+
+    /// Moves the source's time to the current tick (in its epoch), so that a source that has
+    /// nothing to emit holds no frontier back, and notes where the new time began.
+    fn move_to_now(&mut self, emit: &mut impl SourceEmit<O>) {
+        let time = emit.time();
+        let tick = self.job.tick_now();
+        if tick > tick_of(time) {
+            emit.advance(time_at(epoch_of(time), tick));
+        }
+        self.flight.began(emit.time(), self.emitted);
     }
 
     /// Emits at most a slice of records (in small calls, shipped in batches as they are made,
@@ -192,7 +303,7 @@ impl<O: Data> SourceDriver<O> {
         let Some((store, interval)) = &self.checkpoints else {
             return Ok(());
         };
-        let epoch = emit.epoch();
+        let epoch = epoch_of(emit.time());
         let asked = {
             let mut request = self.job.request();
             if request.dir.is_some() && request.id > self.seen_request {
@@ -212,7 +323,8 @@ impl<O: Data> SourceDriver<O> {
         let stopping_now = stopped && self.stopped_at.is_none();
         if asked || Instant::now() >= self.next_checkpoint || stopping_now {
             store.write_part(epoch, &self.key, self.subtask, &self.part(stopped))?;
-            emit.advance(epoch + 1);
+            emit.advance(time_at(epoch + 1, self.job.tick_now()));
+            self.flight.began(emit.time(), self.emitted);
             self.next_checkpoint = Instant::now() + *interval;
             if stopping_now {
                 self.stopped_at = Some(epoch);
