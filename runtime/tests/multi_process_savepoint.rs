@@ -1,0 +1,91 @@
+//! A stop-with-savepoint of a two-process job, restored at another parallelism: version 1 of
+//! `orders_per_minute` runs in two processes (RocksDB, checkpoints), both stop once every
+//! source subtask emitted a quarter of the orders, and one savepoint is written for the whole
+//! job (by process 0's coordinator, into a directory both processes share, as a savepoint on
+//! an object store is); the other process waits for it and ends. The savepoint is then
+//! restored by one process at parallelism 3 on the heap, which finishes the job: the committed
+//! output of both runs equals a failure-free run's.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod common;
+use common::{assert_same_lines, failure_free_output, loopback_hosts, published};
+
+const SECRET: &str = "the secret every process of this job shares";
+const ORDERS: &str = "8000";
+
+fn program() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_orders_per_minute"))
+}
+
+fn version_1(work: &Path) -> Command {
+    let mut c = Command::new(program());
+    c.args(["run", "--version", "1", "--orders", ORDERS, "--output"])
+        .arg(work.join("output"))
+        .env("TYPEINFO_JOB_SECRET", SECRET)
+        .env_remove("TYPEINFO_JOB_SECRET_FILE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[test]
+fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let reference = failure_free_output(&program(), ORDERS, "heap");
+    assert!(!reference.is_empty());
+
+    let hosts = loopback_hosts(2);
+    let processes: Vec<_> = (0..2)
+        .map(|i| {
+            version_1(w)
+                .args(["--parallelism", "2", "--state", "rocksdb"])
+                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+                .arg(w.join("checkpoints"))
+                .args(["--stop-after", "2000", "--savepoint"])
+                .arg(w.join("savepoint"))
+                .args(["--hosts", &hosts, "--process", &i.to_string()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, p) in processes.into_iter().enumerate() {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "process {i} of the stopped job: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        w.join("savepoint").join("_metadata").is_file(),
+        "one savepoint for the whole job"
+    );
+    let stopped = published(&w.join("output"));
+    assert!(
+        !stopped.is_empty() && stopped.len() < reference.len(),
+        "the job stopped part-way: {} of {} lines",
+        stopped.len(),
+        reference.len()
+    );
+
+    let out = version_1(w)
+        .args(["--parallelism", "3", "--state", "heap", "--restore"])
+        .arg(w.join("savepoint"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the restore at parallelism 3: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same_lines(
+        &published(&w.join("output")),
+        &reference,
+        "stopped in two processes, restored at parallelism 3",
+        &String::from_utf8_lossy(&out.stderr),
+    );
+}
