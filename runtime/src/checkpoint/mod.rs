@@ -1,17 +1,25 @@
 //! Checkpoints, savepoints and restore.
 //!
-//! A job's timely timestamps are checkpoint epochs. Every `interval`, each source subtask
-//! records its position and moves on to the next epoch. Operators process their input one
+//! A job's timely timestamps carry checkpoint epochs (and, below them, the flow-control
+//! ticks of [`crate::exec::source_driver`]). Every `interval`, each source subtask records its
+//! position and moves on to the next epoch. Operators process their input one
 //! epoch at a time (records of a later epoch that arrive early wait, which is the alignment
 //! of Flink's aligned checkpoints); when an operator's input frontier passes epoch `e`, it
 //! has seen everything before the cut and writes its part of checkpoint `e`: keyed state
 //! through the state crate's savepoint format (one file per subtask, for either backend),
 //! and a small file of operator-local state (watermark, source position, the operator's
-//! own bytes). Each part is written under a temporary name, synced and renamed. A
-//! coordinator on worker 0 watches every operator's progress; once every subtask has moved
-//! past `e` and every part of `e` is on disk, it writes the checkpoint's `_metadata` (the
-//! completion marker), publishes the file sinks' output up to `e`, and deletes checkpoints
-//! older than the last `retained` ones.
+//! own bytes). Each part is written under a temporary name, synced and renamed.
+//!
+//! Checkpoints are asynchronous ([`upload`]): at the cut a subtask takes only the synchronous
+//! half (a native RocksDB checkpoint of hard links, or its heap state serialized, and its
+//! operator part in memory) and goes on with its records, while a thread of its own writes
+//! and uploads the part, the operator part last; a failed write fails that checkpoint (it
+//! never completes), not the job, up to [`CheckpointConfig::tolerable_failures`] in a row.
+//! A coordinator watches every operator's progress on a thread of its own on process 0;
+//! once every subtask has moved past `e` and every part of `e` is written (it looks again
+//! every 10 ms while parts are still being uploaded; a newer checkpoint supersedes one still
+//! waiting), it writes the checkpoint's `_metadata` (the completion marker), publishes the
+//! file sinks' output up to `e`, and deletes checkpoints older than the last `retained` ones.
 //!
 //! A savepoint is a completed checkpoint copied to a directory of the user's choosing, never
 //! deleted by the job. Both are in one format, independent of the state backend, so a job
@@ -71,6 +79,7 @@ pub mod native_part;
 pub(crate) mod restore;
 pub mod storage;
 pub(crate) mod store;
+pub(crate) mod upload;
 
 pub use crate::config::{CheckpointConfig, RestoreSettings};
 pub use format::{

@@ -359,74 +359,109 @@ pub struct SharedFiles {
     files: HashMap<String, SharedObject>,
 }
 
-/// Writes the keyed state of a RocksDB backend as an incremental part at `part` (relative
-/// to `root`, see the module docs) in the checkpoint root `root` (a local directory or an
-/// object store): `operator` (the operator's directory name) and `subtask` name the
-/// uploads, `shared` is what the subtask uploaded before and becomes the files of this
-/// checkpoint. This is what a keyed operator's subtask does at each checkpoint; it is
-/// public for benchmarks and tools.
+/// The synchronous half of an incremental part: a native RocksDB checkpoint of `backend`
+/// (hard links to its SST files) in a directory beside the database, which the processing
+/// thread can go on writing to while [`upload_native`] uploads it.
+pub(crate) struct LocalNative {
+    dir: PathBuf,
+    files: Vec<typeinfo_state::NativeFile>,
+}
+
+impl Drop for LocalNative {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Takes the native checkpoint of `backend` for checkpoint `epoch` (see [`LocalNative`]).
 ///
 /// # Errors
 ///
-/// RocksDB or the file system fails (nothing of the part is then taken for whole: the part
-/// file is written last, atomically).
-pub fn write_native_part<K: StateKey>(
+/// RocksDB or the file system fails.
+pub(crate) fn snapshot_native<K: StateKey>(
     backend: &mut RocksDbKeyedStateBackend<K>,
+    operator: &str,
+    epoch: u64,
+) -> Result<LocalNative> {
+    let dir = PathBuf::from(format!("{}-chk-{epoch}", backend.path().display()));
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    }
+    match backend.native_snapshot(&dir) {
+        Ok(checkpoint) => Ok(LocalNative {
+            dir,
+            files: checkpoint.files,
+        }),
+        Err(source) => {
+            let _ = fs::remove_dir_all(&dir);
+            Err(Error::State {
+                operator: operator.to_owned(),
+                source,
+            })
+        }
+    }
+}
+
+/// The asynchronous half of an incremental part: uploads the SST files of `local` that
+/// `shared` (what this subtask's earlier parts uploaded) does not hold into the checkpoint
+/// root's `shared/` (see the module docs), writes the part at `part` (relative to `root`),
+/// and only then records the uploads in `shared`; the local checkpoint is removed either way.
+/// A failed upload leaves `shared` as it was, so the next part uploads again what this one
+/// could not.
+///
+/// # Errors
+///
+/// The file system or the store fails.
+pub(crate) fn upload_native(
+    local: LocalNative,
     root: &Storage,
     operator: &str,
     epoch: u64,
     subtask: usize,
     part: &str,
-    shared: &mut SharedFiles,
+    shared: &std::sync::Mutex<SharedFiles>,
 ) -> Result<()> {
-    let local = PathBuf::from(format!("{}-chk-{epoch}", backend.path().display()));
-    if local.exists() {
-        fs::remove_dir_all(&local).map_err(|e| io(&local, e))?;
-    }
-    let state_error = |source| Error::State {
-        operator: operator.to_owned(),
-        source,
-    };
-    let result = (|| {
-        let checkpoint = backend.native_snapshot(&local).map_err(state_error)?;
-        let objects = join(SHARED_DIR, operator);
-        let mut out = NativePart::default();
-        let mut now = SharedFiles::default();
-        for f in &checkpoint.files {
-            let path = local.join(&f.name);
-            if !f.shared {
-                let bytes = fs::read(&path).map_err(|e| io(&path, e))?;
-                out.entries.push(Entry::Private {
-                    name: f.name.clone(),
-                    bytes,
-                });
-                continue;
-            }
-            let object = match shared.files.get(&f.name) {
-                Some(known) if known.bytes == f.bytes => known.clone(),
-                _ => {
-                    let name = format!("{epoch}-{subtask}-{}", f.name);
-                    let (bytes, crc) = root.put_file(&join(&objects, &name), &path)?;
-                    out.uploaded_bytes += bytes;
-                    SharedObject {
-                        object: format!("{operator}/{name}"),
-                        bytes,
-                        crc,
-                    }
-                }
-            };
-            now.files.insert(f.name.clone(), object.clone());
-            out.entries.push(Entry::Shared {
+    let known = shared
+        .lock()
+        .map_err(|_| Error::Corrupt("the shared files of an earlier part".into()))?
+        .clone();
+    let objects = join(SHARED_DIR, operator);
+    let mut out = NativePart::default();
+    let mut now = SharedFiles::default();
+    for f in &local.files {
+        let path = local.dir.join(&f.name);
+        if !f.shared {
+            let bytes = fs::read(&path).map_err(|e| io(&path, e))?;
+            out.entries.push(Entry::Private {
                 name: f.name.clone(),
-                shared: object,
+                bytes,
             });
+            continue;
         }
-        root.put(part, &out.encode())?;
+        let object = match known.files.get(&f.name) {
+            Some(known) if known.bytes == f.bytes => known.clone(),
+            _ => {
+                let name = format!("{epoch}-{subtask}-{}", f.name);
+                let (bytes, crc) = root.put_file(&join(&objects, &name), &path)?;
+                out.uploaded_bytes += bytes;
+                SharedObject {
+                    object: format!("{operator}/{name}"),
+                    bytes,
+                    crc,
+                }
+            }
+        };
+        now.files.insert(f.name.clone(), object.clone());
+        out.entries.push(Entry::Shared {
+            name: f.name.clone(),
+            shared: object,
+        });
+    }
+    root.put(part, &out.encode())?;
+    if let Ok(mut shared) = shared.lock() {
         *shared = now;
-        Ok(())
-    })();
-    let _ = fs::remove_dir_all(&local);
-    result
+    }
+    Ok(())
 }
 
 /// A scratch directory for laying out parts: beside the RocksDB database (so that hard
@@ -598,7 +633,19 @@ mod tests {
             unreachable!()
         };
         let part = format!("chk-{epoch}/uid-op/subtask-0.native");
-        write_native_part(r, &Storage::local(root), "uid-op", epoch, 0, &part, shared).unwrap();
+        let local = snapshot_native(r, "uid-op", epoch).unwrap();
+        let known = std::sync::Mutex::new(shared.clone());
+        upload_native(
+            local,
+            &Storage::local(root),
+            "uid-op",
+            epoch,
+            0,
+            &part,
+            &known,
+        )
+        .unwrap();
+        *shared = known.into_inner().unwrap();
         NativePart::read(&native(root, epoch)).unwrap()
     }
 

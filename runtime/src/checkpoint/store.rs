@@ -21,7 +21,8 @@ use crate::checkpoint::format::FINISHED_MARK;
 use crate::checkpoint::format::METADATA_FILE;
 use crate::checkpoint::native_part::{self, NativePart, SharedFiles, SHARED_DIR};
 use crate::checkpoint::restore::copy_checkpoint;
-use crate::checkpoint::storage::{join, Storage};
+use crate::checkpoint::storage::{join, scratch_dir, Storage};
+use crate::checkpoint::upload::{Job, Uploads};
 use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
 use crate::plan::{StreamGraph, StreamNode};
@@ -42,6 +43,10 @@ pub(crate) struct CheckpointStore {
     /// deleted, and its directory then leaves the listing), so that listing the checkpoints
     /// asks the storage only about the others.
     known_complete: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
+    /// The lanes that write the run's parts off the processing threads.
+    uploads: Uploads,
+    /// Consecutive checkpoints a subtask may fail to write before the job fails.
+    tolerable_failures: u32,
 }
 
 impl CheckpointStore {
@@ -52,6 +57,8 @@ impl CheckpointStore {
             incremental: false,
             objects: Default::default(),
             known_complete: Default::default(),
+            uploads: Uploads::default(),
+            tolerable_failures: 0,
         })
     }
 
@@ -62,7 +69,19 @@ impl CheckpointStore {
             incremental: config.incremental,
             objects: Default::default(),
             known_complete: Default::default(),
+            uploads: Uploads::default(),
+            tolerable_failures: config.tolerable_failures,
         })
+    }
+
+    /// The lanes that write the run's parts asynchronously.
+    pub(crate) fn uploads(&self) -> &Uploads {
+        &self.uploads
+    }
+
+    /// Consecutive checkpoints a subtask may fail to write before the job fails.
+    pub(crate) fn tolerable_failures(&self) -> u32 {
+        self.tolerable_failures
     }
 
     /// The checkpoint root.
@@ -87,6 +106,7 @@ impl CheckpointStore {
             key: key.to_owned(),
             epoch,
             subtask,
+            deferred: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -102,6 +122,7 @@ impl CheckpointStore {
             key: key.to_owned(),
             epoch,
             subtask,
+            deferred: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -136,20 +157,54 @@ impl CheckpointStore {
         part.write_to(&self.root, &dir, subtask)
     }
 
-    /// Writes the operator state of subtask `subtask` of operator `key` in checkpoint
-    /// `epoch` with `write`, which is handed the local path to write it to.
-    pub(crate) fn write_operator_state(
+    /// The synchronous half of writing the operator state of a subtask in checkpoint
+    /// `epoch`: `write` writes it at once (into the checkpoint directory when it is local,
+    /// else into a scratch file); the upload of the scratch file is returned, to run later.
+    pub(crate) fn snapshot_operator_state(
         &self,
         epoch: u64,
         key: &str,
         subtask: usize,
         write: impl FnOnce(&Path) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<Option<Job>> {
         let rel = join(
             &Self::operator_dir(epoch, key),
             &subtask_file(subtask, "opstate"),
         );
-        self.root.write_with(&rel, write)
+        self.write_deferred(rel, write)
+    }
+
+    /// Writes the file at `rel` with `write`: at once when the root is local (the write
+    /// is the file), else into a scratch file whose upload is returned.
+    fn write_deferred(
+        &self,
+        rel: String,
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<Option<Job>> {
+        if self.root.local_dir().is_some() {
+            return self.root.write_with(&rel, write).map(|()| None);
+        }
+        let scratch = scratch_dir()?;
+        let file = scratch.path().join("file");
+        write(&file)?;
+        let root = self.root.clone();
+        Ok(Some(Box::new(move || {
+            let _scratch = scratch;
+            root.put_file(&rel, &file).map(drop)
+        })))
+    }
+
+    /// The write of the operator-local part of one subtask, to run after the rest of its
+    /// part (see [`write_part`](Self::write_part)).
+    pub(crate) fn part_job(
+        &self,
+        epoch: u64,
+        key: &str,
+        subtask: usize,
+        part: OperatorPart,
+    ) -> Job {
+        let (store, key) = (self.clone(), key.to_owned());
+        Box::new(move || store.write_part(epoch, &key, subtask, &part))
     }
 
     /// Writes the operator-local part of one subtask (written last: its presence says the
@@ -546,32 +601,37 @@ pub(crate) struct KeyedPart<'a> {
     key: String,
     epoch: u64,
     subtask: usize,
+    /// The asynchronous halves of what [`write`](Self::write) wrote.
+    deferred: std::cell::RefCell<Vec<Job>>,
 }
 
 impl KeyedPart<'_> {
-    /// Writes `backend`'s keyed state; `shared` is what the subtask uploaded before (kept up
-    /// to date by incremental parts).
+    /// Writes `backend`'s keyed state: its synchronous half now (a native RocksDB checkpoint,
+    /// or the state serialized), its uploads into [`take_deferred`](Self::take_deferred);
+    /// `shared` is what the subtask uploaded before (kept up to date by incremental parts as
+    /// their uploads succeed).
     pub(crate) fn write<K: typeinfo_state::StateKey>(
         &self,
         backend: &mut typeinfo_state::KeyedBackend<K>,
-        shared: &mut SharedFiles,
+        shared: &std::sync::Arc<std::sync::Mutex<SharedFiles>>,
     ) -> Result<()> {
         use typeinfo_state::KeyedStateBackend;
-        match backend {
+        let job = match backend {
             typeinfo_state::KeyedBackend::RocksDb(b)
                 if self.store.incremental && !self.full_only =>
             {
-                native_part::write_native_part(
-                    b,
-                    &self.store.root,
-                    &self.key,
-                    self.epoch,
-                    self.subtask,
-                    &self.native,
-                    shared,
-                )
+                let local = native_part::snapshot_native(b, &self.key, self.epoch)?;
+                let (root, key, part) = (
+                    self.store.root.clone(),
+                    self.key.clone(),
+                    self.native.clone(),
+                );
+                let (epoch, subtask, shared) = (self.epoch, self.subtask, shared.clone());
+                Some(Box::new(move || {
+                    native_part::upload_native(local, &root, &key, epoch, subtask, &part, &shared)
+                }) as Job)
             }
-            _ => self.store.root.write_with(&self.full, |path| {
+            _ => self.store.write_deferred(self.full.clone(), |path| {
                 backend
                     .snapshot(path)
                     .map(drop)
@@ -579,8 +639,15 @@ impl KeyedPart<'_> {
                         operator: self.key.clone(),
                         source,
                     })
-            }),
-        }
+            })?,
+        };
+        self.deferred.borrow_mut().extend(job);
+        Ok(())
+    }
+
+    /// The asynchronous halves of what was written, in order.
+    pub(crate) fn take_deferred(&self) -> Vec<Job> {
+        std::mem::take(&mut self.deferred.borrow_mut())
     }
 }
 

@@ -368,6 +368,11 @@ pub struct CheckpointConfig {
     /// checkpoint. Off by default: a job started anew starts from its sources. An explicit
     /// restore takes precedence.
     pub resume: bool,
+    /// Consecutive checkpoints a subtask may fail to write (an upload refused, a full disk)
+    /// before the job fails (Flink's `tolerableCheckpointFailureNumber`); 3 by default. A
+    /// checkpoint that failed never completes; the job goes on and the next one carries what
+    /// it held (see [`crate::checkpoint`]).
+    pub tolerable_failures: u32,
 }
 
 impl CheckpointConfig {
@@ -394,7 +399,16 @@ impl CheckpointConfig {
             retained: 3,
             incremental: true,
             resume: false,
+            tolerable_failures: 3,
         }
+    }
+
+    /// How many consecutive checkpoints a subtask may fail to write before the job fails
+    /// (see [`tolerable_failures`](Self::tolerable_failures)).
+    #[must_use]
+    pub fn tolerable_failures(mut self, failures: u32) -> Self {
+        self.tolerable_failures = failures;
+        self
     }
 
     /// Whether RocksDB keyed state is checkpointed incrementally (see

@@ -30,7 +30,7 @@ use crate::checkpoint::store::CheckpointStore;
 use crate::config::ExecutionConfig;
 use crate::error::{Error, Result};
 use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
-use crate::exec::coordinator::{Coordinator, NodeCommitter};
+use crate::exec::coordinator::{Coordinator, CoordinatorThread, NodeCommitter};
 use crate::exec::driver::{Emit, Next, OperatorDriver, OperatorDriverSetup};
 use crate::exec::source_driver::{SourceDriver, SourceEmit};
 use crate::job::{epoch_of, guarded, time_at, Epoch, JobShared, Time};
@@ -704,7 +704,7 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
     }
     let active = cx.worker == 0;
     let job = Arc::clone(&cx.job);
-    let mut coordinator = Coordinator::new(
+    let coordinator = Coordinator::new(
         Arc::clone(&cx.graph),
         Arc::clone(&cx.job),
         cx.checkpoint_store()
@@ -713,16 +713,36 @@ fn build_coordinator(cx: &mut CompileCx<'_>, committers: Vec<NodeCommitter>) {
         cx.start_epoch,
         committers,
     );
+    let mut thread = if active {
+        match CoordinatorThread::start(coordinator, Arc::clone(&job)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                job.fail(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
     builder.build(move |_caps| {
         move |frontiers: &[MutableAntichain<Time>]| {
             for handle in &mut handles {
                 handle.for_each(|_, batch| drop(std::mem::take(batch)));
             }
-            if !active || job.failed() {
+            let Some(t) = thread.as_mut() else {
+                return;
+            };
+            if job.failed() {
+                thread = None;
                 return;
             }
-            if let Err(e) = coordinator.progress(frontier_min(frontiers).map(epoch_of)) {
-                job.fail(e.in_operator("Checkpoint coordinator"));
+            let frontier = frontier_min(frontiers).map(epoch_of);
+            t.progress(frontier);
+            if frontier.is_none() {
+                // The job ends once its checkpoints are completed and its output published.
+                if let Some(t) = thread.take() {
+                    t.join();
+                }
             }
         }
     });

@@ -81,7 +81,13 @@ pub(crate) struct Coordinator {
     done: bool,
     /// The stop-with-savepoint's savepoint is written: nothing more is published.
     saved: bool,
+    /// The newest checkpoint every operator has passed whose parts were not all written at
+    /// the last look (their asynchronous halves still uploading), and when that look was.
+    waiting: Option<(Epoch, Option<std::time::Instant>)>,
 }
+
+/// How often the coordinator lists a checkpoint whose parts are still being written.
+const COMPLETION_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl Coordinator {
     pub(crate) fn new(
@@ -101,6 +107,7 @@ impl Coordinator {
             last_completed: start_epoch.checked_sub(1),
             done: false,
             saved: false,
+            waiting: None,
         }
     }
 
@@ -113,8 +120,22 @@ impl Coordinator {
         if let Some(epoch) = frontier
             .and_then(|f| f.checked_sub(1))
             .filter(|e| self.last_completed.is_none_or(|l| *e > l))
+            .filter(|e| self.waiting.is_none_or(|(w, _)| *e > w))
         {
-            self.complete(epoch)?;
+            // A newer checkpoint supersedes one still waiting for its parts.
+            self.waiting = Some((epoch, None));
+        }
+        if let Some((epoch, looked)) = self.waiting {
+            // At the end every subtask has written its parts (each waits for its uploads
+            // before it ends): one last look.
+            let due = frontier.is_none() || looked.is_none_or(|t| t.elapsed() >= COMPLETION_RETRY);
+            if due {
+                self.waiting = if self.complete(epoch)? {
+                    None
+                } else {
+                    Some((epoch, Some(std::time::Instant::now())))
+                };
+            }
         }
         if frontier.is_none() {
             self.done = true;
@@ -127,12 +148,14 @@ impl Coordinator {
         Ok(())
     }
 
-    fn complete(&mut self, epoch: Epoch) -> Result<()> {
+    /// Completes checkpoint `epoch` if every part of it is written; whether it did (no
+    /// checkpoints: nothing to wait for).
+    fn complete(&mut self, epoch: Epoch) -> Result<bool> {
         let Some((store, retained)) = &self.checkpoints else {
-            return Ok(());
+            return Ok(true);
         };
         let Some(stats) = store.complete(&self.graph, epoch, *retained)? else {
-            return Ok(());
+            return Ok(false);
         };
         self.last_completed = Some(epoch);
         let metrics = &self.job.metrics;
@@ -179,6 +202,73 @@ impl Coordinator {
                 request.after_epoch = None;
             }
         }
-        Ok(())
+        Ok(true)
+    }
+}
+
+/// The coordinator on a thread of its own (on the process that coordinates): listing a
+/// checkpoint's parts, writing its `_metadata`, committing sinks and deleting old checkpoints
+/// are requests to the storage (an object store's take milliseconds each), which must not
+/// stall the records of the worker the coordinator's operator runs on. The operator hands
+/// it the frontier's epoch when it moves; the thread looks at least every
+/// [`COMPLETION_RETRY`] while a checkpoint waits for its parts.
+pub(crate) struct CoordinatorThread {
+    sender: std::sync::mpsc::Sender<Option<Epoch>>,
+    last: Option<Option<Epoch>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl CoordinatorThread {
+    pub(crate) fn start(mut coordinator: Coordinator, job: Arc<JobShared>) -> Result<Self> {
+        let (sender, receiver) = std::sync::mpsc::channel::<Option<Epoch>>();
+        let thread = std::thread::Builder::new()
+            .name("checkpoint coordinator".into())
+            .spawn(move || {
+                let mut frontier = Some(0);
+                loop {
+                    match receiver.recv_timeout(COMPLETION_RETRY) {
+                        Ok(f) => frontier = f,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                    }
+                    // Only the newest frontier matters.
+                    while let Ok(f) = receiver.try_recv() {
+                        frontier = f;
+                    }
+                    if job.failed() {
+                        return;
+                    }
+                    if let Err(e) = coordinator.progress(frontier) {
+                        job.fail(e.in_operator("Checkpoint coordinator"));
+                        return;
+                    }
+                    if frontier.is_none() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|source| crate::error::Error::Io {
+                path: "the checkpoint coordinator's thread".into(),
+                source,
+            })?;
+        Ok(CoordinatorThread {
+            sender,
+            last: None,
+            thread,
+        })
+    }
+
+    /// The lowest epoch any operator may still work on (`None`: the job ended).
+    pub(crate) fn progress(&mut self, frontier: Option<Epoch>) {
+        if self.last != Some(frontier) {
+            self.last = Some(frontier);
+            let _ = self.sender.send(frontier);
+        }
+    }
+
+    /// Waits until the coordinator is done (after the frontier reached the end).
+    pub(crate) fn join(self) {
+        drop(self.sender);
+        let _ = self.thread.join();
     }
 }

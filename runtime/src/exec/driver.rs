@@ -327,6 +327,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                 self.write_ended()?;
             }
             self.ship(self.current, emit);
+            self.flush_checkpoints()?;
             return Ok(Next::Finished);
         }
         Ok(Next::Wait { wake })
@@ -407,8 +408,12 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             return Ok(());
         };
         let (key, subtask) = (&self.setup.key, self.setup.subtask);
+        // Every checkpoint before comes first (a restore must not see this subtask's final
+        // state beside a part of an earlier checkpoint still being written).
+        store.uploads().flush(key, subtask)?;
         let keyed = store.ended_keyed_part(epoch_of(self.current), key, subtask);
         let data = self.operator.snapshot(epoch_of(self.current), &keyed)?;
+        run_in_order(keyed.take_deferred())?;
         if let Some(state) = self.operator.operator_state() {
             store.write_ended_operator_state(key, subtask, |path| {
                 state
@@ -427,33 +432,65 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         store.write_ended_operator_part(key, subtask, &part)
     }
 
+    /// Waits until this subtask's checkpoints are written (before it ends: the coordinator
+    /// completes them once every part is there).
+    fn flush_checkpoints(&self) -> Result<()> {
+        let Some(store) = &self.checkpoints else {
+            return Ok(());
+        };
+        let (key, subtask) = (&self.setup.key, self.setup.subtask);
+        store.uploads().flush(key, subtask)?;
+        store
+            .uploads()
+            .check(key, subtask, &self.setup.name, store.tolerable_failures())
+    }
+
+    /// Writes this subtask's part of checkpoint `epoch`: the synchronous half now (the
+    /// operator's snapshot, a native RocksDB checkpoint or the heap's state serialized, the
+    /// operator state), the rest on the subtask's upload lane, the operator part last (see
+    /// [`crate::checkpoint::upload`]).
     fn checkpoint(&mut self, epoch: Epoch) -> Result<()> {
         let Some(store) = &self.checkpoints else {
             return Ok(());
         };
-        let keyed = store.keyed_part(epoch, &self.setup.key, self.setup.subtask);
+        let (key, subtask) = (&self.setup.key, self.setup.subtask);
+        store
+            .uploads()
+            .check(key, subtask, &self.setup.name, store.tolerable_failures())?;
+        let keyed = store.keyed_part(epoch, key, subtask);
         let data = self.operator.snapshot(epoch, &keyed)?;
+        let mut jobs = keyed.take_deferred();
         if let Some(state) = self.operator.operator_state() {
-            store.write_operator_state(epoch, &self.setup.key, self.setup.subtask, |path| {
+            let name = &self.setup.name;
+            jobs.extend(store.snapshot_operator_state(epoch, key, subtask, |path| {
                 state
                     .snapshot(path)
                     .map(drop)
                     .map_err(|source| Error::State {
-                        operator: self.setup.name.clone(),
+                        operator: name.clone(),
                         source,
                     })
-            })?;
-        }
-        if let Some(delay) = checkpoint_write_delay() {
-            // Fault injection: widen the window in which a crash leaves a half-written checkpoint.
-            std::thread::sleep(delay);
+            })?);
         }
         let part = OperatorPart {
             watermark: self.tracker.current,
             data,
         };
-        store.write_part(epoch, &self.setup.key, self.setup.subtask, &part)
+        jobs.push(store.part_job(epoch, key, subtask, part));
+        store
+            .uploads()
+            .submit(key, subtask, epoch, Box::new(move || run_in_order(jobs)))
     }
+}
+
+/// Runs the asynchronous halves of a subtask's checkpoint in order (the operator part, last,
+/// only once the rest is written).
+pub(crate) fn run_in_order(jobs: Vec<crate::checkpoint::upload::Job>) -> Result<()> {
+    if let Some(delay) = checkpoint_write_delay() {
+        // Fault injection: widen the window in which a crash leaves a half-written checkpoint.
+        std::thread::sleep(delay);
+    }
+    jobs.into_iter().try_for_each(|job| job())
 }
 
 #[cfg(test)]

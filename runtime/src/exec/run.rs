@@ -130,6 +130,7 @@ fn run(
         recover_sinks(r, &graph, &builders, &config)?;
     }
     let checkpoints = prepare_checkpoints(&config, start_epoch, restore.as_deref())?;
+    let uploads = checkpoints.as_ref().map(|c| c.uploads().clone());
     let (state_root, _temp) = state_root(job_name, &config.state_backend)?;
     let settings = CompileSettings {
         job_name: job_name.to_owned(),
@@ -142,8 +143,13 @@ fn run(
         restore,
         checkpoints,
     };
-    let panicked = run_workers(&config, settings)?;
-    outcome(&job, panicked)
+    let panicked = run_workers(&config, settings);
+    // Every part this run queued is written (or failed) before the run ends: a restart must
+    // not find a write of this run landing among its own parts.
+    if let Some(uploads) = uploads {
+        uploads.finish();
+    }
+    outcome(&job, panicked?)
 }
 
 /// Whether this process commits the job's output (the only process, or process 0).

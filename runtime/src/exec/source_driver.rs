@@ -139,6 +139,8 @@ pub(crate) struct SourceDriver<O> {
     output: Output<O>,
     emitted: u64,
     key: String,
+    /// The operator's name (for errors and metrics).
+    name: String,
     subtask: usize,
     job: Arc<JobShared>,
     checkpoints: Option<(CheckpointStore, Duration)>,
@@ -181,6 +183,7 @@ impl<O: Data> SourceDriver<O> {
             output: Output::new(sender_id(setup.node, setup.subtask)),
             emitted,
             key: setup.key.clone(),
+            name: setup.name.clone(),
             subtask: setup.subtask,
             job: Arc::clone(&setup.job),
             next_checkpoint: Instant::now()
@@ -238,6 +241,15 @@ impl<O: Data> SourceDriver<O> {
             }
         }
         self.shares.activation(began, throttled);
+        if !more {
+            if let Some((store, _)) = &self.checkpoints {
+                store.uploads().flush(&self.key, self.subtask)?;
+                let tolerable = store.tolerable_failures();
+                store
+                    .uploads()
+                    .check(&self.key, self.subtask, &self.name, tolerable)?;
+            }
+        }
         Ok(match (more, self.stopped()) {
             (false, _) => Next::Finished,
             (true, true) => Next::Wait {
@@ -318,11 +330,21 @@ impl<O: Data> SourceDriver<O> {
         if !more {
             // The input ended: this subtask's part of this and every later checkpoint is its
             // end position (it emits nothing after this epoch, as a stopped source).
+            store.uploads().flush(&self.key, self.subtask)?;
             return store.write_ended_source_part(epoch, &self.key, self.subtask, &self.part(true));
         }
         let stopping_now = stopped && self.stopped_at.is_none();
         if asked || Instant::now() >= self.next_checkpoint || stopping_now {
-            store.write_part(epoch, &self.key, self.subtask, &self.part(stopped))?;
+            // The position is written on the subtask's upload lane, off this thread.
+            let uploads = store.uploads();
+            uploads.check(
+                &self.key,
+                self.subtask,
+                &self.name,
+                store.tolerable_failures(),
+            )?;
+            let job = store.part_job(epoch, &self.key, self.subtask, self.part(stopped));
+            uploads.submit(&self.key, self.subtask, epoch, job)?;
             emit.advance(time_at(epoch + 1, self.job.tick_now()));
             self.flight.began(emit.time(), self.emitted);
             self.next_checkpoint = Instant::now() + *interval;

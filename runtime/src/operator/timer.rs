@@ -139,8 +139,9 @@ pub(crate) struct KeyedTimers<K, N> {
     pub(crate) event: TimerQueue<K, N>,
     pub(crate) processing: TimerQueue<K, N>,
     state: TimerState<N>,
-    /// The SST files of this subtask's incremental checkpoints (RocksDB).
-    shared: crate::checkpoint::native_part::SharedFiles,
+    /// The SST files of this subtask's incremental checkpoints (RocksDB), as their
+    /// asynchronous uploads succeed.
+    shared: std::sync::Arc<std::sync::Mutex<crate::checkpoint::native_part::SharedFiles>>,
 }
 
 impl<K, N> KeyedTimers<K, N>
@@ -160,7 +161,7 @@ where
             event: TimerQueue::new(),
             processing: TimerQueue::new(),
             state,
-            shared: crate::checkpoint::native_part::SharedFiles::default(),
+            shared: Default::default(),
         })
     }
 
@@ -214,7 +215,7 @@ where
             backend.set_current_key(&k)?;
             self.state.update(backend, &(), timers)?;
         }
-        keyed.write(backend, &mut self.shared)
+        keyed.write(backend, &self.shared)
     }
 
     /// Restores keyed state from the snapshot's files (any parallelism, either backend;
@@ -238,7 +239,7 @@ where
                     .map(crate::checkpoint::store::CheckpointStore::root),
                 &setup.name,
             )?;
-            self.shared = shared;
+            self.shared = std::sync::Arc::new(std::sync::Mutex::new(shared));
             if setup.subtask == 0 {
                 for m in &report.migrated {
                     eprintln!(
