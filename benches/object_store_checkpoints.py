@@ -16,6 +16,7 @@ number of checkpoints the checkpointed runs completed. The target was fixed befo
 import argparse
 import http.client
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -61,6 +62,18 @@ def start_moto(logs):
     return child, port
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of a running process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(binary, orders, env, extra, work):
     out = tempfile.mkdtemp(dir=work)
     began = time.monotonic()
@@ -95,15 +108,20 @@ def main():
     plain, checkpointed = [], []
     try:
         for i in range(args.pairs):
+            cpu0 = children_cpu()
             plain.append(run(binary, args.orders, env, [], work)[0])
+            cpu1, server0 = children_cpu(), cpu_seconds(moto.pid)
             prefix = f"s3://{BUCKET}/run-{i}"
             seconds, completed = run(binary, args.orders, env,
                                      ["--checkpoint-dir", prefix,
                                       "--checkpoint-interval-ms", "100", "--metrics"], work)
+            cpu2, server1 = children_cpu(), cpu_seconds(moto.pid)
             checkpointed.append(seconds)
-            print(f"pair {i + 1}: without checkpoints {plain[-1]:.2f} s, "
-                  f"with checkpoints every 100 ms to S3 {seconds:.2f} s "
-                  f"({completed} checkpoints completed)", flush=True)
+            print(f"pair {i + 1}: without checkpoints {plain[-1]:.2f} s "
+                  f"(job CPU {cpu1 - cpu0:.2f} s), with checkpoints every 100 ms to S3 "
+                  f"{seconds:.2f} s ({completed} checkpoints completed; job CPU "
+                  f"{cpu2 - cpu1:.2f} s, the S3 server's CPU {server1 - server0:.2f} s, on the "
+                  f"same cores)", flush=True)
             if completed == 0:
                 sys.exit("no checkpoint completed: the comparison would mean nothing")
     finally:

@@ -17,7 +17,7 @@
 //! never completes), not the job, up to [`CheckpointConfig::tolerable_failures`] in a row.
 //! A coordinator watches every operator's progress on a thread of its own on process 0;
 //! once every subtask has moved past `e` and every part of `e` is written (it looks again
-//! every 10 ms while parts are still being uploaded; a newer checkpoint supersedes one still
+//! every 25 ms while parts are still being uploaded; a newer checkpoint supersedes one still
 //! waiting), it writes the checkpoint's `_metadata` (the completion marker), publishes the
 //! file sinks' output up to `e`, and deletes checkpoints older than the last `retained` ones.
 //!

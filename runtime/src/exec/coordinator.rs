@@ -87,7 +87,8 @@ pub(crate) struct Coordinator {
 }
 
 /// How often the coordinator lists a checkpoint whose parts are still being written.
-const COMPLETION_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+/// (Each look is a listing: on an object store, a request.)
+const COMPLETION_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
 
 impl Coordinator {
     pub(crate) fn new(
