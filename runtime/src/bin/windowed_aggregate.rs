@@ -5,7 +5,7 @@
 //!   --window tumbling:SIZE[:OFFSET]|sliding:SIZE:SLIDE|session:GAP|count:N[:SLIDE] \
 //!   --out-of-orderness MS --allowed-lateness MS [--parallelism N] [--state heap|rocksdb] \
 //!   [--trigger count:N|purging-count:N|continuous-event:MS] [--evictor count:N|time:MS] \
-//!   [--hosts host:port,host:port --process I] [--metrics] \
+//!   [--hosts host:port,host:port --process I [--peer-timeout-ms MS]] [--metrics] \
 //!   [--output DIR] [--checkpoint-dir DIR --checkpoint-interval-ms MS [--resume]] [--restore PATH] \
 //!   [--lines-per-second N] [--mode streaming|batch]
 //! ```

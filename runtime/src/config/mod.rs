@@ -115,10 +115,20 @@ pub struct Cluster {
     pub process: usize,
     /// The secret every process of the job shares.
     pub secret: JobSecret,
+    /// How long a peer may stay silent (a cut link, a host that froze, data sent and never
+    /// acknowledged) before this process counts it lost and ends with
+    /// [`Error::PeerLost`](crate::Error::PeerLost): TCP keepalive probes and
+    /// `TCP_USER_TIMEOUT` on every connection between processes. 10 s by default
+    /// (`--peer-timeout-ms`).
+    pub peer_timeout: std::time::Duration,
 }
 
+/// The default [`Cluster::peer_timeout`].
+pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Cluster {
-    /// Reads `--hosts h1:p1,h2:p2 --process i` from command-line arguments and the job secret
+    /// Reads `--hosts h1:p1,h2:p2 --process i [--peer-timeout-ms MS]` from command-line
+    /// arguments and the job secret
     /// from the environment ([`JobSecret::from_env`]: `TYPEINFO_JOB_SECRET` or
     /// `TYPEINFO_JOB_SECRET_FILE`, never an argument); `None` when `--hosts` is absent.
     ///
@@ -147,10 +157,20 @@ impl Cluster {
                 hosts.len()
             )));
         }
+        let peer_timeout = match value("--peer-timeout-ms") {
+            None => DEFAULT_PEER_TIMEOUT,
+            Some(ms) => Duration::from_millis(
+                ms.ok_or_else(|| Error::Config("--peer-timeout-ms needs a value".into()))?
+                    .parse::<u64>()
+                    .map_err(|e| Error::Config(format!("--peer-timeout-ms: {e}")))?
+                    .max(1_000),
+            ),
+        };
         Ok(Some(Cluster {
             hosts,
             process,
             secret: JobSecret::from_env()?,
+            peer_timeout,
         }))
     }
 }

@@ -59,7 +59,29 @@ pub(crate) fn connect(
         sockets[i] = Some(connect_to(cluster, i, peer, deadline)?);
     }
     accept_peers(cluster, &listener, &mut sockets, deadline)?;
+    for (i, socket) in sockets.iter().enumerate() {
+        if let Some(s) = socket {
+            watch_liveness(s, cluster.peer_timeout)
+                .map_err(|e| fail(me, format!("the connection to process {i}: {e}")))?;
+        }
+    }
     start_network(sockets, me, threads)
+}
+
+/// Makes a connection fail once the peer has been silent for about `timeout`: keepalive
+/// probes after a third of it idle (every sixth, three unanswered end it), and
+/// `TCP_USER_TIMEOUT` for data sent and not acknowledged within it. A link cut without a
+/// reset (a partition, a frozen host) would otherwise leave timely's network threads
+/// waiting forever; with these, they see an error, and the process ends with
+/// [`Error::PeerLost`].
+fn watch_liveness(stream: &TcpStream, timeout: Duration) -> std::io::Result<()> {
+    let socket = socket2::SockRef::from(stream);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time((timeout / 3).max(Duration::from_secs(1)))
+        .with_interval((timeout / 6).max(Duration::from_secs(1)))
+        .with_retries(3);
+    socket.set_tcp_keepalive(&keepalive)?;
+    socket.set_tcp_user_timeout(Some(timeout))
 }
 
 /// An error of process `me` while connecting.
