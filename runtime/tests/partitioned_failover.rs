@@ -187,20 +187,20 @@ fn supervise(work: &Path, input: &Path, net: &Net, cuts: usize, seed: u64) -> Ve
             Instant::now() < deadline,
             "the job did not end within 300 s ({cuts_done} cuts)"
         );
-        for i in 0..PROCESSES {
-            let Some(child) = children[i].as_mut() else {
+        for (i, slot) in children.iter_mut().enumerate() {
+            let Some(child) = slot.as_mut() else {
                 continue;
             };
             let Some(status) = child.try_wait().unwrap() else {
                 continue;
             };
             if status.success() {
-                children[i] = None;
+                *slot = None;
                 done += 1;
                 continue;
             }
             statuses.push(status.code());
-            children[i] = Some(start(work, input, Some(net), i, "2000"));
+            *slot = Some(start(work, input, Some(net), i, "2000"));
         }
         match cut {
             Some((i, since)) if since.elapsed() >= CUT => {
