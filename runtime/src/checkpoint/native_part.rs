@@ -359,6 +359,34 @@ pub struct SharedFiles {
     files: HashMap<String, SharedObject>,
 }
 
+/// Writes the keyed state of a RocksDB backend as an incremental part at `part` (relative
+/// to `root`, see the module docs) in the checkpoint root `root` (a local directory or an
+/// object store), both halves at once: `snapshot_native` then `upload_native` (the
+/// runtime runs the second on the subtask's upload lane). `operator` (the operator's
+/// directory name) and `subtask` name the uploads; `shared` is what this subtask uploaded
+/// before, and is updated.
+///
+/// # Errors
+///
+/// RocksDB, the file system or the store fails.
+pub fn write_native_part<K: StateKey>(
+    backend: &mut RocksDbKeyedStateBackend<K>,
+    root: &Storage,
+    operator: &str,
+    epoch: u64,
+    subtask: usize,
+    part: &str,
+    shared: &mut SharedFiles,
+) -> Result<()> {
+    let local = snapshot_native(backend, operator, epoch)?;
+    let known = std::sync::Mutex::new(std::mem::take(shared));
+    let result = upload_native(local, root, operator, epoch, subtask, part, &known);
+    *shared = known
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    result
+}
+
 /// The synchronous half of an incremental part: a native RocksDB checkpoint of `backend`
 /// (hard links to its SST files) in a directory beside the database, which the processing
 /// thread can go on writing to while [`upload_native`] uploads it.
