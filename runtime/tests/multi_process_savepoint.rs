@@ -89,3 +89,135 @@ fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
         &String::from_utf8_lossy(&out.stderr),
     );
 }
+
+/// The lines of the output files in `dir` of checkpoints up to `epoch` (the files end in
+/// `-<epoch>`).
+fn published_up_to(dir: &Path, epoch: u64) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("part-")
+                && name
+                    .rsplit('-')
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|e| e <= epoch)
+        })
+        .flat_map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `kill -USR1` on process 1 of a running two-process job asks for a savepoint; process 0's
+/// coordinator writes it once, under the checkpoint directory's `savepoints/`, and the job
+/// goes on to its end. The savepoint, restored at parallelism 3, continues the job exactly:
+/// the first run's output up to the savepoint's checkpoint and the restored run's output
+/// together equal a failure-free run's.
+#[test]
+fn a_signal_to_any_process_takes_one_savepoint_of_the_whole_job() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let reference = failure_free_output(&program(), ORDERS, "heap");
+    let hosts = loopback_hosts(2);
+    let mut processes: Vec<_> = (0..2)
+        .map(|i| {
+            version_1(w)
+                .args(["--parallelism", "2", "--state", "rocksdb"])
+                .args(["--orders-per-second", "2000"])
+                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+                .arg(w.join("checkpoints"))
+                .args(["--hosts", &hosts, "--process", &i.to_string()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !common::has_completed_checkpoint(&w.join("checkpoints")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint completed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let signalled = Command::new("kill")
+        .args(["-USR1", &processes[1].id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let savepoint = loop {
+        let found = std::fs::read_dir(w.join("checkpoints").join("savepoints"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.join("_metadata").is_file());
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no savepoint after SIGUSR1"
+        );
+        assert!(
+            processes
+                .iter_mut()
+                .all(|p| p.try_wait().unwrap().is_none()),
+            "the job ended before the savepoint was written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    for (i, p) in processes.into_iter().enumerate() {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "process {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let metadata = std::fs::read_to_string(savepoint.join("_metadata")).unwrap();
+    let epoch: u64 = metadata
+        .lines()
+        .find_map(|l| l.strip_prefix("epoch "))
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let second = w.join("second");
+    let out = Command::new(program())
+        .args(["run", "--version", "1", "--orders", ORDERS, "--output"])
+        .arg(&second)
+        .args(["--parallelism", "3", "--state", "heap", "--restore"])
+        .arg(&savepoint)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the restore: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = published_up_to(&w.join("output"), epoch);
+    let restored = published(&second);
+    assert!(
+        !restored.is_empty() && !lines.is_empty(),
+        "the savepoint was taken part-way ({} lines before, {} after)",
+        lines.len(),
+        restored.len()
+    );
+    lines.extend(restored);
+    lines.sort();
+    assert_same_lines(
+        &lines,
+        &reference,
+        "the first run up to the savepoint, then the restored run",
+        &String::from_utf8_lossy(&out.stderr),
+    );
+}

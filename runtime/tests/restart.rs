@@ -157,9 +157,14 @@ fn a_running_job_is_cancelled() {
         },
     );
     let client = env.execute_async("forever").unwrap();
-    std::thread::sleep(Duration::from_millis(150));
+    // Checkpoints complete asynchronously (their parts are uploaded off the workers'
+    // threads): wait for the first, however loaded the machine is.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.metrics().counter("job.numCompletedCheckpoints") == 0 {
+        assert!(Instant::now() < deadline, "no checkpoint completed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(client.status(), JobStatus::Running);
-    assert!(client.metrics().counter("job.numCompletedCheckpoints") > 0);
     client.cancel();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !client.is_finished() {

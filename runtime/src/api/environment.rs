@@ -303,6 +303,13 @@ impl StreamExecutionEnvironment {
         let shared = Arc::clone(&job);
         let name = job_name.to_owned();
         let checkpointing = config.checkpointing.is_some();
+        // In a multi-process job the coordinator may run elsewhere: savepoints are asked for
+        // through the shared checkpoint directory.
+        let requests = config
+            .checkpointing
+            .as_ref()
+            .filter(|_| config.cluster.is_some())
+            .map(|c| c.dir.clone());
         let thread = std::thread::Builder::new()
             .name(format!("job {job_name}"))
             .spawn(move || {
@@ -316,6 +323,7 @@ impl StreamExecutionEnvironment {
             thread,
             job,
             checkpointing,
+            requests,
         })
     }
 }
@@ -326,23 +334,65 @@ pub struct JobClient {
     pub(crate) thread: std::thread::JoinHandle<Result<JobResult>>,
     pub(crate) job: Arc<JobShared>,
     pub(crate) checkpointing: bool,
+    /// A multi-process job's checkpoint directory, where savepoint requests go.
+    pub(crate) requests: Option<PathBuf>,
 }
 
 impl JobClient {
     /// Takes a savepoint of the running job into `dir`: the sources close their current
     /// epoch at once, and the first checkpoint that completes after that is copied to
     /// `dir` (same format; restore from it with [`RestoreSettings`](crate::config::RestoreSettings)).
-    /// Waits at most `timeout`. Within one process (the client sees this process's sources).
+    /// Waits at most `timeout`. In a multi-process job, any process may ask: the request goes
+    /// through the shared checkpoint directory to the coordinator (on process 0), which
+    /// copies the first checkpoint that completes after it saw the request, once for the
+    /// whole job; `kill -USR1` on any process asks for one too (see
+    /// [`crate::exec::run`]).
     ///
     /// # Errors
     ///
     /// Checkpointing is off; the job ended or failed before the savepoint completed; the
     /// timeout passed; the copy failed.
     pub fn trigger_savepoint(&self, dir: impl Into<PathBuf>, timeout: Duration) -> Result<PathBuf> {
+        self.savepoint(dir, timeout)
+    }
+
+    /// A savepoint of a multi-process job, asked for from this process (any of them): a
+    /// request in the shared checkpoint directory, answered by the coordinator with the
+    /// first checkpoint that completes after it saw it; waits for the savepoint's
+    /// `_metadata`.
+    fn request_savepoint(
+        &self,
+        checkpoints: &std::path::Path,
+        dir: PathBuf,
+        timeout: Duration,
+    ) -> Result<PathBuf> {
+        crate::checkpoint::store::CheckpointStore::open(checkpoints)?.request_savepoint(&dir)?;
+        let target = crate::checkpoint::storage::Storage::open(&dir)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if target.exists(crate::checkpoint::format::METADATA_FILE)? {
+                return Ok(dir);
+            }
+            if self.thread.is_finished() {
+                return Err(Error::Config(
+                    "the job ended before the savepoint completed".into(),
+                ));
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::Config(format!("no savepoint within {timeout:?}")));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn savepoint(&self, dir: impl Into<PathBuf>, timeout: Duration) -> Result<PathBuf> {
         if !self.checkpointing {
             return Err(Error::Config(
                 "a savepoint is a checkpoint: enable checkpointing to take one".into(),
             ));
+        }
+        if let Some(checkpoints) = &self.requests {
+            return self.request_savepoint(checkpoints, dir.into(), timeout);
         }
         {
             let mut request = self.job.request();

@@ -27,6 +27,9 @@ use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
 use crate::plan::{StreamGraph, StreamNode};
 
+/// Where processes leave savepoint requests for the coordinator.
+const REQUESTS_DIR: &str = "requests";
+
 /// The checkpoints of one job under its checkpoint directory (local or in an object store):
 /// the only code that knows the layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`,
 /// `_metadata`), writes parts atomically, completes checkpoints, retains the last ones and
@@ -503,6 +506,45 @@ impl CheckpointStore {
             }
         }
         Ok(true)
+    }
+
+    /// Asks the job's coordinator, on whichever process it runs, for a savepoint into
+    /// `target` (a path or a storage URL): a request file under `requests/` of the checkpoint
+    /// directory, which every process of the job shares. The coordinator copies the first
+    /// checkpoint that completes after it saw the request, then deletes it; the savepoint's
+    /// `_metadata` says it is whole.
+    pub(crate) fn request_savepoint(&self, target: &Path) -> Result<()> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!("savepoint-{nanos}-{}", std::process::id());
+        let target = target.to_str().ok_or_else(|| {
+            Error::Config(format!(
+                "a savepoint path that is not UTF-8: {}",
+                target.display()
+            ))
+        })?;
+        self.root.put(&join(REQUESTS_DIR, &name), target.as_bytes())
+    }
+
+    /// The savepoint requests waiting in the checkpoint directory: (request, target).
+    pub(crate) fn savepoint_requests(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
+        let mut out = Vec::new();
+        for listed in self.root.list(REQUESTS_DIR)? {
+            let rel = join(REQUESTS_DIR, &listed.name);
+            let bytes = self.root.read(&rel)?;
+            let target = String::from_utf8(bytes).map_err(|_| Error::Damaged {
+                path: shown(&self.root, &rel).display().to_string(),
+                what: "a savepoint request that is not UTF-8".into(),
+            })?;
+            out.push((rel, std::path::PathBuf::from(target)));
+        }
+        Ok(out)
+    }
+
+    /// Removes an answered savepoint request.
+    pub(crate) fn answered(&self, request: &str) -> Result<()> {
+        self.root.delete(request)
     }
 
     /// Copies completed checkpoint `epoch` to `target` (a savepoint, a path or a storage

@@ -84,6 +84,12 @@ pub(crate) struct Coordinator {
     /// The newest checkpoint every operator has passed whose parts were not all written at
     /// the last look (their asynchronous halves still uploading), and when that look was.
     waiting: Option<(Epoch, Option<std::time::Instant>)>,
+    /// Savepoint requests from any process (files in the checkpoint directory): request,
+    /// target, and the first epoch whose checkpoint answers it.
+    requests: Vec<(String, std::path::PathBuf, Epoch)>,
+    /// When the coordinator last listed the requests (at most once a second: a listing is a
+    /// request to an object store).
+    requests_listed: Option<std::time::Instant>,
 }
 
 /// How often the coordinator lists a checkpoint whose parts are still being written.
@@ -109,6 +115,8 @@ impl Coordinator {
             done: false,
             saved: false,
             waiting: None,
+            requests: Vec::new(),
+            requests_listed: None,
         }
     }
 
@@ -203,7 +211,49 @@ impl Coordinator {
                 request.after_epoch = None;
             }
         }
+        drop(request);
+        self.answer_requests(epoch)?;
         Ok(true)
+    }
+}
+
+impl Coordinator {
+    /// Checkpoint `epoch` completed: copies it for every request from another process (or a
+    /// signal) seen at an earlier completion, then takes note of the requests waiting now
+    /// (answered by the next checkpoint that completes: one whose parts were written after
+    /// the request was seen).
+    fn answer_requests(&mut self, epoch: Epoch) -> Result<()> {
+        let Some((store, _)) = &self.checkpoints else {
+            return Ok(());
+        };
+        let mut left = Vec::new();
+        for (request, target, after) in std::mem::take(&mut self.requests) {
+            if epoch < after {
+                left.push((request, target, after));
+                continue;
+            }
+            if !Storage::open(&target)?.exists(METADATA_FILE)? {
+                store.copy_to(epoch, &target)?;
+            }
+            store.answered(&request)?;
+            eprintln!(
+                "savepoint {} written (checkpoint {epoch})",
+                target.display()
+            );
+        }
+        let due = self
+            .requests_listed
+            .is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1));
+        if due {
+            self.requests_listed = Some(std::time::Instant::now());
+            for (request, target) in store.savepoint_requests()? {
+                if !left.iter().any(|(r, _, _)| *r == request) {
+                    left.push((request, target, epoch + 1));
+                }
+            }
+        }
+        self.requests = left;
+        Ok(())
     }
 }
 

@@ -7,4 +7,5 @@ pub(crate) mod compile;
 pub(crate) mod coordinator;
 pub(crate) mod driver;
 pub(crate) mod run;
+pub(crate) mod signal;
 pub(crate) mod source_driver;

@@ -35,6 +35,11 @@ pub(crate) fn execute(
     if config.restore.is_none() && config.checkpointing.as_ref().is_some_and(|c| c.resume) {
         restore_from_own_checkpoints(&mut config)?;
     }
+    // `kill -USR1` asks for a savepoint while the job runs (see [`crate::exec::signal`]).
+    let _signal = match &config.checkpointing {
+        Some(c) => Some(crate::exec::signal::SavepointSignal::watch(&c.dir)?),
+        None => None,
+    };
     loop {
         job.set_status(JobStatus::Running);
         let result = run(
