@@ -182,6 +182,14 @@ struct OperatorMetrics {
     watermark: Gauge,
     watermark_lag: Gauge,
     shares: TimeShares,
+    /// The last checkpoint's synchronous half, its asynchronous half (set by the upload
+    /// lane), and its alignment (from the first record of the next epoch that had to wait
+    /// until the barrier passed), in milliseconds, as Flink's checkpoint statistics.
+    sync_ms: Gauge,
+    async_ms: Gauge,
+    alignment_ms: Gauge,
+    /// Since when records of a later epoch wait for this one to end.
+    aligning_since: Option<std::time::Instant>,
 }
 
 impl OperatorMetrics {
@@ -193,6 +201,10 @@ impl OperatorMetrics {
             watermark: group.gauge("currentInputWatermark"),
             watermark_lag: group.gauge("watermarkLag"),
             shares: TimeShares::new(&group),
+            sync_ms: group.gauge("checkpointSyncDurationMs"),
+            async_ms: group.gauge("checkpointAsyncDurationMs"),
+            alignment_ms: group.gauge("checkpointAlignmentTimeMs"),
+            aligning_since: None,
         }
     }
 
@@ -261,6 +273,9 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
     /// Takes an input batch of `time` (processed in [`step`](Self::step)).
     pub(crate) fn receive(&mut self, time: Time, batch: Batch<I>) {
         self.setup.job.saw_tick(tick_of(time));
+        if epoch_of(time) > epoch_of(self.current) && self.metrics.aligning_since.is_none() {
+            self.metrics.aligning_since = Some(std::time::Instant::now());
+        }
         self.stash.entry(time).or_default().push(batch);
     }
 
@@ -285,6 +300,10 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         self.drain(epoch, emit)?;
         if let Some(f) = frontier.filter(|f| *f > self.current) {
             if epoch_of(f) > epoch_of(self.current) {
+                let aligned = self.metrics.aligning_since.take();
+                self.metrics
+                    .alignment_ms
+                    .set(aligned.map_or(0, |t| t.elapsed().as_millis() as i64));
                 self.checkpoint(epoch_of(f) - 1)?;
             }
             self.current = f;
@@ -453,6 +472,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         let Some(store) = &self.checkpoints else {
             return Ok(());
         };
+        let began = std::time::Instant::now();
         let (key, subtask) = (&self.setup.key, self.setup.subtask);
         store
             .uploads()
@@ -477,9 +497,19 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             data,
         };
         jobs.push(store.part_job(epoch, key, subtask, part));
-        store
-            .uploads()
-            .submit(key, subtask, epoch, Box::new(move || run_in_order(jobs)))
+        self.metrics.sync_ms.set(began.elapsed().as_millis() as i64);
+        let async_ms = self.metrics.async_ms.clone();
+        store.uploads().submit(
+            key,
+            subtask,
+            epoch,
+            Box::new(move || {
+                let began = std::time::Instant::now();
+                let written = run_in_order(jobs);
+                async_ms.set(began.elapsed().as_millis() as i64);
+                written
+            }),
+        )
     }
 }
 
