@@ -74,5 +74,5 @@ fn time_shares_and_checkpoint_halves_are_reported_per_subtask() {
         );
     }
     assert!(gauge("Max[0].checkpointAlignmentTimeMs").is_some());
-    assert!(result.gauges.get("job.lastCheckpointDurationMs").is_some());
+    assert!(result.gauges.contains_key("job.lastCheckpointDurationMs"));
 }
