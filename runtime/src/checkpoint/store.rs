@@ -177,16 +177,15 @@ impl CheckpointStore {
         self.write_deferred(rel, write)
     }
 
-    /// Writes the file at `rel` with `write`: at once when the root is local (the write
-    /// is the file), else into a scratch file whose upload is returned.
+    /// Writes the file at `rel` with `write` into a scratch file now (the synchronous half)
+    /// and returns its upload into the checkpoint directory (a copy, synced and renamed, when
+    /// the directory is local), so that a full or failing checkpoint directory fails the
+    /// checkpoint on the upload lane, not the job.
     fn write_deferred(
         &self,
         rel: String,
         write: impl FnOnce(&Path) -> Result<()>,
     ) -> Result<Option<Job>> {
-        if self.root.local_dir().is_some() {
-            return self.root.write_with(&rel, write).map(|()| None);
-        }
         let scratch = scratch_dir()?;
         let file = scratch.path().join("file");
         write(&file)?;
