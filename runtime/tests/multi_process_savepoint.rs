@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{assert_same_lines, failure_free_output, loopback_hosts, published};
+use common::{assert_same_lines, failure_free_output, loopback_hosts, published, published_up_to};
 
 const SECRET: &str = "the secret every process of this job shares";
 const ORDERS: &str = "8000";
@@ -88,31 +88,6 @@ fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
         "stopped in two processes, restored at parallelism 3",
         &String::from_utf8_lossy(&out.stderr),
     );
-}
-
-/// The lines of the output files in `dir` of checkpoints up to `epoch` (the files end in
-/// `-<epoch>`).
-fn published_up_to(dir: &Path, epoch: u64) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with("part-")
-                && name
-                    .rsplit('-')
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .is_some_and(|e| e <= epoch)
-        })
-        .flat_map(|e| {
-            std::fs::read_to_string(e.path())
-                .unwrap()
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 /// `kill -USR1` on process 1 of a running two-process job asks for a savepoint; process 0's

@@ -5,6 +5,8 @@
 //! nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -621,25 +623,7 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
             allow_dropping: false,
         })?;
         // The first run's output up to the savepoint, then the second run's, is the whole output.
-        let mut lines: Vec<String> = std::fs::read_dir(&first)
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .rsplit('-')
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .is_some_and(|e| e <= epoch)
-            })
-            .flat_map(|e| {
-                std::fs::read_to_string(e.path())
-                    .unwrap()
-                    .lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let mut lines = common::published_up_to(&first, epoch);
         lines.extend(published(&second));
         lines.sort();
         assert_eq!(lines, uninterrupted_v1(&d));

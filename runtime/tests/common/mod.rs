@@ -39,6 +39,31 @@ pub fn published(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// The lines of the output files in `dir` of checkpoints up to `epoch` (the files end in
+/// `-<epoch>`).
+pub fn published_up_to(dir: &Path, epoch: u64) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("part-")
+                && name
+                    .rsplit('-')
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|e| e <= epoch)
+        })
+        .flat_map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Fails with what differs (missing, unexpected and repeated lines) unless `got == want`
 /// (both sorted); `log` is the last run's log, printed with the difference.
 pub fn assert_same_lines(got: &[String], want: &[String], what: &str, log: &str) {
