@@ -156,13 +156,7 @@ fn a_signal_to_any_process_takes_one_savepoint_of_the_whole_job() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let metadata = std::fs::read_to_string(savepoint.join("_metadata")).unwrap();
-    let epoch: u64 = metadata
-        .lines()
-        .find_map(|l| l.strip_prefix("epoch "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let epoch = common::savepoint_epoch(&savepoint);
 
     let second = w.join("second");
     let out = Command::new(program())

@@ -606,13 +606,7 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
         let saved = running.trigger_savepoint(&sp, Duration::from_secs(30))?;
         assert_eq!(saved, sp);
         running.wait()?;
-        let metadata = std::fs::read_to_string(sp.join("_metadata")).unwrap();
-        let epoch: u64 = metadata
-            .lines()
-            .find_map(|l| l.strip_prefix("epoch "))
-            .unwrap()
-            .parse()
-            .unwrap();
+        let epoch = common::savepoint_epoch(&sp);
         job_v1(&Setup {
             parallelism: 1,
             state,

@@ -161,15 +161,15 @@ impl CheckpointStore {
     }
 
     /// The synchronous half of writing the operator state of a subtask in checkpoint
-    /// `epoch`: `write` writes it at once (into the checkpoint directory when it is local,
-    /// else into a scratch file); the upload of the scratch file is returned, to run later.
+    /// `epoch`: `write` writes it into a scratch file at once; its upload is returned, to run
+    /// on the subtask's upload lane.
     pub(crate) fn snapshot_operator_state(
         &self,
         epoch: u64,
         key: &str,
         subtask: usize,
         write: impl FnOnce(&Path) -> Result<()>,
-    ) -> Result<Option<Job>> {
+    ) -> Result<Job> {
         let rel = join(
             &Self::operator_dir(epoch, key),
             &subtask_file(subtask, "opstate"),
@@ -181,19 +181,15 @@ impl CheckpointStore {
     /// and returns its upload into the checkpoint directory (a copy, synced and renamed, when
     /// the directory is local), so that a full or failing checkpoint directory fails the
     /// checkpoint on the upload lane, not the job.
-    fn write_deferred(
-        &self,
-        rel: String,
-        write: impl FnOnce(&Path) -> Result<()>,
-    ) -> Result<Option<Job>> {
+    fn write_deferred(&self, rel: String, write: impl FnOnce(&Path) -> Result<()>) -> Result<Job> {
         let scratch = scratch_dir()?;
         let file = scratch.path().join("file");
         write(&file)?;
         let root = self.root.clone();
-        Ok(Some(Box::new(move || {
+        Ok(Box::new(move || {
             let _scratch = scratch;
             root.put_file(&rel, &file).map(drop)
-        })))
+        }))
     }
 
     /// The write of the operator-local part of one subtask, to run after the rest of its
@@ -668,9 +664,9 @@ impl KeyedPart<'_> {
                     self.native.clone(),
                 );
                 let (epoch, subtask, shared) = (self.epoch, self.subtask, shared.clone());
-                Some(Box::new(move || {
+                Box::new(move || {
                     native_part::upload_native(local, &root, &key, epoch, subtask, &part, &shared)
-                }) as Job)
+                }) as Job
             }
             _ => self.store.write_deferred(self.full.clone(), |path| {
                 backend
@@ -682,7 +678,7 @@ impl KeyedPart<'_> {
                     })
             })?,
         };
-        self.deferred.borrow_mut().extend(job);
+        self.deferred.borrow_mut().push(job);
         Ok(())
     }
 

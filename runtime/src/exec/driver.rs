@@ -482,7 +482,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         let mut jobs = keyed.take_deferred();
         if let Some(state) = self.operator.operator_state() {
             let name = &self.setup.name;
-            jobs.extend(store.snapshot_operator_state(epoch, key, subtask, |path| {
+            jobs.push(store.snapshot_operator_state(epoch, key, subtask, |path| {
                 state
                     .snapshot(path)
                     .map(drop)

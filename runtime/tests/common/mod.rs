@@ -64,6 +64,17 @@ pub fn published_up_to(dir: &Path, epoch: u64) -> Vec<String> {
         .collect()
 }
 
+/// The checkpoint epoch a savepoint (or checkpoint) directory holds, from its `_metadata`.
+pub fn savepoint_epoch(dir: &Path) -> u64 {
+    let metadata = std::fs::read_to_string(dir.join("_metadata")).expect("read _metadata");
+    metadata
+        .lines()
+        .find_map(|l| l.strip_prefix("epoch "))
+        .expect("an epoch line in _metadata")
+        .parse()
+        .expect("a numeric epoch")
+}
+
 /// Fails with what differs (missing, unexpected and repeated lines) unless `got == want`
 /// (both sorted); `log` is the last run's log, printed with the difference.
 pub fn assert_same_lines(got: &[String], want: &[String], what: &str, log: &str) {
