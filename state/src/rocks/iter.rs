@@ -178,6 +178,70 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         it.status().map_err(rocks)?;
         Ok(out)
     }
+
+    /// The keys that hold `namespace` of `state`, at most `max` per call, in the database's
+    /// order (key group, then key bytes): `cursor` (`None` to start) says where the previous
+    /// call stopped and is moved on; an empty result ends the scan. Unlike
+    /// [`keys`](crate::KeyedStateBackend::keys), memory stays bounded by `max` however many
+    /// keys there are (the RocksDB timers rebuild their index this way after a restore).
+    ///
+    /// # Errors
+    ///
+    /// An unknown state; a stored key that does not deserialize; RocksDB fails.
+    pub fn keys_page<N: StateNamespace>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        cursor: &mut Option<Vec<u8>>,
+        max: usize,
+    ) -> Result<Vec<K>> {
+        self.flush_write_cache()?;
+        let s = self
+            .states
+            .get(state.0 as usize)
+            .ok_or_else(|| unknown(state))?;
+        let ns_bytes = serialize_namespace::<N>(s.codec(), namespace)?;
+        let cf = self
+            .db
+            .cf_handle(s.cf())
+            .ok_or_else(|| missing_cf(s.cf()))?;
+        let prefix_len = self.builder.prefix_len();
+        let mut it = self.db.raw_iterator_cf(cf);
+        match cursor.as_deref() {
+            Some(from) => it.seek(from),
+            None => it.seek_to_first(),
+        }
+        let mut out: Vec<K> = Vec::new();
+        // The bytes `[key group][key]` of the key under the iterator, and whether it is out.
+        let mut current: Vec<u8> = Vec::new();
+        let mut taken = false;
+        loop {
+            let Some(k) = it.key() else {
+                // The end: the next call seeks past the last key and finds nothing.
+                *cursor = prefix_end(&current).or_else(|| Some(vec![0xff; current.len() + 1]));
+                break;
+            };
+            let mut input = DataInputView::new(&k[prefix_len.min(k.len())..]);
+            let key = self.key_serializer.deserialize(&mut input)?;
+            let key_end = k.len() - input.rest().len();
+            if k[..key_end] != current[..] {
+                if out.len() == max {
+                    *cursor = Some(k[..key_end].to_vec());
+                    break;
+                }
+                current.clear();
+                current.extend_from_slice(&k[..key_end]);
+                taken = false;
+            }
+            if !taken && input.rest().starts_with(&ns_bytes) {
+                out.push(key);
+                taken = true;
+            }
+            it.next();
+        }
+        it.status().map_err(rocks)?;
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +255,43 @@ mod tests {
     use crate::key_group::KeyGroupRange;
     use crate::options::BackendOptions;
     use crate::rocks::options::RocksDbOptions;
+
+    /// Pages of keys cover every key holding the namespace once, in bounded pieces, and
+    /// skip keys that hold only other namespaces.
+    #[test]
+    fn keys_come_in_pages() -> Result<()> {
+        use crate::descriptor::ValueStateDescriptor;
+        let dir = tempfile::tempdir().unwrap();
+        let options = BackendOptions::new(128, KeyGroupRange::all(128))?;
+        let mut b = RocksDbKeyedStateBackend::<u64>::open(
+            &dir.path().join("db"),
+            options,
+            RocksDbOptions::default(),
+        )?;
+        let v = b.value_state::<u32, u8>(&ValueStateDescriptor::new("v"))?;
+        for key in 0..1000u64 {
+            b.set_current_key(&key)?;
+            v.update(&mut b, &7, 1)?;
+            v.update(&mut b, &(key as u32 % 3), 1)?;
+        }
+        let mut cursor = None;
+        let mut seen = Vec::new();
+        loop {
+            let page = b.keys_page(v.id(), &1u32, &mut cursor, 64)?;
+            assert!(page.len() <= 64);
+            if page.is_empty() {
+                break;
+            }
+            seen.extend(page);
+        }
+        seen.sort_unstable();
+        let expected: Vec<u64> = (0..1000).filter(|k| k % 3 == 1).collect();
+        assert_eq!(seen, expected);
+        let mut cursor = None;
+        assert_eq!(b.keys_page(v.id(), &7u32, &mut cursor, 2000)?.len(), 1000);
+        assert!(b.keys_page(v.id(), &7u32, &mut cursor, 2000)?.is_empty());
+        Ok(())
+    }
 
     /// Corrupt bytes under a map's prefix are an error of lazy and eager reads, never a panic
     /// or a silently shorter map.

@@ -15,6 +15,8 @@
 //! - [`iter`]: prefix iteration (map entries, the keys of a namespace).
 //! - [`snapshot`]: savepoints written and restored.
 //! - [`cached`]: the write cache's side of the backend: which states go through it, flushes.
+//! - [`sorted_set`]: ordered sets of bytes in a database of their own beside the backend's
+//!   (the time index of timers).
 //!
 //! [`write_cache`] is the cache itself (it holds no methods of the backend).
 //!
@@ -33,5 +35,6 @@ mod map;
 pub(crate) mod options;
 mod registered_state;
 mod snapshot;
+pub(crate) mod sorted_set;
 mod value;
 mod write_cache;
