@@ -172,6 +172,8 @@ pub(crate) struct OperatorDriver<I: Data, O> {
     stopping: bool,
     /// Restored from the final state of a subtask whose input had ended.
     finished: bool,
+    /// The time the output of a watermark's unfinished firing ships at (see `drain`).
+    paused_at: Option<Time>,
     metrics: OperatorMetrics,
 }
 
@@ -267,6 +269,7 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             checkpoints,
             stopping,
             finished,
+            paused_at: None,
         })
     }
 
@@ -296,8 +299,20 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
     }
 
     fn run(&mut self, frontier: Option<Time>, emit: &mut impl Emit<O, I>) -> Result<Next> {
+        // A watermark's firing left unfinished comes first (see `Operator::firing`).
+        if self.operator.firing() {
+            self.operator.resume_firing(&mut self.outputs)?;
+            let time = self.paused_at.unwrap_or(self.current);
+            self.ship(time, emit);
+            if self.operator.firing() {
+                return Ok(Next::Now);
+            }
+            self.paused_at = None;
+        }
         let epoch = frontier.map(epoch_of);
-        self.drain(epoch, emit)?;
+        if self.drain(epoch, emit)? {
+            return Ok(Next::Now);
+        }
         if let Some(f) = frontier.filter(|f| *f > self.current) {
             if epoch_of(f) > epoch_of(self.current) {
                 let aligned = self.metrics.aligning_since.take();
@@ -309,7 +324,9 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             self.current = f;
             emit.advance(f);
         }
-        self.drain(epoch.map(|e| e + 1), emit)?;
+        if self.drain(epoch.map(|e| e + 1), emit)? {
+            return Ok(Next::Now);
+        }
         self.operator.begin_epoch(epoch_of(self.current));
         let mut wake = None;
         if let Some(due) = self.operator.next_processing_time() {
@@ -367,8 +384,14 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
     /// time), what a batch of a later epoch makes at the batch's time: so every output
     /// leaves in time order, which its consumer's stash (ordered by time) relies on to see
     /// records and watermarks in the order they were made.
-    fn drain(&mut self, below: Option<Epoch>, emit: &mut impl Emit<O, I>) -> Result<()> {
+    ///
+    /// `true` when a watermark left timers to fire (`Operator::firing`): the output so far is
+    /// shipped, the rest of the batch goes back to the front of the stash, and the driver
+    /// comes back (the frontier does not move, nor does a checkpoint start, until the firing
+    /// is done).
+    fn drain(&mut self, below: Option<Epoch>, emit: &mut impl Emit<O, I>) -> Result<bool> {
         while let Some((&time, _)) = self.stash.first_key_value() {
+            let time_key = time;
             let epoch = epoch_of(time);
             if below.is_some_and(|b| epoch >= b) {
                 break;
@@ -382,12 +405,14 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                 time
             };
             self.operator.begin_epoch(epoch);
-            for mut batch in batches {
+            let mut batches = batches.into_iter();
+            while let Some(mut batch) = batches.next() {
                 batch
                     .decode_received(&self.input_serializer)
                     .map_err(|m| Error::Corrupt(format!("a batch from another worker: {m}")))?;
                 let mut records = 0;
-                for msg in batch.msgs.drain(..) {
+                let mut msgs = std::mem::take(&mut batch.msgs).into_iter();
+                while let Some(msg) = msgs.next() {
                     match msg {
                         Msg::Record { ts, value } => {
                             records += 1;
@@ -410,12 +435,27 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                             }
                         }
                     }
+                    if self.operator.firing() {
+                        let rest: Vec<Msg<I>> = msgs.collect();
+                        let mut left: Vec<Batch<I>> = Vec::new();
+                        if !rest.is_empty() {
+                            left.push(Batch::of(rest));
+                        }
+                        left.extend(batches);
+                        if !left.is_empty() {
+                            self.stash.insert(time_key, left);
+                        }
+                        self.metrics.records_in.inc_by(records);
+                        self.paused_at = Some(time);
+                        self.ship(time, emit);
+                        return Ok(true);
+                    }
                 }
                 self.metrics.records_in.inc_by(records);
                 self.ship(time, emit);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Writes this subtask's part of checkpoint `epoch`: keyed state first, the operator part

@@ -86,6 +86,10 @@ impl<T> Output<T> {
     }
 }
 
+/// How many due timers an operator fires per call before the driver ships their output
+/// (see [`Operator::firing`]).
+pub(crate) const FIRING_SLICE: usize = 4096;
+
 /// A record of a side output of any type: the tag's name and the value's bytes (written with
 /// the type's serializer, read back by the node that reads the side output).
 pub(crate) type SideRecord = (String, Vec<u8>);
@@ -135,6 +139,22 @@ pub(crate) trait Operator<I, O>: 'static {
     /// pass it on.
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
         out.watermark(watermark);
+        Ok(())
+    }
+
+    /// Whether the last [`watermark`](Self::watermark) left due timers to fire: an operator
+    /// with timers fires at most [`FIRING_SLICE`] per call, so that a watermark that makes
+    /// millions due (the end of the input, over a window per key) does not hold their output
+    /// in memory at once. The driver ships the output, lets the consumers run, and calls
+    /// [`resume_firing`](Self::resume_firing) before anything else reaches the operator; the
+    /// watermark goes downstream after its last timer.
+    fn firing(&self) -> bool {
+        false
+    }
+
+    /// Fires the next slice of what the last watermark made due (see
+    /// [`firing`](Self::firing)).
+    fn resume_firing(&mut self, _out: &mut Outputs<O, I>) -> Result<()> {
         Ok(())
     }
 

@@ -73,7 +73,9 @@ use typeinfo_state::{KeyedBackend, KeyedStateBackend, OperatorStateBackend};
 use crate::checkpoint::format::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::context::{OutputTag, RuntimeContext, TimeDomain};
-use crate::operator::contract::{now_ms, KeyOf, Operator, OperatorSetup, Outputs, SideRecord};
+use crate::operator::contract::{
+    now_ms, KeyOf, Operator, OperatorSetup, Outputs, SideRecord, FIRING_SLICE,
+};
 use crate::operator::element::NO_TIMESTAMP;
 use crate::operator::timer::KeyedTimers;
 use crate::types::{Data, Key};
@@ -298,11 +300,18 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
         self.runtime
     }
 
-    fn timer(&mut self, f: impl FnOnce(&mut KeyedTimers<K, ()>, &K)) -> Result<()> {
-        match (self.timers.as_deref_mut(), self.key) {
-            (Some(timers), Some(key)) => {
-                f(timers, key);
-                Ok(())
+    fn timer(
+        &mut self,
+        f: impl FnOnce(&mut KeyedTimers<K, ()>, &mut KeyedBackend<K>, &K),
+    ) -> Result<()> {
+        match (
+            self.timers.as_deref_mut(),
+            self.keyed.as_deref_mut(),
+            self.key,
+        ) {
+            (Some(timers), Some(backend), Some(key)) => {
+                f(timers, backend, key);
+                timers.check()
             }
             _ => Err(Error::Config(format!(
                 "operator `{}` uses timers outside a keyed context (key_by first; timers are per key)",
@@ -318,7 +327,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn register_event_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| t.event.register(k, &(), time))
+        self.timer(|t, b, k| t.register(b, TimeDomain::EventTime, k, &(), time))
     }
     /// Deletes an event-time timer of the current key.
     ///
@@ -326,9 +335,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn delete_event_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| {
-            t.event.delete(k, &(), time);
-        })
+        self.timer(|t, b, k| t.delete(b, TimeDomain::EventTime, k, &(), time))
     }
     /// Fires [`on_timer`](OneInputOperator::on_timer) for the current key when the wall
     /// clock reaches `time` (ms since the Unix epoch).
@@ -337,7 +344,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn register_processing_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| t.processing.register(k, &(), time))
+        self.timer(|t, b, k| t.register(b, TimeDomain::ProcessingTime, k, &(), time))
     }
     /// Deletes a processing-time timer of the current key.
     ///
@@ -345,9 +352,7 @@ impl<K: Key, O> OperatorContext<'_, K, O> {
     ///
     /// Not on a keyed stream.
     pub fn delete_processing_time_timer(&mut self, time: i64) -> Result<()> {
-        self.timer(|t, k| {
-            t.processing.delete(k, &(), time);
-        })
+        self.timer(|t, b, k| t.delete(b, TimeDomain::ProcessingTime, k, &(), time))
     }
 }
 
@@ -430,6 +435,8 @@ pub(crate) struct UserOperator<K: Key, I, O, Op> {
     runtime: RuntimeContext,
     restored: bool,
     watermark: i64,
+    /// A watermark whose due timers are not all fired yet (see `Operator::firing`).
+    firing: Option<i64>,
     out: Vec<(i64, O)>,
     tagged: Vec<(i64, SideRecord)>,
     setup: OperatorSetup,
@@ -455,7 +462,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
         let mut keyed = match selector {
             Some(_) => {
                 let mut backend = setup.keyed_backend::<K>()?;
-                let timers = KeyedTimers::new(&mut backend, timers)?;
+                let timers = KeyedTimers::new(&mut backend, timers, setup)?;
                 Some((backend, timers))
             }
             None => None,
@@ -477,6 +484,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
             runtime,
             restored,
             watermark: i64::MIN,
+            firing: None,
             out: Vec::new(),
             tagged: Vec::new(),
             setup: setup.clone(),
@@ -541,13 +549,13 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
         Ok(())
     }
 
-    fn pop_timer(&mut self, domain: TimeDomain, until: i64) -> Option<(i64, K)> {
-        let (_, timers) = self.keyed.as_mut()?;
-        let queue = match domain {
-            TimeDomain::EventTime => &mut timers.event,
-            TimeDomain::ProcessingTime => &mut timers.processing,
+    fn pop_timer(&mut self, domain: TimeDomain, until: i64) -> Result<Option<(i64, K)>> {
+        let Some((backend, timers)) = self.keyed.as_mut() else {
+            return Ok(None);
         };
-        queue.pop_due(until).map(|(t, k, ())| (t, k))
+        Ok(timers
+            .pop_due(backend, domain, until)?
+            .map(|(t, k, ())| (t, k)))
     }
 }
 
@@ -563,25 +571,41 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
 
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = watermark;
-        while let Some((time, key)) = self.pop_timer(TimeDomain::EventTime, watermark) {
+        self.firing = Some(watermark);
+        self.resume_firing(out)
+    }
+
+    fn firing(&self) -> bool {
+        self.firing.is_some()
+    }
+
+    fn resume_firing(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
+        let Some(watermark) = self.firing else {
+            return Ok(());
+        };
+        for _ in 0..FIRING_SLICE {
+            let Some((time, key)) = self.pop_timer(TimeDomain::EventTime, watermark)? else {
+                self.firing = None;
+                self.with_context(None, NO_TIMESTAMP, |op, ctx| {
+                    op.process_watermark(watermark, ctx)
+                })?;
+                self.ship(out);
+                out.watermark(watermark);
+                return Ok(());
+            };
             self.fire(time, key, TimeDomain::EventTime, out)?;
         }
-        self.with_context(None, NO_TIMESTAMP, |op, ctx| {
-            op.process_watermark(watermark, ctx)
-        })?;
-        self.ship(out);
-        out.watermark(watermark);
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
         self.keyed
             .as_ref()
-            .and_then(|(_, t)| t.processing.earliest())
+            .and_then(|(_, t)| t.next_processing_time())
     }
 
     fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, now) {
+        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, now)? {
             self.fire(time, key, TimeDomain::ProcessingTime, out)?;
         }
         Ok(())
@@ -589,11 +613,10 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
 
     fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = i64::MAX;
-        while let Some((time, key, (), domain)) = self
-            .keyed
-            .as_mut()
-            .and_then(|(_, timers)| timers.pop_end_of_key())
-        {
+        while let Some((time, key, (), domain)) = match self.keyed.as_mut() {
+            Some((backend, timers)) => timers.pop_end_of_key(backend)?,
+            None => None,
+        } {
             self.fire(time, key, domain, out)?;
         }
         self.watermark = i64::MIN;
@@ -606,7 +629,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
     fn finish(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         // As at the end of a bounded input elsewhere in this runtime: pending processing-time
         // timers fire (see the crate docs).
-        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, i64::MAX) {
+        while let Some((time, key)) = self.pop_timer(TimeDomain::ProcessingTime, i64::MAX)? {
             self.fire(time, key, TimeDomain::ProcessingTime, out)?;
         }
         self.with_context(None, NO_TIMESTAMP, |op, ctx| op.end_input(ctx))?;

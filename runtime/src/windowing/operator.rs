@@ -20,7 +20,9 @@ use typeinfo_state::{
 use crate::checkpoint::format::OperatorPart;
 use crate::error::{Error, Result};
 use crate::operator::context::{RuntimeContext, TimeDomain};
-use crate::operator::contract::{now_ms, Operator, OperatorSetup, Outputs, SideRecord};
+use crate::operator::contract::{
+    now_ms, Operator, OperatorSetup, Outputs, SideRecord, FIRING_SLICE,
+};
 use crate::operator::element::NO_TIMESTAMP;
 use crate::operator::timer::KeyedTimers;
 use crate::types::{Data, Key};
@@ -486,6 +488,8 @@ pub(crate) struct WindowOperator<K: Key, I, O, A: WindowAssigner, Tr> {
     /// States of the function that are cleared with each window.
     per_window: Vec<StateId>,
     watermark: i64,
+    /// A watermark whose due timers are not all fired yet (see `Operator::firing`).
+    firing: Option<i64>,
     windows: Vec<A::Window>,
     results: Vec<O>,
     tagged: Vec<(i64, SideRecord)>,
@@ -518,7 +522,7 @@ where
         } else {
             None
         };
-        let timers = KeyedTimers::new(&mut backend, "window-timers")?;
+        let timers = KeyedTimers::new(&mut backend, "window-timers", setup)?;
         trigger.initialize_state(&mut backend)?;
         let runtime = RuntimeContext::new(setup);
         let mut per_window = Vec::new();
@@ -555,6 +559,7 @@ where
             results: Vec::new(),
             tagged: Vec::new(),
             late_dropped: 0,
+            firing: None,
             runtime,
             setup: setup.clone(),
         })
@@ -576,16 +581,23 @@ where
         self.event_time && self.cleanup_time(window) <= self.watermark
     }
 
+    /// The time domain of the window's cleanup timers.
+    fn domain(&self) -> TimeDomain {
+        if self.event_time {
+            TimeDomain::EventTime
+        } else {
+            TimeDomain::ProcessingTime
+        }
+    }
+
     fn register_cleanup_timer(&mut self, key: &K, window: &A::Window) {
         let cleanup = self.cleanup_time(window);
         if cleanup == i64::MAX {
             return;
         }
-        if self.event_time {
-            self.timers.event.register(key, window, cleanup);
-        } else {
-            self.timers.processing.register(key, window, cleanup);
-        }
+        let domain = self.domain();
+        self.timers
+            .register(&mut self.backend, domain, key, window, cleanup);
     }
 
     fn delete_cleanup_timer(&mut self, key: &K, window: &A::Window) {
@@ -593,11 +605,9 @@ where
         if cleanup == i64::MAX {
             return;
         }
-        if self.event_time {
-            self.timers.event.delete(key, window, cleanup);
-        } else {
-            self.timers.processing.delete(key, window, cleanup);
-        }
+        let domain = self.domain();
+        self.timers
+            .delete(&mut self.backend, domain, key, window, cleanup);
     }
 
     /// Runs the function on `window`'s contents (stored under `state_window`) and ships its
@@ -969,24 +979,47 @@ where
                 self.late_dropped += 1;
             }
         }
-        Ok(())
+        // A timer registration that failed on disk (inside a trigger) fails the record.
+        self.timers.check()
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = watermark;
-        while let Some((time, key, window)) = self.timers.event.pop_due(watermark) {
+        self.firing = Some(watermark);
+        self.resume_firing(out)
+    }
+
+    fn firing(&self) -> bool {
+        self.firing.is_some()
+    }
+
+    fn resume_firing(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
+        let Some(watermark) = self.firing else {
+            return Ok(());
+        };
+        for _ in 0..FIRING_SLICE {
+            let Some((time, key, window)) =
+                self.timers
+                    .pop_due(&mut self.backend, TimeDomain::EventTime, watermark)?
+            else {
+                self.firing = None;
+                out.watermark(watermark);
+                return Ok(());
+            };
             self.on_timer(time, key, window, TimeDomain::EventTime, out)?;
         }
-        out.watermark(watermark);
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.timers.processing.earliest()
+        self.timers.next_processing_time()
     }
 
     fn processing_time(&mut self, now: i64, out: &mut Outputs<O, I>) -> Result<()> {
-        while let Some((time, key, window)) = self.timers.processing.pop_due(now) {
+        while let Some((time, key, window)) =
+            self.timers
+                .pop_due(&mut self.backend, TimeDomain::ProcessingTime, now)?
+        {
             self.on_timer(time, key, window, TimeDomain::ProcessingTime, out)?;
         }
         Ok(())
@@ -994,7 +1027,9 @@ where
 
     fn end_of_key(&mut self, out: &mut Outputs<O, I>) -> Result<()> {
         self.watermark = i64::MAX;
-        while let Some((time, key, window, domain)) = self.timers.pop_end_of_key() {
+        while let Some((time, key, window, domain)) =
+            self.timers.pop_end_of_key(&mut self.backend)?
+        {
             self.on_timer(time, key, window, domain, out)?;
         }
         self.watermark = i64::MIN;
@@ -1008,8 +1043,14 @@ where
         // Pending processing-time timers fire at the end of the input, as if the clock had
         // jumped to the latest of them (see the crate docs); a timer a firing registers
         // beyond it (a continuous trigger's next firing) does not.
-        if let Some(last) = self.timers.processing.latest() {
-            while let Some((time, key, window)) = self.timers.processing.pop_due(last) {
+        if let Some(last) = self
+            .timers
+            .latest(&self.backend, TimeDomain::ProcessingTime)?
+        {
+            while let Some((time, key, window)) =
+                self.timers
+                    .pop_due(&mut self.backend, TimeDomain::ProcessingTime, last)?
+            {
                 self.on_timer(time, key, window, TimeDomain::ProcessingTime, out)?;
             }
         }

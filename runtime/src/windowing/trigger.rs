@@ -37,6 +37,7 @@ use typeinfo_state::{
 };
 
 use crate::error::{Error, Result};
+use crate::operator::context::TimeDomain;
 use crate::operator::contract::now_ms;
 use crate::operator::timer::KeyedTimers;
 use crate::types::{Data, Key};
@@ -109,20 +110,44 @@ impl<K: Key, W: Window> TriggerContext<'_, K, W> {
     }
     /// Calls [`Trigger::on_event_time`] for this window when the watermark reaches `time`.
     pub fn register_event_time_timer(&mut self, time: i64) {
-        self.timers.event.register(self.key, self.window, time);
+        self.timers.register(
+            self.backend,
+            TimeDomain::EventTime,
+            self.key,
+            self.window,
+            time,
+        );
     }
     /// Deletes an event-time timer of this window.
     pub fn delete_event_time_timer(&mut self, time: i64) {
-        self.timers.event.delete(self.key, self.window, time);
+        self.timers.delete(
+            self.backend,
+            TimeDomain::EventTime,
+            self.key,
+            self.window,
+            time,
+        );
     }
     /// Calls [`Trigger::on_processing_time`] for this window when the wall clock reaches
     /// `time` (ms since the Unix epoch).
     pub fn register_processing_time_timer(&mut self, time: i64) {
-        self.timers.processing.register(self.key, self.window, time);
+        self.timers.register(
+            self.backend,
+            TimeDomain::ProcessingTime,
+            self.key,
+            self.window,
+            time,
+        );
     }
     /// Deletes a processing-time timer of this window.
     pub fn delete_processing_time_timer(&mut self, time: i64) {
-        self.timers.processing.delete(self.key, self.window, time);
+        self.timers.delete(
+            self.backend,
+            TimeDomain::ProcessingTime,
+            self.key,
+            self.window,
+            time,
+        );
     }
     /// The windows merged into this one (in [`Trigger::on_merge`]; empty elsewhere).
     pub fn merged_windows(&self) -> &[W] {

@@ -163,7 +163,9 @@ impl RocksDbSortedSet {
             l.floor = entry.to_vec();
         }
         let cf = self.cf(lane)?;
-        self.db.put_cf_opt(cf, entry, [], &self.write).map_err(rocks)
+        self.db
+            .put_cf_opt(cf, entry, [], &self.write)
+            .map_err(rocks)
     }
 
     /// Removes `entry` from `lane` (removing an entry that is not there changes nothing).
@@ -230,15 +232,18 @@ impl RocksDbSortedSet {
         Ok(self.lane(lane)?.batch.front().map(Vec::as_slice))
     }
 
-    /// Removes and returns the smallest entry of `lane` when it is below `bound`.
+    /// Removes and returns the smallest entry of `lane` when it is below `bound` (`None`: any).
     ///
     /// # Errors
     ///
     /// An unknown lane; RocksDB fails.
-    pub fn pop_below(&mut self, lane: usize, bound: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn pop_below(&mut self, lane: usize, bound: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         self.fill(lane)?;
         let l = self.lane(lane)?;
-        if l.batch.front().is_some_and(|e| e.as_slice() < bound) {
+        if l.batch
+            .front()
+            .is_some_and(|e| bound.is_none_or(|b| e.as_slice() < b))
+        {
             Ok(l.batch.pop_front())
         } else {
             Ok(None)
@@ -254,7 +259,11 @@ impl RocksDbSortedSet {
         let cf = self.cf(lane)?;
         // A forward scan: memtables that update in place cannot iterate backwards, and this
         // is asked once at the end of an input, not per record.
-        let floor = self.lanes.get(lane).map(|l| l.floor.clone()).unwrap_or_default();
+        let floor = self
+            .lanes
+            .get(lane)
+            .map(|l| l.floor.clone())
+            .unwrap_or_default();
         let mut it = self.db.raw_iterator_cf(cf);
         it.seek(&floor);
         let mut last = None;
@@ -284,8 +293,7 @@ mod tests {
 
     fn backend(dir: &Path) -> RocksDbKeyedStateBackend<u64> {
         let options = BackendOptions::new(128, KeyGroupRange::all(128)).unwrap();
-        RocksDbKeyedStateBackend::open(&dir.join("db"), options, RocksDbOptions::default())
-            .unwrap()
+        RocksDbKeyedStateBackend::open(&dir.join("db"), options, RocksDbOptions::default()).unwrap()
     }
 
     #[derive(Debug, Clone)]
@@ -339,7 +347,7 @@ mod tests {
                         if let Some(e) = &expected {
                             m.remove(e);
                         }
-                        prop_assert_eq!(set.pop_below(l.into(), &bound).unwrap(), expected);
+                        prop_assert_eq!(set.pop_below(l.into(), Some(&bound)).unwrap(), expected);
                     }
                     Op::First(l) => {
                         let expected = model[usize::from(l)].first().cloned();
@@ -365,7 +373,7 @@ mod tests {
             set.insert(0, &i.to_be_bytes()).unwrap();
         }
         let mut popped = Vec::new();
-        while let Some(e) = set.pop_below(0, &[0xff; 5]).unwrap() {
+        while let Some(e) = set.pop_below(0, None).unwrap() {
             popped.push(u32::from_be_bytes(e.try_into().unwrap()));
             if popped.len() == 1000 {
                 // Below the batch held in memory: it must come out next.

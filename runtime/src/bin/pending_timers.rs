@@ -1,0 +1,96 @@
+//! A session window on each of many keys, all open until the input ends: as many pending
+//! timers as keys, for the memory bound of timers in RocksDB.
+//!
+//! ```text
+//! pending_timers --keys N [--state heap|rocksdb] [--managed-memory-mib M] [--parallelism P]
+//! ```
+//!
+//! A generator source makes one record per key (`(i, 1)` at event time `i` ms) for keys
+//! `0..N`; a session window with a gap of a year on each key reduces them (summing the
+//! second field), so every key holds one window and its cleanup timer until the end of the
+//! input, when the final watermark fires them all. The sink counts the windows and sums
+//! `key * 3 + count`. At the end the program prints
+//! `windows=<count> checksum=<sum> peak_rss_kb=<VmHWM of this process>`; every key's one
+//! window gives `windows = N` and `checksum = 3 N (N - 1) / 2 + N` (the reference a caller
+//! checks against, computed without the job).
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use typeinfo_runtime::{
+    EventTimeSessionWindows, StateBackend, StreamExecutionEnvironment, WatermarkStrategy,
+};
+
+fn value(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn num(args: &[String], flag: &str, default: u64) -> Result<u64, String> {
+    value(args, flag).map_or(Ok(default), |v| {
+        v.parse().map_err(|e| format!("{flag} {v}: {e}"))
+    })
+}
+
+/// This process's peak resident set, in KiB (`VmHWM` of `/proc/self/status`).
+fn peak_rss_kb() -> Result<u64, String> {
+    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| e.to_string())?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "no VmHWM in /proc/self/status".to_owned())
+}
+
+const YEAR_MS: i64 = 365 * 24 * 3600 * 1000;
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let keys = num(&args, "--keys", 1_000_000)?;
+    let parallelism = num(&args, "--parallelism", 1)? as u32;
+    let mut state =
+        StateBackend::parse(&value(&args, "--state").unwrap_or_else(|| "rocksdb".into()))
+            .map_err(|e| e.to_string())?;
+    let managed_mib = num(&args, "--managed-memory-mib", 0)? as usize;
+    if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, managed_mib > 0) {
+        *options = options.clone().managed_memory_bytes(managed_mib << 20);
+    }
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism).set_state_backend(state);
+    let windows = Arc::new(AtomicU64::new(0));
+    let checksum = Arc::new(AtomicU64::new(0));
+    let (w, c) = (Arc::clone(&windows), Arc::clone(&checksum));
+    env.from_generator(keys, |i| (i, 1u64))
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy::for_monotonous_timestamps()
+                .with_timestamp_assigner(|r: &(u64, u64), _| r.0 as i64),
+        )
+        .key_by(|r: &(u64, u64)| r.0)
+        .window(EventTimeSessionWindows::with_gap_millis(YEAR_MS))
+        .reduce(|a, b| (a.0, a.1 + b.1))
+        .add_sink(move |(key, count): (u64, u64)| {
+            w.fetch_add(1, Ordering::Relaxed);
+            c.fetch_add(key.wrapping_mul(3).wrapping_add(count), Ordering::Relaxed);
+        });
+    env.execute("pending timers").map_err(|e| e.to_string())?;
+    println!(
+        "windows={} checksum={} peak_rss_kb={}",
+        windows.load(Ordering::Relaxed),
+        checksum.load(Ordering::Relaxed),
+        peak_rss_kb()?
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pending_timers: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
