@@ -21,6 +21,8 @@
 //! `--managed-memory-mib M` bounds RocksDB's memory (block cache and write buffers of every
 //! instance of the process; a quarter of the machine's memory by default) and
 //! `--max-in-flight-records N` sets the flow-control budget of each source subtask.
+//! `--heap-timers` keeps RocksDB's timers in memory (`RocksDbOptions::heap_timers`; in
+//! RocksDB by default, as Flink's).
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -57,6 +59,11 @@ fn run() -> Result<(), String> {
         *options = options
             .clone()
             .managed_memory_bytes((managed_mib as usize) << 20);
+    }
+    if let (StateBackend::RocksDb { options, .. }, true) =
+        (&mut state, args.iter().any(|a| a == "--heap-timers"))
+    {
+        *options = options.clone().heap_timers(true);
     }
     let in_flight = num("--max-in-flight-records", "0")?;
     let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;

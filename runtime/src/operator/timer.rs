@@ -2,8 +2,10 @@
 //!
 //! Where they live follows the state backend, as in Flink (whose RocksDB backend keeps its
 //! timers in RocksDB by default, `RocksDBPriorityQueueSet`):
-//! - **Heap backend**: in memory ([`TimerQueue`]: a hash set and a time index), written into
-//!   keyed state at each checkpoint.
+//! - **Heap backend** (and RocksDB with
+//!   [`RocksDbOptions::heap_timers`](typeinfo_state::RocksDbOptions::heap_timers)): in memory
+//!   ([`TimerQueue`]: a hash set and a time index), written into keyed state at each
+//!   checkpoint.
 //! - **RocksDB backend**: on disk, so that memory does not grow with the number of pending
 //!   timers (a session window on each of ten million keys). The truth is the timer keyed state
 //!   itself (per key, its timers), written through on every registration and deletion; the
@@ -186,6 +188,9 @@ pub(crate) struct RocksTimers<K: crate::types::Key, N: crate::types::Data> {
     /// No processing-time timer is due before this (a bound for wake-ups, refreshed when a
     /// pop finds nothing due).
     processing_head: Option<i64>,
+    /// The timer popped last, until it is registered again: deleting it (a window deletes
+    /// its cleanup timer as it fires, the timer that fired) needs no read.
+    popped: Option<(K, N, i64, bool)>,
 }
 
 impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> {
@@ -226,6 +231,12 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         Ok((time as i64, key, namespace))
     }
 
+    fn is_popped(&self, key: &K, namespace: &N, time: i64, event: bool) -> bool {
+        self.popped
+            .as_ref()
+            .is_some_and(|(k, n, t, e)| *t == time && *e == event && k == key && n == namespace)
+    }
+
     #[inline]
     fn known_hash(&self, key: &K, namespace: &N, time: i64, event: bool) -> u64 {
         self.hasher.hash_one((key, namespace, time, event))
@@ -250,6 +261,9 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         time: i64,
     ) -> Result<()> {
         let event = domain == TimeDomain::EventTime;
+        if self.is_popped(key, namespace, time, event) {
+            self.popped = None;
+        }
         let hash = self.known_hash(key, namespace, time, event);
         if self
             .known
@@ -299,6 +313,9 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         time: i64,
     ) -> Result<()> {
         let event = domain == TimeDomain::EventTime;
+        if self.is_popped(key, namespace, time, event) {
+            return Ok(());
+        }
         self.forget(key, namespace, time, event);
         set_key(backend, key)?;
         if !drop_timer(backend, state, namespace, time, event)? {
@@ -335,6 +352,7 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         self.forget(&key, &namespace, due, event);
         backend.set_current_key(&key)?;
         drop_timer(backend, state, &namespace, due, event)?;
+        self.popped = Some((key.clone(), namespace.clone(), due, event));
         Ok(Some((due, key, namespace)))
     }
 
@@ -353,6 +371,7 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         self.index = None;
         self.known.clear();
         self.processing_head = None;
+        self.popped = None;
         let mut cursor = None;
         loop {
             let keys = match backend {
@@ -458,11 +477,7 @@ where
     ) -> Result<Self> {
         let state = backend.value_state(&typeinfo_state::ValueStateDescriptor::new(name))?;
         let store = match backend {
-            KeyedBackend::Heap(_) => Store::Heap {
-                event: TimerQueue::new(),
-                processing: TimerQueue::new(),
-            },
-            KeyedBackend::RocksDb(_) => {
+            KeyedBackend::RocksDb(b) if !b.rocks_options().timers_on_heap() => {
                 let config = &setup.serializer_config;
                 Store::Rocks(Box::new(RocksTimers {
                     dir: setup
@@ -475,8 +490,13 @@ where
                     known: HashTable::new(),
                     hasher: Hasher::default(),
                     processing_head: None,
+                    popped: None,
                 }))
             }
+            _ => Store::Heap {
+                event: TimerQueue::new(),
+                processing: TimerQueue::new(),
+            },
         };
         Ok(KeyedTimers {
             store,

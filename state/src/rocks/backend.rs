@@ -170,6 +170,11 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         &self.path
     }
 
+    /// The options this backend was opened with.
+    pub fn rocks_options(&self) -> &RocksDbOptions {
+        &self.rocks_options
+    }
+
     /// The memory pool this backend shares with the others of the process opened with the
     /// same bound.
     pub fn memory(&self) -> &RocksDbMemory {

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use rocksdb::{ColumnFamilyDescriptor, Options, ReadOptions, WriteOptions, DB};
+use rocksdb::{ColumnFamilyDescriptor, Options, ReadOptions, WriteBatch, WriteOptions, DB};
 
 use super::backend::RocksDbKeyedStateBackend;
 use super::error::{missing_cf, rocks};
@@ -30,6 +30,10 @@ use crate::error::{Error, Result};
 
 /// How many entries a lane reads from disk at once when its front is asked for.
 pub const POP_BATCH: usize = 256;
+
+/// How many inserts and removals wait in one write batch before they are written (sooner
+/// when the set is read).
+const WRITE_BATCH: usize = 1024;
 
 /// The marker file of a sorted set's directory (a non-empty directory without it is refused).
 const MARKER: &str = "TYPEINFO_SORTED_SET";
@@ -50,6 +54,8 @@ struct Lane {
 pub struct RocksDbSortedSet {
     db: DB,
     lanes: Vec<Lane>,
+    /// Inserts and removals not yet written, in order (written before any read).
+    pending: WriteBatch,
     write: WriteOptions,
     path: PathBuf,
     /// Kept alive after the database (declared after it).
@@ -63,6 +69,12 @@ impl std::fmt::Debug for RocksDbSortedSet {
             .field("lanes", &self.lanes.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The column family of `lane`.
+fn cf_of(db: &DB, lane: usize) -> Result<&rocksdb::ColumnFamily> {
+    let name = format!("lane{lane}");
+    db.cf_handle(&name).ok_or_else(|| missing_cf(&name))
 }
 
 /// The smallest key above `key`.
@@ -99,6 +111,7 @@ impl<K: StateKey> RocksDbKeyedStateBackend<K> {
         Ok(RocksDbSortedSet {
             db,
             lanes: (0..lanes).map(|_| Lane::default()).collect(),
+            pending: WriteBatch::default(),
             write,
             path: dir.to_owned(),
             _options: open,
@@ -135,8 +148,7 @@ impl RocksDbSortedSet {
     }
 
     fn cf(&self, lane: usize) -> Result<&rocksdb::ColumnFamily> {
-        let name = format!("lane{lane}");
-        self.db.cf_handle(&name).ok_or_else(|| missing_cf(&name))
+        cf_of(&self.db, lane)
     }
 
     fn lane(&mut self, lane: usize) -> Result<&mut Lane> {
@@ -162,10 +174,25 @@ impl RocksDbSortedSet {
         if entry < l.floor.as_slice() {
             l.floor = entry.to_vec();
         }
-        let cf = self.cf(lane)?;
-        self.db
-            .put_cf_opt(cf, entry, [], &self.write)
-            .map_err(rocks)
+        let cf = cf_of(&self.db, lane)?;
+        self.pending.put_cf(cf, entry, []);
+        self.write_pending_if_full()
+    }
+
+    fn write_pending_if_full(&mut self) -> Result<()> {
+        if self.pending.len() >= WRITE_BATCH {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the waiting inserts and removals.
+    fn write_pending(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.pending);
+        self.db.write_opt(batch, &self.write).map_err(rocks)
     }
 
     /// Removes `entry` from `lane` (removing an entry that is not there changes nothing).
@@ -181,8 +208,9 @@ impl RocksDbSortedSet {
             }
             return Ok(());
         }
-        let cf = self.cf(lane)?;
-        self.db.delete_cf_opt(cf, entry, &self.write).map_err(rocks)
+        let cf = cf_of(&self.db, lane)?;
+        self.pending.delete_cf(cf, entry);
+        self.write_pending_if_full()
     }
 
     /// Reads the next batch of `lane` from disk into memory when none is held; the batch's
@@ -191,6 +219,7 @@ impl RocksDbSortedSet {
         if self.lanes.get(lane).is_some_and(|l| !l.batch.is_empty()) {
             return Ok(());
         }
+        self.write_pending()?;
         let floor = self.lane(lane)?.floor.clone();
         let mut read = ReadOptions::default();
         read.set_iterate_lower_bound(floor.clone());
@@ -256,6 +285,7 @@ impl RocksDbSortedSet {
     ///
     /// An unknown lane; RocksDB fails.
     pub fn last(&mut self, lane: usize) -> Result<Option<Vec<u8>>> {
+        self.write_pending()?;
         let cf = self.cf(lane)?;
         // A forward scan: memtables that update in place cannot iterate backwards, and this
         // is asked once at the end of an input, not per record.
