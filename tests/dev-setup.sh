@@ -56,7 +56,11 @@ check "no library" "would install: libclang-dev" \
 check "no C++ compiler" "g++" \
   "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_CXX=no-such-compiler-here ./dev setup --dry-run)"
 
-# 6. This machine after set-up: nothing to install (the real search folders).
+# 6. No Prometheus server (the metrics endpoint's test needs one): Debian's is installed.
+check "no prometheus" "prometheus" \
+  "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_PROMETHEUS=no-such-prometheus-here ./dev setup --dry-run)"
+
+# 7. This machine after set-up: nothing to install (the real search folders).
 check "this machine" "nothing to install" "$(./dev setup --dry-run)"
 
 echo "dev setup: $passed passed, $failed failed"

@@ -192,6 +192,21 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Serves this process's metrics to Prometheus at `address` (`GET /metrics`, the
+    /// OpenMetrics text format) while the job runs; see [`crate::exec::prometheus`] for the
+    /// names and labels.
+    pub fn set_metrics_address(&self, address: std::net::SocketAddr) -> &Self {
+        self.state.borrow_mut().config.metrics_address = Some(address);
+        self
+    }
+
+    /// Keeps the metrics endpoint up for `linger` after the job ends (so that the last
+    /// scrape sees the final values).
+    pub fn set_metrics_linger(&self, linger: Duration) -> &Self {
+        self.state.borrow_mut().config.metrics_linger = linger;
+        self
+    }
+
     /// Runs the job as one process of a cluster (see [`Cluster`]).
     pub fn set_cluster(&self, cluster: Option<Cluster>) -> &Self {
         self.state.borrow_mut().config.cluster = cluster;

@@ -6,7 +6,7 @@
 //!   --orders N --output DIR [--parallelism P] [--state heap|rocksdb] \
 //!   [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
 //!   [--stop-after N --savepoint DIR] [--orders-per-second R] [--hosts H1,H2 --process I] \
-//!   [--metrics] [--plan-dot]
+//!   [--metrics] [--metrics-port PORT] [--plan-dot]
 //! ```
 //!
 //! The demo: version 1 counts and sums generated orders per user per minute (event-time
@@ -163,6 +163,8 @@ struct Run {
     cluster: Option<Cluster>,
     /// Print a metrics line on stderr every 2 s.
     metrics: bool,
+    /// Serve the metrics to Prometheus on this port (all interfaces).
+    metrics_port: Option<u16>,
     /// Print the job's plan as Graphviz DOT and exit.
     plan_dot: bool,
 }
@@ -186,6 +188,9 @@ fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
         .set_max_parallelism(128)
         .set_state_backend(r.state.clone())
         .set_cluster(r.cluster.clone());
+    if let Some(port) = r.metrics_port {
+        env.set_metrics_address(std::net::SocketAddr::from(([0, 0, 0, 0], port)));
+    }
     if let Some(c) = &r.checkpoints {
         env.enable_checkpointing(c.clone());
     }
@@ -342,6 +347,7 @@ fn demo() -> Result<(), String> {
         orders_per_second: None,
         cluster: None,
         metrics: false,
+        metrics_port: None,
         plan_dot: false,
     };
     println!("== version 1: {orders} generated orders, RocksDB state, parallelism 2, checkpoints every 100 ms");
@@ -457,6 +463,9 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
         orders_per_second: num("--orders-per-second")?,
         cluster: Cluster::from_args(args).map_err(|e| e.to_string())?,
         metrics: args.iter().any(|a| a == "--metrics"),
+        metrics_port: num("--metrics-port")?
+            .map(|p| u16::try_from(p).map_err(|_| format!("--metrics-port {p}: not a port")))
+            .transpose()?,
         plan_dot: args.iter().any(|a| a == "--plan-dot"),
     })
 }

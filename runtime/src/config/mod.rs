@@ -209,6 +209,12 @@ pub struct ExecutionConfig {
     /// consumers; [`DEFAULT_MAX_IN_FLIGHT_RECORDS`] by default. See
     /// [`crate::exec::source_driver`] for how it is counted.
     pub max_in_flight_records: u64,
+    /// Where this process serves its metrics to Prometheus (`GET /metrics`), if anywhere
+    /// (see [`crate::exec::prometheus`] for the names; `--metrics-port` in the programs).
+    pub metrics_address: Option<std::net::SocketAddr>,
+    /// How long the metrics endpoint stays up after the job ends, so that a scrape sees the
+    /// final values (default: not at all).
+    pub metrics_linger: Duration,
 }
 
 /// What a failing job does (Flink's restart strategies): a function's error or panic, a
@@ -312,6 +318,8 @@ impl Default for ExecutionConfig {
             runtime_mode: RuntimeMode::Streaming,
             batch_sort_memory: DEFAULT_SORT_MEMORY,
             max_in_flight_records: DEFAULT_MAX_IN_FLIGHT_RECORDS,
+            metrics_address: None,
+            metrics_linger: Duration::ZERO,
         }
     }
 }

@@ -6,6 +6,7 @@ pub(crate) mod channel;
 pub(crate) mod compile;
 pub(crate) mod coordinator;
 pub(crate) mod driver;
+pub(crate) mod prometheus;
 pub(crate) mod run;
 pub(crate) mod signal;
 pub(crate) mod source_driver;

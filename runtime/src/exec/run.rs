@@ -35,6 +35,17 @@ pub(crate) fn execute(
     if config.restore.is_none() && config.checkpointing.as_ref().is_some_and(|c| c.resume) {
         restore_from_own_checkpoints(&mut config)?;
     }
+    // Prometheus' endpoint, for the whole job (restarts included) and its linger.
+    let _metrics = match config.metrics_address {
+        Some(address) => Some(crate::exec::prometheus::MetricsServer::start(
+            address,
+            config.metrics_linger,
+            job_name,
+            config.cluster.as_ref().map_or(0, |c| c.process),
+            Arc::clone(&job.metrics),
+        )?),
+        None => None,
+    };
     // `kill -USR1` asks for a savepoint while the job runs (see [`crate::exec::signal`]).
     let _signal = match &config.checkpointing {
         Some(c) => Some(crate::exec::signal::SavepointSignal::watch(&c.dir)?),

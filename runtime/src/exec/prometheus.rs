@@ -1,0 +1,292 @@
+//! The Prometheus endpoint: with [`ExecutionConfig::metrics_address`](crate::ExecutionConfig::metrics_address)
+//! set, each process serves `GET /metrics` in the OpenMetrics text format (which Prometheus
+//! scrapes) for as long as its job runs, and for
+//! [`metrics_linger`](crate::ExecutionConfig::metrics_linger) after it ends, so that a scrape
+//! sees the final values. The text is written by `prometheus-client`; the server is
+//! `tiny_http` on a thread of its own.
+//!
+//! Every runtime metric (see [`crate::metrics`]) is there, named after Prometheus'
+//! conventions from the runtime's (Flink's) name: `typeinfo_operator_<name in snake case>`
+//! for an operator's (counters get `_total`), `typeinfo_job_<name>` for the job's, with the
+//! labels `job_name` (the job's name, as Flink's Prometheus reporter names it: Prometheus
+//! keeps `job` for its scrape job), `process` (this process's index), `operator` and, for
+//! per-subtask gauges and histograms, `subtask`. A histogram is a family of gauges per
+//! statistic (`..._count`, `_min`, `_max`, `_mean`, `_p50`, `_p99`). For example:
+//!
+//! | runtime (Flink) name | Prometheus name |
+//! |---|---|
+//! | `<op>.numRecordsIn` | `typeinfo_operator_num_records_in_total{operator="<op>"}` |
+//! | `<op>.numRecordsOut` | `typeinfo_operator_num_records_out_total` |
+//! | `<op>[i].currentInputWatermark` | `typeinfo_operator_current_input_watermark{subtask="i"}` |
+//! | `<op>[i].watermarkLag` | `typeinfo_operator_watermark_lag` |
+//! | `<op>[i].busyTimeMsPerSecond` | `typeinfo_operator_busy_time_ms_per_second` |
+//! | `<op>[i].backPressuredTimeMsPerSecond` | `typeinfo_operator_back_pressured_time_ms_per_second` |
+//! | `<op>.stateSizeBytes` | `typeinfo_operator_state_size_bytes` |
+//! | `job.numCompletedCheckpoints` | `typeinfo_job_num_completed_checkpoints_total` |
+//! | `job.lastCheckpointDurationMs` | `typeinfo_job_last_checkpoint_duration_ms` |
+//! | a user's counter `<op>.myCount` | `typeinfo_operator_my_count_total` |
+//!
+//! Only `GET /metrics` is answered (anything else: 404). The endpoint is read-only and
+//! unauthenticated, as Prometheus exporters are: bind it to loopback or a private network.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::error::{Error, Result};
+use crate::metrics::MetricRegistry;
+
+/// `numRecordsIn` → `num_records_in` (Prometheus' names are snake case).
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.push('_');
+        }
+    }
+    out
+}
+
+type Labels = Vec<(String, String)>;
+
+/// Where a runtime metric goes: its family's name and its labels beyond job and process.
+fn place(name: &str) -> (String, Labels) {
+    let Some((scope, metric)) = name.rsplit_once('.') else {
+        return (format!("typeinfo_{}", snake(name)), Vec::new());
+    };
+    if scope == "job" {
+        return (format!("typeinfo_job_{}", snake(metric)), Vec::new());
+    }
+    let family = format!("typeinfo_operator_{}", snake(metric));
+    // `<op>[<subtask>]` for gauges and histograms.
+    if let Some((operator, rest)) = scope.rsplit_once('[') {
+        if let Some(subtask) = rest
+            .strip_suffix(']')
+            .filter(|s| s.parse::<usize>().is_ok())
+        {
+            return (
+                family,
+                vec![
+                    ("operator".to_owned(), operator.to_owned()),
+                    ("subtask".to_owned(), subtask.to_owned()),
+                ],
+            );
+        }
+    }
+    (family, vec![("operator".to_owned(), scope.to_owned())])
+}
+
+/// The job's metrics, read at each scrape.
+#[derive(Debug)]
+struct JobCollector {
+    job: String,
+    process: usize,
+    registry: Arc<MetricRegistry>,
+}
+
+impl Collector for JobCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::result::Result<(), std::fmt::Error> {
+        let metrics = self.registry.snapshot();
+        let base = |mut labels: Labels| -> Labels {
+            labels.insert(0, ("process".to_owned(), self.process.to_string()));
+            labels.insert(0, ("job_name".to_owned(), self.job.clone()));
+            labels
+        };
+        let mut counters: BTreeMap<String, Vec<(Labels, u64)>> = BTreeMap::new();
+        for (name, value) in &metrics.counters {
+            let (family, labels) = place(name);
+            counters
+                .entry(family)
+                .or_default()
+                .push((base(labels), *value));
+        }
+        let mut gauges: BTreeMap<String, Vec<(Labels, i64)>> = BTreeMap::new();
+        for (name, value) in &metrics.gauges {
+            let (family, labels) = place(name);
+            gauges
+                .entry(family)
+                .or_default()
+                .push((base(labels), *value));
+        }
+        for (name, s) in &metrics.histograms {
+            let (family, labels) = place(name);
+            let labels = base(labels);
+            for (stat, value) in [
+                ("count", i64::try_from(s.count).unwrap_or(i64::MAX)),
+                ("min", s.min),
+                ("max", s.max),
+                ("mean", s.mean.round() as i64),
+                ("p50", s.p50),
+                ("p99", s.p99),
+            ] {
+                gauges
+                    .entry(format!("{family}_{stat}"))
+                    .or_default()
+                    .push((labels.clone(), value));
+            }
+        }
+        for (family, series) in &counters {
+            let mut metric = encoder.encode_descriptor(
+                family,
+                "a typeinfo-runtime counter",
+                None,
+                ConstCounter::new(0u64).metric_type(),
+            )?;
+            for (labels, value) in series {
+                ConstCounter::new(*value).encode(metric.encode_family(labels)?)?;
+            }
+        }
+        for (family, series) in &gauges {
+            let mut metric = encoder.encode_descriptor(
+                family,
+                "a typeinfo-runtime gauge",
+                None,
+                ConstGauge::new(0i64).metric_type(),
+            )?;
+            for (labels, value) in series {
+                ConstGauge::new(*value).encode(metric.encode_family(labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The endpoint of one process, serving until dropped (then for its linger).
+pub(crate) struct MetricsServer {
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+    linger: Duration,
+}
+
+impl MetricsServer {
+    /// Binds `address` and serves the job's metrics from a thread of its own.
+    ///
+    /// # Errors
+    ///
+    /// The address cannot be bound.
+    pub(crate) fn start(
+        address: SocketAddr,
+        linger: Duration,
+        job: &str,
+        process: usize,
+        metrics: Arc<MetricRegistry>,
+    ) -> Result<Self> {
+        let server = tiny_http::Server::http(address).map_err(|e| {
+            Error::Config(format!(
+                "the Prometheus endpoint cannot listen on {address}: {e}"
+            ))
+        })?;
+        let server = Arc::new(server);
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(JobCollector {
+            job: job.to_owned(),
+            process,
+            registry: metrics,
+        }));
+        let serving = Arc::clone(&server);
+        let thread = std::thread::Builder::new()
+            .name("metrics-endpoint".into())
+            .spawn(move || serve(&serving, &registry))
+            .map_err(|e| Error::Config(format!("the Prometheus endpoint's thread: {e}")))?;
+        Ok(MetricsServer {
+            server,
+            thread: Some(thread),
+            linger,
+        })
+    }
+}
+
+fn serve(server: &tiny_http::Server, registry: &Registry) {
+    let content_type = tiny_http::Header::from_bytes(
+        &b"Content-Type"[..],
+        &b"application/openmetrics-text; version=1.0.0; charset=utf-8"[..],
+    )
+    .ok();
+    for request in server.incoming_requests() {
+        let response = if request.method() == &tiny_http::Method::Get
+            && request.url().split('?').next() == Some("/metrics")
+        {
+            let mut text = String::new();
+            match prometheus_client::encoding::text::encode(&mut text, registry) {
+                Ok(()) => {
+                    let mut response = tiny_http::Response::from_string(text);
+                    if let Some(header) = content_type.clone() {
+                        response = response.with_header(header);
+                    }
+                    response
+                }
+                Err(_) => tiny_http::Response::from_string("encoding failed").with_status_code(500),
+            }
+        } else {
+            tiny_http::Response::from_string("only GET /metrics is served here")
+                .with_status_code(404)
+        };
+        // A scraper that hung up is its own business.
+        let _ = request.respond(response);
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        if !self.linger.is_zero() {
+            std::thread::sleep(self.linger);
+        }
+        self.server.unblock();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_prometheus_conventions() {
+        assert_eq!(snake("numRecordsIn"), "num_records_in");
+        assert_eq!(
+            snake("backPressuredTimeMsPerSecond"),
+            "back_pressured_time_ms_per_second"
+        );
+        assert_eq!(
+            place("Window(Tumbling).numRecordsIn"),
+            (
+                "typeinfo_operator_num_records_in".to_owned(),
+                vec![("operator".to_owned(), "Window(Tumbling)".to_owned())]
+            )
+        );
+        assert_eq!(
+            place("Sink: out[1].currentInputWatermark"),
+            (
+                "typeinfo_operator_current_input_watermark".to_owned(),
+                vec![
+                    ("operator".to_owned(), "Sink: out".to_owned()),
+                    ("subtask".to_owned(), "1".to_owned())
+                ]
+            )
+        );
+        assert_eq!(
+            place("job.numCompletedCheckpoints"),
+            (
+                "typeinfo_job_num_completed_checkpoints".to_owned(),
+                Vec::new()
+            )
+        );
+    }
+}
