@@ -63,7 +63,7 @@ impl Prometheus {
             _dir: dir,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while get(port, "/-/ready").map_or(true, |(status, _)| status != 200) {
+        while get(port, "/-/ready").is_none_or(|(status, _)| status != 200) {
             assert!(Instant::now() < deadline, "Prometheus did not become ready");
             std::thread::sleep(Duration::from_millis(100));
         }
