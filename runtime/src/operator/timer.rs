@@ -282,14 +282,7 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         {
             timers.push((namespace.clone(), time, event));
             state.update(backend, &(), timers)?;
-            self.encode(time, key, namespace)?;
-            let entry = std::mem::take(&mut self.entry);
-            let inserted = self.index(backend)?.insert(lane(domain), entry.as_slice());
-            self.entry = entry;
-            inserted?;
-            if !event {
-                self.processing_head = Some(self.processing_head.map_or(time, |h| h.min(time)));
-            }
+            self.index_insert(backend, domain, time, key, namespace)?;
         }
         if self.known.len() >= KNOWN_TIMERS {
             self.known.clear();
@@ -326,6 +319,26 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
         let removed = self.index(backend)?.remove(lane(domain), entry.as_slice());
         self.entry = entry;
         Ok(removed?)
+    }
+
+    /// Adds a timer to the time index.
+    fn index_insert(
+        &mut self,
+        backend: &KeyedBackend<K>,
+        domain: TimeDomain,
+        time: i64,
+        key: &K,
+        namespace: &N,
+    ) -> Result<()> {
+        self.encode(time, key, namespace)?;
+        let entry = std::mem::take(&mut self.entry);
+        let inserted = self.index(backend)?.insert(lane(domain), entry.as_slice());
+        self.entry = entry;
+        inserted?;
+        if domain == TimeDomain::ProcessingTime {
+            self.processing_head = Some(self.processing_head.map_or(time, |h| h.min(time)));
+        }
+        Ok(())
     }
 
     fn pop_due(
@@ -389,15 +402,7 @@ impl<K: crate::types::Key, N: crate::types::Data + Eq + Hash> RocksTimers<K, N> 
                     } else {
                         TimeDomain::ProcessingTime
                     };
-                    self.encode(time, &key, &namespace)?;
-                    let entry = std::mem::take(&mut self.entry);
-                    let inserted = self.index(backend)?.insert(lane(domain), entry.as_slice());
-                    self.entry = entry;
-                    inserted?;
-                    if !event {
-                        self.processing_head =
-                            Some(self.processing_head.map_or(time, |h| h.min(time)));
-                    }
+                    self.index_insert(backend, domain, time, &key, &namespace)?;
                 }
             }
         }
