@@ -13,6 +13,9 @@
 //! bounded by configuration but not filled by 10,000 keys (the RocksDB write cache, 4 MiB,
 //! the timers known to be registered, the sources' in-flight budget). The slack is raised to
 //! 24 MiB for that, and the miss is reported in the README and in the closing note.
+//! Since the runtime returns freed memory to the system while RocksDB runs
+//! (`runtime/src/exec/trim.rs`) the same run measured 86,128 KiB against the first bound's
+//! 87,568: within it, by too little to go back to it without a flaky test.
 //! A control run of the same job on the heap backend (timers and windows in memory) exceeds
 //! the bound, so the test can fail. The ten-million key run is a benchmark
 //! (`benches/pending_timers.py`, release build), not a test: it takes minutes.

@@ -10,3 +10,4 @@ pub(crate) mod prometheus;
 pub(crate) mod run;
 pub(crate) mod signal;
 pub(crate) mod source_driver;
+pub(crate) mod trim;

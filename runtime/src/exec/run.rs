@@ -46,6 +46,11 @@ pub(crate) fn execute(
         )?),
         None => None,
     };
+    // Freed memory back to the system while RocksDB churns its cache (see `exec::trim`).
+    let _trimmer = match config.state_backend {
+        crate::config::StateBackend::RocksDb { .. } => crate::exec::trim::Trimmer::start(),
+        crate::config::StateBackend::Heap => None,
+    };
     // `kill -USR1` asks for a savepoint while the job runs (see [`crate::exec::signal`]).
     let _signal = match &config.checkpointing {
         Some(c) => Some(crate::exec::signal::SavepointSignal::watch(&c.dir)?),

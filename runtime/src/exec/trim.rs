@@ -1,0 +1,70 @@
+//! Giving freed memory back to the operating system while a job with RocksDB state runs.
+//!
+//! RocksDB's block cache allocates and frees blocks all the time; glibc's allocator keeps
+//! what is freed in the middle of its heaps and returns only the top of each, so a
+//! process's resident set (what a container's memory limit and the OOM killer see) drifts
+//! above what it holds. Measured on `pending_timers` (ten million keys, 64 MiB of managed
+//! memory): 166 MiB resident of which `malloc_trim(0)` returned 56 MiB at once. With the
+//! RocksDB backend a thread of the job calls `malloc_trim(0)` every
+//! [`TRIM_INTERVAL`] (glibc on Linux only; elsewhere nothing happens), on a thread of its
+//! own (a call walks the allocator's free chunks, locking one arena at a time).
+//! (Flink ships jemalloc in its images for the same reason; a Rust program can choose its
+//! global allocator, and one that does not use glibc's needs none of this.)
+
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often freed memory goes back to the operating system.
+pub(crate) const TRIM_INTERVAL: Duration = Duration::from_secs(2);
+
+/// The trimming thread, stopped when dropped.
+pub(crate) struct Trimmer {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Trimmer {
+    /// Starts trimming every [`TRIM_INTERVAL`] (`None` where there is nothing to trim or the
+    /// thread cannot start: trimming is an optimization, never a reason to fail a job).
+    pub(crate) fn start() -> Option<Trimmer> {
+        if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+            return None;
+        }
+        let (stop, stopped) = channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("malloc-trim".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TRIM_INTERVAL) {
+                    trim();
+                }
+            })
+            .ok()?;
+        Some(Trimmer {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Trimmer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    // SAFETY: `malloc_trim` takes no pointers and is thread-safe (it locks each arena it
+    // trims); it only returns free pages to the kernel.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
