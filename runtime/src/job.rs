@@ -53,6 +53,11 @@ pub(crate) struct JobShared {
     /// The highest flow-control tick received from another worker (ticks of this process
     /// never fall behind it; see [`JobShared::tick_now`]).
     max_tick: AtomicU64,
+    /// A stop with a savepoint asked for while the job runs (by `kill -USR2` on any process
+    /// or [`JobClient::stop_with_savepoint`](crate::api::environment::JobClient::stop_with_savepoint)):
+    /// where the savepoint goes. `stopping` says it is set without taking the lock.
+    stop_request: Mutex<Option<PathBuf>>,
+    stopping: AtomicBool,
 }
 
 /// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::api::environment::JobClient::trigger_savepoint).
@@ -120,7 +125,29 @@ impl JobShared {
             savepoint: Mutex::new(SavepointRequest::default()),
             restarts: AtomicU32::new(0),
             max_tick: AtomicU64::new(0),
+            stop_request: Mutex::new(None),
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// Asks the job to stop with a savepoint into `dir` (the first request wins).
+    pub(crate) fn request_stop(&self, dir: PathBuf) {
+        let mut request = self.stop_request.lock().unwrap_or_else(|p| p.into_inner());
+        if request.is_none() {
+            *request = Some(dir);
+            self.stopping.store(true, Ordering::Release);
+        }
+    }
+
+    /// Where the savepoint of a requested stop goes, once one is asked for.
+    pub(crate) fn stop_requested(&self) -> Option<PathBuf> {
+        if !self.stopping.load(Ordering::Acquire) {
+            return None;
+        }
+        self.stop_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The current flow-control tick: the wall clock in milliseconds since the Unix epoch,

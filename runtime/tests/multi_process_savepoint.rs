@@ -190,3 +190,91 @@ fn a_signal_to_any_process_takes_one_savepoint_of_the_whole_job() {
         &String::from_utf8_lossy(&out.stderr),
     );
 }
+
+/// `kill -USR2` on process 1 of a running two-process job stops the whole job with one
+/// savepoint (Flink's stop-with-savepoint, asked for by a signal): both processes end with
+/// success, the savepoint is under the checkpoint directory's `savepoints/`, the request is
+/// gone, and the savepoint restored at parallelism 3 on the heap writes the rest: the
+/// committed output of both runs together equals a failure-free run's.
+#[test]
+fn a_signal_to_any_process_stops_the_whole_job_with_one_savepoint() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let reference = failure_free_output(&program(), ORDERS, "heap");
+    let hosts = loopback_hosts(2);
+    let processes: Vec<_> = (0..2)
+        .map(|i| {
+            version_1(w)
+                .args(["--parallelism", "2", "--state", "rocksdb"])
+                .args(["--orders-per-second", "2000"])
+                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+                .arg(w.join("checkpoints"))
+                .args(["--hosts", &hosts, "--process", &i.to_string()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !common::has_completed_checkpoint(&w.join("checkpoints")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint completed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let signalled = Command::new("kill")
+        .args(["-USR2", &processes[1].id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let began = std::time::Instant::now();
+    for (i, p) in processes.into_iter().enumerate() {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "process {i} of the stopped job: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // At 2,000 orders a second the whole input takes 4 s: a stop ends the job well before.
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(30),
+        "the processes ended {:?} after the signal",
+        began.elapsed()
+    );
+    let savepoints: Vec<PathBuf> = std::fs::read_dir(w.join("checkpoints").join("savepoints"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(savepoints.len(), 1, "one savepoint: {savepoints:?}");
+    assert!(savepoints[0].join("_metadata").is_file());
+    assert!(
+        !w.join("checkpoints").join("requests").join("stop").exists(),
+        "the stop request is answered"
+    );
+    let stopped = published(&w.join("output"));
+    assert!(
+        !stopped.is_empty() && stopped.len() < reference.len(),
+        "the job stopped part-way: {} of {} lines",
+        stopped.len(),
+        reference.len()
+    );
+
+    let out = version_1(w)
+        .args(["--parallelism", "3", "--state", "heap", "--restore"])
+        .arg(&savepoints[0])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the restore at parallelism 3: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same_lines(
+        &published(&w.join("output")),
+        &reference,
+        "stopped by a signal in two processes, restored at parallelism 3",
+        &String::from_utf8_lossy(&out.stderr),
+    );
+}

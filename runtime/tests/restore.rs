@@ -629,6 +629,53 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
     Ok(())
 }
 
+/// `JobClient::stop_with_savepoint` on a running job: the job ends with the savepoint
+/// written and nothing fired after its cut, and a job restored from it writes the rest: the
+/// two runs' committed output together is the uninterrupted run's, on both backends.
+#[test]
+fn a_job_stopped_with_a_savepoint_on_request_continues_exactly() -> typeinfo_runtime::Result<()> {
+    for state in [StateBackend::Heap, StateBackend::rocksdb()] {
+        let d = Dirs::new();
+        let (output, sp) = (d.p("output"), d.p("sp"));
+        let running = build_v1(
+            &Setup {
+                parallelism: 2,
+                state: state.clone(),
+                checkpoints: &d.p("ck1"),
+                output: &output,
+                restore: None,
+                stop: None,
+                allow_dropping: false,
+            },
+            true,
+        )
+        .execute_async("slow v1")?;
+        std::thread::sleep(Duration::from_millis(200));
+        running.stop_with_savepoint(&sp)?;
+        assert!(sp.join("_metadata").is_file(), "the savepoint is written");
+        let stopped = published(&output).len();
+        job_v1(&Setup {
+            parallelism: 1,
+            state,
+            checkpoints: &d.p("ck2"),
+            output: &output,
+            restore: Some(&sp),
+            stop: None,
+            allow_dropping: false,
+        })?;
+        let whole = uninterrupted_v1(&d);
+        assert!(
+            stopped > 0 && stopped < whole.len(),
+            "the job stopped part-way: {stopped} of {} lines",
+            whole.len()
+        );
+        let mut lines = published(&output);
+        lines.sort();
+        assert_eq!(lines, whole);
+    }
+    Ok(())
+}
+
 #[test]
 fn file_and_sequence_sources_resume_at_their_position() -> typeinfo_runtime::Result<()> {
     let d = Dirs::new();

@@ -434,6 +434,40 @@ impl JobClient {
         }
     }
 
+    /// Stops the job with a savepoint into `dir` (Flink's stop-with-savepoint) and waits for
+    /// it to end: every source stops where it is at its next epoch boundary, the first
+    /// checkpoint in which all have stopped is copied to `dir`, and the job ends without a
+    /// final watermark (nothing pending fires; a job restored from `dir` goes on from
+    /// there). In a multi-process job any process may ask: the request goes through the
+    /// shared checkpoint directory to every process, as `kill -USR2` on any process does
+    /// (see [`crate::exec::signal`]).
+    ///
+    /// # Errors
+    ///
+    /// Checkpointing is off; `dir` names a storage no client serves; the job failed, or
+    /// ended before the savepoint was written (its input ran out first).
+    pub fn stop_with_savepoint(self, dir: impl Into<PathBuf>) -> Result<JobResult> {
+        if !self.checkpointing {
+            return Err(Error::Config(
+                "a savepoint is a checkpoint: enable checkpointing to stop with one".into(),
+            ));
+        }
+        let dir = dir.into();
+        let target = crate::checkpoint::storage::Storage::open(&dir)?;
+        if let Some(checkpoints) = &self.requests {
+            crate::checkpoint::store::CheckpointStore::open(checkpoints)?.request_stop(&dir)?;
+        }
+        self.job.request_stop(dir.clone());
+        let result = self.wait()?;
+        if !target.exists(crate::checkpoint::format::METADATA_FILE)? {
+            return Err(Error::Config(format!(
+                "the job ended before its savepoint {} was written",
+                dir.display()
+            )));
+        }
+        Ok(result)
+    }
+
     /// The job's metrics now (this process's workers; see [`crate::metrics`]).
     pub fn metrics(&self) -> Metrics {
         self.job.metrics.snapshot()

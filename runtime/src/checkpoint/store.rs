@@ -29,6 +29,8 @@ use crate::plan::{StreamGraph, StreamNode};
 
 /// Where processes leave savepoint requests for the coordinator.
 const REQUESTS_DIR: &str = "requests";
+/// The request of a stop with a savepoint, under [`REQUESTS_DIR`].
+const STOP_REQUEST: &str = "stop";
 
 /// The checkpoints of one job under its checkpoint directory (local or in an object store):
 /// the only code that knows the layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`,
@@ -522,10 +524,52 @@ impl CheckpointStore {
         self.root.put(&join(REQUESTS_DIR, &name), target.as_bytes())
     }
 
+    /// Asks the job to stop with a savepoint into `target`: the file `requests/stop` of the
+    /// checkpoint directory, which a thread of every process of the job looks for (see
+    /// [`crate::exec::signal`]). A second request before the first is answered changes
+    /// nothing that matters: every process acts on the first target it read, and the
+    /// coordinator writes the savepoint where its own process read.
+    pub(crate) fn request_stop(&self, target: &Path) -> Result<()> {
+        let target = target.to_str().ok_or_else(|| {
+            Error::Config(format!(
+                "a savepoint path that is not UTF-8: {}",
+                target.display()
+            ))
+        })?;
+        self.root.put(&join(REQUESTS_DIR, STOP_REQUEST), target.as_bytes())
+    }
+
+    /// The target of a stop with a savepoint asked for in the checkpoint directory, if any.
+    pub(crate) fn stop_request(&self) -> Result<Option<std::path::PathBuf>> {
+        let rel = join(REQUESTS_DIR, STOP_REQUEST);
+        if !self.root.exists(&rel)? {
+            return Ok(None);
+        }
+        let bytes = self.root.read(&rel)?;
+        let target = String::from_utf8(bytes).map_err(|_| Error::Damaged {
+            path: shown(&self.root, &rel).display().to_string(),
+            what: "a stop request that is not UTF-8".into(),
+        })?;
+        Ok(Some(std::path::PathBuf::from(target)))
+    }
+
+    /// Removes an answered stop request (its savepoint is written), so that a job restored
+    /// into the same checkpoint directory does not stop again.
+    pub(crate) fn stop_answered(&self) -> Result<()> {
+        let rel = join(REQUESTS_DIR, STOP_REQUEST);
+        if self.root.exists(&rel)? {
+            self.root.delete(&rel)?;
+        }
+        Ok(())
+    }
+
     /// The savepoint requests waiting in the checkpoint directory: (request, target).
     pub(crate) fn savepoint_requests(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
         let mut out = Vec::new();
         for listed in self.root.list(REQUESTS_DIR)? {
+            if listed.name == STOP_REQUEST {
+                continue;
+            }
             let rel = join(REQUESTS_DIR, &listed.name);
             let bytes = self.root.read(&rel)?;
             let target = String::from_utf8(bytes).map_err(|_| Error::Damaged {

@@ -148,7 +148,7 @@ impl Coordinator {
         }
         if frontier.is_none() {
             self.done = true;
-            if self.stop.is_none() {
+            if self.stop.is_none() && self.job.stop_requested().is_none() {
                 if let Some((store, _)) = &self.checkpoints {
                     finish_job(store, &self.committers)?;
                 }
@@ -194,12 +194,25 @@ impl Coordinator {
                 }
             }
         }
+        if self.stop.is_none() {
+            // A stop asked for while the job runs: this process's sources were told before
+            // they stopped, so it is seen here before every source has stopped.
+            self.stop = self.job.stop_requested().map(|dir| StopWithSavepoint {
+                after_records: 0,
+                dir,
+            });
+        }
         if let Some(stop) = &self.stop {
             if !self.saved && store.sources_stopped(&self.graph, epoch)? {
                 if !Storage::open(&stop.dir)?.exists(METADATA_FILE)? {
                     store.copy_to(epoch, &stop.dir)?;
                 }
+                store.stop_answered()?;
                 self.saved = true;
+                eprintln!(
+                    "stopped with savepoint {} (checkpoint {epoch})",
+                    stop.dir.display()
+                );
             }
         }
         let mut request = self.job.request();

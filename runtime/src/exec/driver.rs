@@ -346,7 +346,8 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
             // With a stop with a savepoint, the input ended by the stop (no final watermark:
             // nothing ends, nothing fires) or, before it, by the end of its sources (the
             // maximal watermark came first).
-            let ended = !self.stopping || self.tracker.current == i64::MAX;
+            let stopping = self.stopping || self.setup.job.stop_requested().is_some();
+            let ended = !stopping || self.tracker.current == i64::MAX;
             if ended {
                 // A subtask restored from its final state (it had ended before the
                 // snapshot) does not end its input a second time.

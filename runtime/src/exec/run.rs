@@ -51,9 +51,13 @@ pub(crate) fn execute(
         crate::config::StateBackend::RocksDb { .. } => crate::exec::trim::Trimmer::start(),
         crate::config::StateBackend::Heap => None,
     };
-    // `kill -USR1` asks for a savepoint while the job runs (see [`crate::exec::signal`]).
+    // `kill -USR1` asks for a savepoint while the job runs, `kill -USR2` stops it with one
+    // (see [`crate::exec::signal`]).
     let _signal = match &config.checkpointing {
-        Some(c) => Some(crate::exec::signal::SavepointSignal::watch(&c.dir)?),
+        Some(c) => Some(crate::exec::signal::SavepointSignal::watch(
+            &c.dir,
+            Arc::clone(&job),
+        )?),
         None => None,
     };
     loop {

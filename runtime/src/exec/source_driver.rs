@@ -212,6 +212,22 @@ impl<O: Data> SourceDriver<O> {
         }
     }
 
+    /// A stop with a savepoint asked for while the job runs (see [`crate::exec::signal`]):
+    /// this source stops where it is, as a [`StopWithSavepoint`] whose budget it has used.
+    fn adopt_stop_request(&mut self) -> Result<()> {
+        if self.stop.is_some() || self.checkpoints.is_none() {
+            return Ok(());
+        }
+        if let Some(dir) = self.job.stop_requested() {
+            self.savepoint = Some(Storage::open(&dir)?);
+            self.stop = Some(StopWithSavepoint {
+                after_records: self.emitted,
+                dir,
+            });
+        }
+        Ok(())
+    }
+
     fn stopped(&self) -> bool {
         self.stop
             .as_ref()
@@ -223,6 +239,7 @@ impl<O: Data> SourceDriver<O> {
     pub(crate) fn step(&mut self, emit: &mut impl SourceEmit<O>) -> Result<Next> {
         let began = Instant::now();
         self.move_to_now(emit);
+        self.adopt_stop_request()?;
         let stopped = self.stopped();
         let throttled = !stopped && self.flight.full(emit.frontier(), self.emitted);
         let mut more = true;
