@@ -645,6 +645,39 @@ impl Storage {
         }
     }
 
+    /// Deletes the files at `rels` (in bulk requests on an object store: S3 takes up to 1,000
+    /// names a request); a name with nothing there is not an error.
+    ///
+    /// # Errors
+    ///
+    /// The file system or the store fails.
+    pub fn delete_many(&self, rels: &[String]) -> Result<()> {
+        match &self.kind {
+            Kind::Local(_) => rels.iter().try_for_each(|rel| self.delete(rel)),
+            Kind::Object { client, .. } => {
+                let paths = rels
+                    .iter()
+                    .map(|rel| self.object_path(rel))
+                    .collect::<Result<Vec<_>>>()?;
+                if paths.is_empty() {
+                    return Ok(());
+                }
+                let store = client.store.clone();
+                client.block_on(async {
+                    let names = futures_util::stream::iter(paths.into_iter().map(Ok)).boxed();
+                    let mut deleted = store.delete_stream(names);
+                    while let Some(result) = deleted.next().await {
+                        match result {
+                            Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                            Err(e) => return Err(self.object_error("(bulk delete)", e)),
+                        }
+                    }
+                    Ok(())
+                })
+            }
+        }
+    }
+
     /// Deletes everything under `rel`; nothing there is not an error.
     ///
     /// # Errors

@@ -48,6 +48,10 @@ pub(crate) struct CheckpointStore {
     /// deleted, and its directory then leaves the listing), so that listing the checkpoints
     /// asks the storage only about the others.
     known_complete: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
+    /// Checkpoints known never to complete: seen without `_metadata` while a newer one was
+    /// complete (the coordinator completes checkpoints in order, and a newer one supersedes
+    /// any older one still waiting), so that listing the checkpoints asks about each once.
+    abandoned: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
     /// The lanes that write the run's parts off the processing threads.
     uploads: Uploads,
     /// Consecutive checkpoints a subtask may fail to write before the job fails.
@@ -62,6 +66,7 @@ impl CheckpointStore {
             incremental: false,
             objects: Default::default(),
             known_complete: Default::default(),
+            abandoned: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: 0,
         })
@@ -74,6 +79,7 @@ impl CheckpointStore {
             incremental: config.incremental,
             objects: Default::default(),
             known_complete: Default::default(),
+            abandoned: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: config.tolerable_failures,
         })
@@ -332,14 +338,24 @@ impl CheckpointStore {
     /// [`checkpoints`], asking the storage only about those not known complete).
     fn checkpoints(&self) -> Result<Vec<(u64, bool)>> {
         let known = self.known_complete().clone();
+        let newest_complete = known.last().copied();
+        let abandoned = self.abandoned_set().clone();
         let mut out = Vec::new();
         for name in self.root.list_dirs("")? {
             if let Some(epoch) = checkpoint_epoch(&name) {
-                let complete =
-                    known.contains(&epoch) || self.root.exists(&join(&name, METADATA_FILE))?;
-                if complete && !known.contains(&epoch) {
+                let complete = if known.contains(&epoch) {
+                    true
+                } else if abandoned.contains(&epoch) {
+                    false
+                } else if self.root.exists(&join(&name, METADATA_FILE))? {
                     self.known_complete().insert(epoch);
-                }
+                    true
+                } else {
+                    if newest_complete.is_some_and(|n| epoch < n) {
+                        self.abandoned_set().insert(epoch);
+                    }
+                    false
+                };
                 out.push((epoch, complete));
             }
         }
@@ -353,9 +369,14 @@ impl CheckpointStore {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    fn abandoned_set(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        self.abandoned.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Deletes checkpoint `epoch` (see [`remove_checkpoint`]) and what is cached about it.
     fn remove(&self, epoch: u64) {
         self.known_complete().remove(&epoch);
+        self.abandoned_set().remove(&epoch);
         self.objects
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -422,9 +443,12 @@ impl CheckpointStore {
         }
         if !dropped_objects.is_empty() {
             if let Some(kept) = self.referenced_objects() {
-                for object in dropped_objects.difference(&kept) {
-                    let _ = self.root.delete(&join(SHARED_DIR, object));
-                }
+                let unreferenced: Vec<String> = dropped_objects
+                    .difference(&kept)
+                    .map(|object| join(SHARED_DIR, object))
+                    .collect();
+                // A failed delete leaves objects behind (collected before the next run).
+                let _ = self.root.delete_many(&unreferenced);
             }
         }
         Ok(Some(stats))
