@@ -70,7 +70,9 @@ pub use operator::{
 };
 pub use options::BackendOptions;
 pub use rocks::backend::RocksDbKeyedStateBackend;
-pub use rocks::options::{Compaction, Compression, RocksDbOptions, DEFAULT_WRITE_CACHE_BYTES};
+pub use rocks::options::{
+    Compaction, Compression, RocksDbOptions, DEFAULT_TARGET_FILE_BYTES, DEFAULT_WRITE_CACHE_BYTES,
+};
 pub use rocks::sorted_set::{RocksDbSortedSet, POP_BATCH};
 pub use savepoint::{KeyedSnapshot, RestoreReport};
 pub use ttl::{Clock, ManualClock, StateTtlConfig, SystemClock, TtlUpdate, TtlVisibility};

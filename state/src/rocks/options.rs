@@ -44,6 +44,10 @@ pub enum Compaction {
 /// 10,000 keys, two open windows each, about 2 MiB), small beside RocksDB's managed memory.
 pub const DEFAULT_WRITE_CACHE_BYTES: usize = 4 << 20;
 
+/// The default largest SST file a compaction writes: 8 MiB (see
+/// [`RocksDbOptions::target_file_bytes`]).
+pub const DEFAULT_TARGET_FILE_BYTES: u64 = 8 << 20;
+
 /// The RocksDB options a user tunes, with sensible defaults.
 ///
 /// RocksDB's own memory (block cache and memtables) is bounded per process by one setting,
@@ -54,6 +58,7 @@ pub const DEFAULT_WRITE_CACHE_BYTES: usize = 4 << 20;
 pub struct RocksDbOptions {
     managed_memory_bytes: Option<usize>,
     write_buffer_bytes: usize,
+    target_file_bytes: u64,
     compression: Compression,
     compaction: Compaction,
     pub(super) max_background_jobs: i32,
@@ -72,6 +77,7 @@ impl Default for RocksDbOptions {
         Self {
             managed_memory_bytes: None,
             write_buffer_bytes: 2 << 20,
+            target_file_bytes: DEFAULT_TARGET_FILE_BYTES,
             compression: Compression::Lz4,
             compaction: Compaction::Universal,
             max_background_jobs: 2,
@@ -113,6 +119,21 @@ impl RocksDbOptions {
     /// bounded by the managed memory's write buffer manager.
     pub fn write_buffer_bytes(mut self, bytes: usize) -> Self {
         self.write_buffer_bytes = bytes;
+        self
+    }
+
+    /// The largest SST file a compaction writes before it starts the next one (RocksDB's
+    /// `target_file_size_base`, for every level and for universal compaction's sorted runs);
+    /// default [`DEFAULT_TARGET_FILE_BYTES`].
+    ///
+    /// Decision: smaller than RocksDB's 64 MiB because a compaction builds each output
+    /// file's bloom filter from a hash of every key it holds (8 bytes a key, outside the
+    /// managed memory until the file is done): the size of the files bounds that memory.
+    /// With universal compaction and no bound, a full compaction writes one file of every
+    /// key, so that memory grew with the number of keys (measured with `pending_timers`:
+    /// 14 MiB of key hashes at two million keys, more at ten million).
+    pub fn target_file_bytes(mut self, bytes: u64) -> Self {
+        self.target_file_bytes = bytes.max(1 << 20);
         self
     }
 
@@ -200,6 +221,7 @@ impl RocksDbOptions {
     pub(super) fn column_family(&self, memory: &RocksDbMemory) -> Options {
         let mut opts = Options::default();
         opts.set_write_buffer_size(self.write_buffer_bytes);
+        opts.set_target_file_size_base(self.target_file_bytes);
         opts.set_compression_type(match self.compression {
             Compression::None => DBCompressionType::None,
             Compression::Lz4 => DBCompressionType::Lz4,
