@@ -58,6 +58,48 @@ pub(crate) struct JobShared {
     /// where the savepoint goes. `stopping` says it is set without taking the lock.
     stop_request: Mutex<Option<PathBuf>>,
     stopping: AtomicBool,
+    /// What the REST API shows of the job's history (see [`crate::exec::rest`]).
+    pub(crate) history: Mutex<History>,
+}
+
+/// The checkpoints completed and the failures seen by this process, newest last, at most
+/// [`HISTORY_LEN`] of each.
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    /// When the job started, in ms since the Unix epoch.
+    pub(crate) started_ms: u64,
+    pub(crate) checkpoints: std::collections::VecDeque<CheckpointRecord>,
+    pub(crate) exceptions: std::collections::VecDeque<ExceptionRecord>,
+}
+
+/// How many checkpoints and exceptions [`History`] keeps.
+pub(crate) const HISTORY_LEN: usize = 64;
+
+/// A completed checkpoint, as the REST API shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckpointRecord {
+    pub(crate) id: Epoch,
+    /// When it completed, in ms since the Unix epoch.
+    pub(crate) completed_ms: u64,
+    pub(crate) duration_ms: u64,
+    pub(crate) bytes: u64,
+    /// A savepoint was copied from it.
+    pub(crate) savepoint: bool,
+}
+
+/// A failure of the job (it restarted or ended after it).
+#[derive(Debug, Clone)]
+pub(crate) struct ExceptionRecord {
+    /// When it happened, in ms since the Unix epoch.
+    pub(crate) timestamp_ms: u64,
+    pub(crate) message: String,
+}
+
+/// Now, in ms since the Unix epoch.
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64)
 }
 
 /// A savepoint asked for with [`JobClient::trigger_savepoint`](crate::api::environment::JobClient::trigger_savepoint).
@@ -127,7 +169,37 @@ impl JobShared {
             max_tick: AtomicU64::new(0),
             stop_request: Mutex::new(None),
             stopping: AtomicBool::new(false),
+            history: Mutex::new(History {
+                started_ms: unix_ms(),
+                ..History::default()
+            }),
         }
+    }
+
+    /// The job's history (see [`History`]).
+    pub(crate) fn history(&self) -> std::sync::MutexGuard<'_, History> {
+        self.history.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes a completed checkpoint in the history.
+    pub(crate) fn record_checkpoint(&self, record: CheckpointRecord) {
+        let mut history = self.history();
+        if history.checkpoints.len() == HISTORY_LEN {
+            history.checkpoints.pop_front();
+        }
+        history.checkpoints.push_back(record);
+    }
+
+    /// Notes a failure of the job in the history.
+    pub(crate) fn record_exception(&self, message: String) {
+        let mut history = self.history();
+        if history.exceptions.len() == HISTORY_LEN {
+            history.exceptions.pop_front();
+        }
+        history.exceptions.push_back(ExceptionRecord {
+            timestamp_ms: unix_ms(),
+            message,
+        });
     }
 
     /// Asks the job to stop with a savepoint into `dir` (the first request wins).

@@ -31,6 +31,8 @@ use crate::plan::{StreamGraph, StreamNode};
 const REQUESTS_DIR: &str = "requests";
 /// The request of a stop with a savepoint, under [`REQUESTS_DIR`].
 const STOP_REQUEST: &str = "stop";
+/// The request to cancel the job, under [`REQUESTS_DIR`].
+const CANCEL_REQUEST: &str = "cancel";
 
 /// The checkpoints of one job under its checkpoint directory (local or in an object store):
 /// the only code that knows the layout (`chk-<epoch>/<operator>/subtask-<i>.{ostate,kstate}`,
@@ -560,7 +562,8 @@ impl CheckpointStore {
                 target.display()
             ))
         })?;
-        self.root.put(&join(REQUESTS_DIR, STOP_REQUEST), target.as_bytes())
+        self.root
+            .put(&join(REQUESTS_DIR, STOP_REQUEST), target.as_bytes())
     }
 
     /// The target of a stop with a savepoint asked for in the checkpoint directory, if any.
@@ -587,11 +590,38 @@ impl CheckpointStore {
         Ok(())
     }
 
+    /// Asks every process of the job to cancel: the file `requests/cancel` of the checkpoint
+    /// directory, holding the request's time (ms since the Unix epoch). A process acts on a
+    /// request made after it started only, so a later run in the same directory is not
+    /// cancelled by an old one.
+    pub(crate) fn request_cancel(&self) -> Result<()> {
+        let now = crate::job::unix_ms().to_string();
+        self.root
+            .put(&join(REQUESTS_DIR, CANCEL_REQUEST), now.as_bytes())
+    }
+
+    /// When a cancel was asked for in the checkpoint directory (ms since the Unix epoch).
+    pub(crate) fn cancel_request(&self) -> Result<Option<u64>> {
+        let rel = join(REQUESTS_DIR, CANCEL_REQUEST);
+        if !self.root.exists(&rel)? {
+            return Ok(None);
+        }
+        let bytes = self.root.read(&rel)?;
+        let ms = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| Error::Damaged {
+                path: shown(&self.root, &rel).display().to_string(),
+                what: "a cancel request that is not a time".into(),
+            })?;
+        Ok(Some(ms))
+    }
+
     /// The savepoint requests waiting in the checkpoint directory: (request, target).
     pub(crate) fn savepoint_requests(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
         let mut out = Vec::new();
         for listed in self.root.list(REQUESTS_DIR)? {
-            if listed.name == STOP_REQUEST {
+            if listed.name == STOP_REQUEST || listed.name == CANCEL_REQUEST {
                 continue;
             }
             let rel = join(REQUESTS_DIR, &listed.name);

@@ -167,6 +167,7 @@ impl Coordinator {
             return Ok(false);
         };
         self.last_completed = Some(epoch);
+        let savepoint_before = self.saved;
         let metrics = &self.job.metrics;
         metrics.counter("job.numCompletedCheckpoints".into()).inc();
         metrics
@@ -216,8 +217,10 @@ impl Coordinator {
             }
         }
         let mut request = self.job.request();
+        let mut copied = false;
         if let (Some(dir), Some(after)) = (request.dir.clone(), request.after_epoch) {
             if epoch >= after {
+                copied = true;
                 let copied = store.copy_to(epoch, &dir);
                 request.result = Some(copied.map(|()| dir).map_err(|e| e.to_string()));
                 request.dir = None;
@@ -225,7 +228,14 @@ impl Coordinator {
             }
         }
         drop(request);
-        self.answer_requests(epoch)?;
+        let answered = self.answer_requests(epoch)?;
+        self.job.record_checkpoint(crate::job::CheckpointRecord {
+            id: epoch,
+            completed_ms: crate::job::unix_ms(),
+            duration_ms: stats.duration.as_millis().min(u64::MAX as u128) as u64,
+            bytes: stats.bytes,
+            savepoint: (self.saved && !savepoint_before) || answered || copied,
+        });
         Ok(true)
     }
 }
@@ -235,10 +245,11 @@ impl Coordinator {
     /// signal) seen at an earlier completion, then takes note of the requests waiting now
     /// (answered by the next checkpoint that completes: one whose parts were written after
     /// the request was seen).
-    fn answer_requests(&mut self, epoch: Epoch) -> Result<()> {
+    fn answer_requests(&mut self, epoch: Epoch) -> Result<bool> {
         let Some((store, _)) = &self.checkpoints else {
-            return Ok(());
+            return Ok(false);
         };
+        let mut answered = false;
         let mut left = Vec::new();
         for (request, target, after) in std::mem::take(&mut self.requests) {
             if epoch < after {
@@ -249,6 +260,7 @@ impl Coordinator {
                 store.copy_to(epoch, &target)?;
             }
             store.answered(&request)?;
+            answered = true;
             eprintln!(
                 "savepoint {} written (checkpoint {epoch})",
                 target.display()
@@ -266,7 +278,7 @@ impl Coordinator {
             }
         }
         self.requests = left;
-        Ok(())
+        Ok(answered)
     }
 }
 

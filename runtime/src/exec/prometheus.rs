@@ -2,8 +2,8 @@
 //! set, each process serves `GET /metrics` in the OpenMetrics text format (which Prometheus
 //! scrapes) for as long as its job runs, and for
 //! [`metrics_linger`](crate::ExecutionConfig::metrics_linger) after it ends, so that a scrape
-//! sees the final values. The text is written by `prometheus-client`; the server is
-//! `tiny_http` on a thread of its own.
+//! sees the final values. The text is written by `prometheus-client`; the server is the
+//! job's HTTP server ([`crate::exec::server`]), which also serves the REST API.
 //!
 //! Every runtime metric (see [`crate::metrics`]) is there, named after Prometheus'
 //! conventions from the runtime's (Flink's) name: `typeinfo_operator_<name in snake case>`
@@ -26,14 +26,12 @@
 //! | `job.lastCheckpointDurationMs` | `typeinfo_job_last_checkpoint_duration_ms` |
 //! | a user's counter `<op>.myCount` | `typeinfo_operator_my_count_total` |
 //!
-//! Only `GET /metrics` is answered (anything else: 404). The endpoint is read-only and
-//! unauthenticated, as Prometheus exporters are: bind it to loopback or a private network.
+//! `GET /metrics` is read-only and unauthenticated, as Prometheus exporters are: bind the
+//! server to loopback or a private network (the REST API beside it asks for the job's secret
+//! off loopback, see [`crate::exec::rest`]).
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -41,7 +39,6 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-use crate::error::{Error, Result};
 use crate::metrics::MetricRegistry;
 
 /// `numRecordsIn` → `num_records_in` (Prometheus' names are snake case).
@@ -166,90 +163,32 @@ impl Collector for JobCollector {
     }
 }
 
-/// The endpoint of one process, serving until dropped (then for its linger).
-pub(crate) struct MetricsServer {
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
-    linger: Duration,
+/// The registry `/metrics` encodes: the job's metrics, read at each scrape.
+pub(crate) fn registry(job: &str, process: usize, metrics: Arc<MetricRegistry>) -> Registry {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(JobCollector {
+        job: job.to_owned(),
+        process,
+        registry: metrics,
+    }));
+    registry
 }
 
-impl MetricsServer {
-    /// Binds `address` and serves the job's metrics from a thread of its own.
-    ///
-    /// # Errors
-    ///
-    /// The address cannot be bound.
-    pub(crate) fn start(
-        address: SocketAddr,
-        linger: Duration,
-        job: &str,
-        process: usize,
-        metrics: Arc<MetricRegistry>,
-    ) -> Result<Self> {
-        let server = tiny_http::Server::http(address).map_err(|e| {
-            Error::Config(format!(
-                "the Prometheus endpoint cannot listen on {address}: {e}"
-            ))
-        })?;
-        let server = Arc::new(server);
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(JobCollector {
-            job: job.to_owned(),
-            process,
-            registry: metrics,
-        }));
-        let serving = Arc::clone(&server);
-        let thread = std::thread::Builder::new()
-            .name("metrics-endpoint".into())
-            .spawn(move || serve(&serving, &registry))
-            .map_err(|e| Error::Config(format!("the Prometheus endpoint's thread: {e}")))?;
-        Ok(MetricsServer {
-            server,
-            thread: Some(thread),
-            linger,
-        })
-    }
-}
-
-fn serve(server: &tiny_http::Server, registry: &Registry) {
-    let content_type = tiny_http::Header::from_bytes(
-        &b"Content-Type"[..],
-        &b"application/openmetrics-text; version=1.0.0; charset=utf-8"[..],
-    )
-    .ok();
-    for request in server.incoming_requests() {
-        let response = if request.method() == &tiny_http::Method::Get
-            && request.url().split('?').next() == Some("/metrics")
-        {
-            let mut text = String::new();
-            match prometheus_client::encoding::text::encode(&mut text, registry) {
-                Ok(()) => {
-                    let mut response = tiny_http::Response::from_string(text);
-                    if let Some(header) = content_type.clone() {
-                        response = response.with_header(header);
-                    }
-                    response
-                }
-                Err(_) => tiny_http::Response::from_string("encoding failed").with_status_code(500),
+/// The answer to `GET /metrics`: the registry in the OpenMetrics text format.
+pub(crate) fn respond(registry: &Registry) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let mut text = String::new();
+    match prometheus_client::encoding::text::encode(&mut text, registry) {
+        Ok(()) => {
+            let response = tiny_http::Response::from_string(text);
+            match tiny_http::Header::from_bytes(
+                &b"Content-Type"[..],
+                &b"application/openmetrics-text; version=1.0.0; charset=utf-8"[..],
+            ) {
+                Ok(header) => response.with_header(header),
+                Err(()) => response,
             }
-        } else {
-            tiny_http::Response::from_string("only GET /metrics is served here")
-                .with_status_code(404)
-        };
-        // A scraper that hung up is its own business.
-        let _ = request.respond(response);
-    }
-}
-
-impl Drop for MetricsServer {
-    fn drop(&mut self) {
-        if !self.linger.is_zero() {
-            std::thread::sleep(self.linger);
         }
-        self.server.unblock();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        Err(_) => tiny_http::Response::from_string("encoding failed").with_status_code(500),
     }
 }
 

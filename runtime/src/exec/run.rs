@@ -35,17 +35,9 @@ pub(crate) fn execute(
     if config.restore.is_none() && config.checkpointing.as_ref().is_some_and(|c| c.resume) {
         restore_from_own_checkpoints(&mut config)?;
     }
-    // Prometheus' endpoint, for the whole job (restarts included) and its linger.
-    let _metrics = match config.metrics_address {
-        Some(address) => Some(crate::exec::prometheus::MetricsServer::start(
-            address,
-            config.metrics_linger,
-            job_name,
-            config.cluster.as_ref().map_or(0, |c| c.process),
-            Arc::clone(&job.metrics),
-        )?),
-        None => None,
-    };
+    // The HTTP server (Prometheus, REST), for the whole job (restarts included) and its
+    // linger.
+    let _server = crate::exec::server::JobServer::for_job(job_name, &config, &job, &graph)?;
     // Freed memory back to the system while RocksDB churns its cache (see `exec::trim`).
     let _trimmer = match config.state_backend {
         crate::config::StateBackend::RocksDb { .. } => crate::exec::trim::Trimmer::start(),
@@ -80,6 +72,7 @@ pub(crate) fn execute(
             }
             Err(e) => e,
         };
+        job.record_exception(error.to_string());
         let attempt = job.next_restart_attempt();
         let delay = config
             .restart_strategy

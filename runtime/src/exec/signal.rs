@@ -17,6 +17,9 @@
 //! savepoint's cut (no final watermark). Decision: a file rather than a message between the
 //! processes, because the checkpoint directory is what every process already shares and
 //! reaches, also after a restart; the cost is up to [`STOP_POLL`] before a stop begins.
+//! The same thread acts on `requests/cancel` (a cancel asked of any process through the
+//! REST API, [`crate::exec::rest`]) made after this process started.
+//!
 //! One caveat: a process that runs no source subtask (a job with fewer source subtasks than
 //! workers) learns of the stop only from the file, so its operators may end their input as
 //! if the job had finished (emitting what the final watermark fires, after the savepoint)
@@ -73,13 +76,19 @@ impl SavepointSignal {
                         request_stop(&store, &base);
                         poll = 0;
                     }
+                    if poll % polls_per_look == 0 && !job.cancelled() {
+                        // A cancel asked of any process (through the REST API).
+                        if let Ok(Some(at)) = store.cancel_request() {
+                            if at >= job.history().started_ms {
+                                eprintln!("the job is cancelled (a request of {at} ms)");
+                                job.cancel();
+                            }
+                        }
+                    }
                     if poll % polls_per_look == 0 && job.stop_requested().is_none() {
                         match store.stop_request() {
                             Ok(Some(target)) => {
-                                eprintln!(
-                                    "stopping with a savepoint into {}",
-                                    target.display()
-                                );
+                                eprintln!("stopping with a savepoint into {}", target.display());
                                 job.request_stop(target);
                             }
                             Ok(None) => {}

@@ -66,33 +66,45 @@ impl Drop for Trimmer {
     }
 }
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim() {
-    // SAFETY: `malloc_trim` takes no pointers and is thread-safe (it locks each arena it
-    // trims); it only returns free pages to the kernel.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::malloc_trim(0);
-    }
+/// What the job asks of glibc's allocator.
+#[derive(Clone, Copy)]
+enum Call {
+    /// `malloc_trim(0)`: free pages back to the kernel.
+    Trim,
+    /// `mallopt(M_MMAP_THRESHOLD, 128 KiB)`: the threshold fixed (see the module's docs).
+    FixMmapThreshold,
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() {}
-
-/// Fixes glibc's mmap threshold at its initial value (see the module's docs).
+/// The one place that calls glibc's allocator.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn fix_mmap_threshold() {
+fn glibc(call: Call) {
     const MMAP_THRESHOLD: i32 = 128 << 10;
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_some() {
-        return;
-    }
-    // SAFETY: `mallopt` takes no pointers; glibc serializes it with the allocator's own
-    // lock. A failure (0) leaves glibc's default: nothing to report.
+    // SAFETY: neither call takes a pointer. `malloc_trim` is thread-safe (it locks each
+    // arena it trims) and only returns free pages to the kernel; `mallopt` is serialized
+    // with the allocator's own lock, and a failure (0) leaves glibc's default.
     #[allow(unsafe_code)]
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+        match call {
+            Call::Trim => {
+                libc::malloc_trim(0);
+            }
+            Call::FixMmapThreshold => {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            }
+        }
     }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn fix_mmap_threshold() {}
+fn glibc(_: Call) {}
+
+fn trim() {
+    glibc(Call::Trim);
+}
+
+/// Fixes glibc's mmap threshold, unless the environment sets it.
+fn fix_mmap_threshold() {
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        glibc(Call::FixMmapThreshold);
+    }
+}
