@@ -60,7 +60,11 @@ check "no C++ compiler" "g++" \
 check "no prometheus" "prometheus" \
   "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_PROMETHEUS=no-such-prometheus-here ./dev setup --dry-run)"
 
-# 7. This machine after set-up: nothing to install (the real search folders).
+# 7. No headless browser (the dashboard's test needs one): Debian's chromium is installed.
+check "no chromium" "chromium" \
+  "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_CHROMIUM=no-such-chromium-here ./dev setup --dry-run)"
+
+# 8. This machine after set-up: nothing to install (the real search folders).
 check "this machine" "nothing to install" "$(./dev setup --dry-run)"
 
 echo "dev setup: $passed passed, $failed failed"

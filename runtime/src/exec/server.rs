@@ -2,7 +2,14 @@
 //! set, each process serves, for as long as its job runs (and its
 //! [`metrics_linger`](crate::ExecutionConfig::metrics_linger) after):
 //! - `GET /metrics`: Prometheus' text ([`crate::exec::prometheus`]);
-//! - `/jobs/...`: the REST API ([`crate::exec::rest`]).
+//! - `/jobs/...`: the REST API ([`crate::exec::rest`]);
+//! - `GET /`: the web dashboard (`dashboard.html`, one page with its style and script,
+//!   shipped inside the binary; no build step): the job graph (operators with their
+//!   parallelism, edges with their partitioner), each operator's records per second in and
+//!   out, backpressure coloured as Flink colours it (green under 10%, orange to 50%, red
+//!   above) and input watermark, the checkpoint history and the exceptions, refreshed every
+//!   second without reloading. Off loopback, open it as `http://host:port/#secret=<secret>`:
+//!   the page sends the secret with its API calls (a fragment never reaches a server).
 //!
 //! `tiny_http` accepts connections and parses requests on its own threads; each request is
 //! answered on a thread of its own, at most [`MAX_IN_FLIGHT`] at once (beyond: `503`), so a
@@ -42,17 +49,32 @@ impl Routes {
             } else {
                 json(405, &serde_json::json!({ "errors": ["only GET /metrics"] }))
             }
+        } else if path == "/" || path == "/index.html" {
+            // The dashboard holds no data of its own: what it shows it asks of the API, with
+            // the secret the page's address carries (see `dashboard.html`).
+            html(DASHBOARD)
         } else if path == "/jobs" || path.starts_with("/jobs/") {
             let (status, body) = self.rest.handle(&mut request);
             json(status, &body)
         } else {
             json(
                 404,
-                &serde_json::json!({ "errors": [format!("unknown path {path}: /metrics and /jobs are served")] }),
+                &serde_json::json!({ "errors": [format!("unknown path {path}: /, /metrics and /jobs are served")] }),
             )
         };
         // A client that hung up is its own business.
         let _ = request.respond(response);
+    }
+}
+
+/// The web dashboard: one page, its style and script inside, shipped in the binary.
+const DASHBOARD: &str = include_str!("dashboard.html");
+
+fn html(page: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let response = tiny_http::Response::from_string(page);
+    match tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/html; charset=utf-8"[..]) {
+        Ok(header) => response.with_header(header),
+        Err(()) => response,
     }
 }
 
