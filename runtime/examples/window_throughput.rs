@@ -3,8 +3,10 @@
 //! ```text
 //! cargo run --release -p typeinfo-runtime --example window_throughput -- --events N --keys K \
 //!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb [--count-window N] \
-//!   [--mode streaming|batch] [--batch-sort-memory-mib M]
+//!   [--mode streaming|batch] [--batch-sort-memory-mib M] [--quiet]
 //! ```
+//!
+//! `--help` lists every flag with its default.
 //!
 //! Event `i` (for `i` in `0..N`) has key `(i * 2654435761) % K`, timestamp `i / E` ms and
 //! amount `(i % 1000) / 10.0`. Watermarks are monotonous (emitted after every batch); each key
@@ -13,8 +15,8 @@
 //! results are counted and dropped.
 //! The last line printed is `events_per_s=<number>`. With `--checkpoint-interval-ms MS`
 //! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
-//! checkpoint every `MS` milliseconds, to measure what checkpointing costs. With `--metrics`
-//! a line of metrics goes to stderr every 2 seconds. With `--mode batch` the same bounded job
+//! checkpoint every `MS` milliseconds, to measure what checkpointing costs. A progress line
+//! (metrics) goes to stderr every 2 seconds unless `--quiet`. With `--mode batch` the same bounded job
 //! runs in batch mode (`typeinfo_runtime::batch`: sorted by key, one key's state at a time;
 //! `--state` and checkpoints do not apply; `--batch-sort-memory-mib` sets each keyed
 //! subtask's sort budget, 128 MiB by default, beyond which sorted runs spill to disk).
@@ -33,49 +35,85 @@ use typeinfo_runtime::{CheckpointConfig, RuntimeMode, StateBackend, StreamExecut
 mod window_workload;
 use window_workload::Workload;
 
+/// Throughput of keyed tumbling event-time windows.
+#[derive(clap::Parser)]
+#[command(name = "window_throughput", about, long_about = None)]
+struct Args {
+    /// Events to generate.
+    #[arg(long, default_value_t = 20_000_000)]
+    events: u64,
+    /// Distinct keys.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    keys: u64,
+    /// Events per millisecond of event time.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    events_per_ms: u64,
+    /// Tumbling window size, in ms.
+    #[arg(long, default_value_t = 1000)]
+    window_ms: u64,
+    /// Count windows of this many records per key instead (0: time windows).
+    #[arg(long, default_value_t = 0)]
+    count_window: u64,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 1)]
+    parallelism: u32,
+    /// Where keyed state lives: heap or rocksdb.
+    #[arg(long, default_value = "heap")]
+    state: String,
+    /// RocksDB's managed memory in MiB (0: a quarter of the machine's memory).
+    #[arg(long, default_value_t = 0)]
+    managed_memory_mib: u64,
+    /// Keep RocksDB's timers in memory.
+    #[arg(long)]
+    heap_timers: bool,
+    /// The flow-control budget of each source subtask, in records (0: the runtime's).
+    #[arg(long, default_value_t = 0)]
+    max_in_flight_records: u64,
+    /// A checkpoint every this many ms (0: no checkpoints).
+    #[arg(long, default_value_t = 0)]
+    checkpoint_interval_ms: u64,
+    /// Where checkpoints go (default: a temporary directory).
+    #[arg(long)]
+    checkpoint_dir: Option<std::path::PathBuf>,
+    /// streaming | batch | automatic.
+    #[arg(long, default_value = "streaming")]
+    mode: String,
+    /// Each keyed subtask's sort budget in batch mode, in MiB.
+    #[arg(long, default_value_t = 128)]
+    batch_sort_memory_mib: u64,
+    /// Progress lines on stderr every 2 s (the default; kept for older command lines).
+    #[arg(long, conflicts_with = "quiet")]
+    metrics: bool,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str, default: &str| -> String {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-            .unwrap_or_else(|| default.to_owned())
-    };
-    let num = |flag: &str, default: &str| {
-        value(flag, default)
-            .parse::<u64>()
-            .map_err(|e| format!("{flag}: {e}"))
-    };
-    let events = num("--events", "20000000")?;
-    let keys = num("--keys", "10000")?.max(1);
-    let per_ms = num("--events-per-ms", "100")?.max(1);
-    let window_ms = num("--window-ms", "1000")?;
-    let count_window = num("--count-window", "0")?;
-    let parallelism = num("--parallelism", "1")? as u32;
-    let mut state = StateBackend::parse(&value("--state", "heap")).map_err(|e| e.to_string())?;
-    let managed_mib = num("--managed-memory-mib", "0")?;
+    let args = <Args as clap::Parser>::parse();
+    let (events, keys, per_ms, window_ms) =
+        (args.events, args.keys, args.events_per_ms, args.window_ms);
+    let (count_window, parallelism) = (args.count_window, args.parallelism);
+    let mut state = StateBackend::parse(&args.state).map_err(|e| e.to_string())?;
+    let managed_mib = args.managed_memory_mib;
     if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, managed_mib > 0) {
         *options = options
             .clone()
             .managed_memory_bytes((managed_mib as usize) << 20);
     }
-    if let (StateBackend::RocksDb { options, .. }, true) =
-        (&mut state, args.iter().any(|a| a == "--heap-timers"))
-    {
+    if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, args.heap_timers) {
         *options = options.clone().heap_timers(true);
     }
-    let in_flight = num("--max-in-flight-records", "0")?;
-    let checkpoint_ms = num("--checkpoint-interval-ms", "0")?;
+    let in_flight = args.max_in_flight_records;
+    let checkpoint_ms = args.checkpoint_interval_ms;
     let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let checkpoint_dir = args
-        .iter()
-        .position(|a| a == "--checkpoint-dir")
-        .and_then(|i| args.get(i + 1))
-        .map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
+        .checkpoint_dir
+        .clone()
+        .unwrap_or_else(|| temp.path().to_owned());
 
-    let mode = RuntimeMode::parse(&value("--mode", "streaming")).map_err(|e| e.to_string())?;
-    let sort_mib = num("--batch-sort-memory-mib", "128")?;
+    let mode = RuntimeMode::parse(&args.mode).map_err(|e| e.to_string())?;
+    let sort_mib = args.batch_sort_memory_mib;
 
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(parallelism)
@@ -99,7 +137,7 @@ fn run() -> Result<(), String> {
         count_window: (count_window > 0).then_some(count_window),
     }
     .build(&env);
-    let result = if args.iter().any(|a| a == "--metrics") {
+    let result = if args.metrics || !args.quiet {
         env.execute_async("window_throughput")
             .and_then(|client| client.wait_reporting(std::time::Duration::from_secs(2)))
     } else {

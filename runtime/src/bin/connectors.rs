@@ -264,56 +264,48 @@ impl Sink<String> for RenameSink {
     }
 }
 
+/// A job made only of a user's own connectors and operator (the crash test's program).
+#[derive(clap::Parser)]
+#[command(name = "connectors", about, long_about = None)]
 struct Args {
+    /// Sequence numbers per split.
+    #[arg(long, default_value_t = 10_000)]
     records: u64,
+    /// Records per second per split.
+    #[arg(long, default_value_t = 20_000)]
     per_second: u64,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 2)]
     parallelism: u32,
+    /// Where the sink commits its files.
+    #[arg(long)]
     output: PathBuf,
-    checkpoints: Option<(PathBuf, Duration)>,
+    /// Checkpoints into this directory.
+    #[arg(long)]
+    checkpoint_dir: Option<PathBuf>,
+    /// Checkpoint interval, in ms.
+    #[arg(long, default_value_t = 100, requires = "checkpoint_dir")]
+    checkpoint_interval_ms: u64,
+    /// A checkpoint or savepoint to start from.
+    #[arg(long)]
     restore: Option<PathBuf>,
+    /// Split 3 pauses before this sequence number (default: half way).
+    #[arg(long)]
     pause_at: Option<u64>,
-    pause: Duration,
-    final_flush: Duration,
-}
-
-fn parse(args: &[String]) -> std::result::Result<Args, String> {
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let number = |flag: &str, default: u64| -> std::result::Result<u64, String> {
-        value(flag).map_or(Ok(default), |v| {
-            v.parse().map_err(|e| format!("{flag}: {e}"))
-        })
-    };
-    Ok(Args {
-        records: number("--records", 10_000)?,
-        per_second: number("--per-second", 20_000)?,
-        parallelism: u32::try_from(number("--parallelism", 2)?).map_err(|e| e.to_string())?,
-        output: value("--output").ok_or("--output DIR is required")?.into(),
-        checkpoints: match value("--checkpoint-dir") {
-            Some(dir) => Some((
-                dir.into(),
-                Duration::from_millis(number("--checkpoint-interval-ms", 100)?),
-            )),
-            None => None,
-        },
-        restore: value("--restore").map(PathBuf::from),
-        pause_at: value("--pause-at")
-            .map(|v| v.parse().map_err(|e| format!("--pause-at: {e}")))
-            .transpose()?,
-        pause: Duration::from_millis(number("--pause-ms", 300)?),
-        final_flush: Duration::from_millis(number("--final-flush-ms", 0)?),
-    })
+    /// How long split 3 pauses, in ms.
+    #[arg(long, default_value_t = 300)]
+    pause_ms: u64,
+    /// How long sink subtask 0's last staging takes after its file is written, in ms.
+    #[arg(long, default_value_t = 0)]
+    final_flush_ms: u64,
 }
 
 fn run(args: &Args) -> Result<()> {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(args.parallelism);
-    if let Some((dir, interval)) = &args.checkpoints {
-        env.enable_checkpointing(CheckpointConfig::new(dir, *interval));
+    if let Some(dir) = &args.checkpoint_dir {
+        let interval = Duration::from_millis(args.checkpoint_interval_ms);
+        env.enable_checkpointing(CheckpointConfig::new(dir, interval));
     }
     if let Some(path) = &args.restore {
         env.restore_from(RestoreSettings {
@@ -326,7 +318,7 @@ fn run(args: &Args) -> Result<()> {
             records: args.records,
             per_second: args.per_second,
             pause_at: args.pause_at.unwrap_or(args.records / 2),
-            pause: args.pause,
+            pause: Duration::from_millis(args.pause_ms),
         },
         WatermarkStrategy::for_monotonous_timestamps().with_idleness(Duration::from_millis(50)),
         "Partitions",
@@ -336,7 +328,7 @@ fn run(args: &Args) -> Result<()> {
     .uid("gap-check")
     .sink_to(RenameSink {
         dir: args.output.clone(),
-        final_flush: args.final_flush,
+        final_flush: Duration::from_millis(args.final_flush_ms),
     })
     .uid("rename-sink");
     env.execute("connectors")?;
@@ -344,11 +336,7 @@ fn run(args: &Args) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match parse(&args)
-        .map_err(|e| e.to_string())
-        .and_then(|a| run(&a).map_err(|e| e.to_string()))
-    {
+    match run(&<Args as clap::Parser>::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("connectors: {e}");

@@ -6,8 +6,11 @@
 //!   --orders N --output DIR [--parallelism P] [--state heap|rocksdb] \
 //!   [--checkpoint-dir DIR --checkpoint-interval-ms MS] [--restore PATH] \
 //!   [--stop-after N --savepoint DIR] [--orders-per-second R] [--hosts H1,H2 --process I] \
-//!   [--metrics] [--metrics-port PORT] [--plan-dot]
+//!   [--quiet] [--metrics-port PORT] [--plan-dot]
 //! ```
+//!
+//! `--help` lists every flag with its default. A run prints a progress line on stderr every
+//! two seconds (records per second, watermark, checkpoints) unless `--quiet`.
 //!
 //! The demo: version 1 counts and sums generated orders per user per minute (event-time
 //! tumbling windows, RocksDB state, checkpoints) and is stopped with a savepoint half-way.
@@ -20,6 +23,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod support;
 use std::time::Duration;
 
 use typeinfo_runtime::{
@@ -161,7 +166,7 @@ struct Run {
     stop: Option<StopWithSavepoint>,
     orders_per_second: Option<u64>,
     cluster: Option<Cluster>,
-    /// Print a metrics line on stderr every 2 s.
+    /// Print a progress line (metrics) on stderr every 2 s.
     metrics: bool,
     /// Serve the metrics to Prometheus on this port (all interfaces).
     metrics_port: Option<u16>,
@@ -422,59 +427,109 @@ fn demo() -> Result<(), String> {
     }
 }
 
-fn parse_run(args: &[String]) -> Result<Run, String> {
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let num = |flag: &str| -> Result<Option<u64>, String> {
-        value(flag)
-            .map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}")))
-            .transpose()
-    };
-    let small = |n: u64, flag: &str| u32::try_from(n).map_err(|_| format!("{flag} {n}: too large"));
-    let checkpoints = match value("--checkpoint-dir") {
-        Some(dir) => Some(CheckpointConfig::new(
-            dir,
-            Duration::from_millis(num("--checkpoint-interval-ms")?.unwrap_or(1000)),
-        )),
-        None => None,
-    };
-    let stop = match (num("--stop-after")?, value("--savepoint")) {
-        (Some(after_records), Some(dir)) => Some(StopWithSavepoint {
-            after_records,
-            dir: dir.into(),
-        }),
-        (None, None) => None,
-        _ => return Err("--stop-after and --savepoint go together".into()),
-    };
-    Ok(Run {
-        version: small(num("--version")?.unwrap_or(1), "--version")?,
-        orders: num("--orders")?.ok_or("missing --orders")?,
-        output: value("--output").ok_or("missing --output")?.into(),
-        parallelism: small(num("--parallelism")?.unwrap_or(1), "--parallelism")?,
-        state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into()))
-            .map_err(|e| e.to_string())?,
-        checkpoints,
-        restore: value("--restore").map(PathBuf::from),
-        stop,
-        orders_per_second: num("--orders-per-second")?,
-        cluster: Cluster::from_args(args).map_err(|e| e.to_string())?,
-        metrics: args.iter().any(|a| a == "--metrics"),
-        metrics_port: num("--metrics-port")?
-            .map(|p| u16::try_from(p).map_err(|_| format!("--metrics-port {p}: not a port")))
-            .transpose()?,
-        plan_dot: args.iter().any(|a| a == "--plan-dot"),
-    })
+/// Orders per user per minute: a stateful job that survives a code upgrade.
+#[derive(clap::Parser)]
+#[command(name = "orders_per_minute", about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// The demo (the default): version 1 stopped with a savepoint half-way, version 2
+    /// restored from it at another parallelism, checked against an uninterrupted run.
+    Demo,
+    /// One run of version 1 or 2.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The job's version: 1, or 2 with the evolved types.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    version: u32,
+    /// Orders to generate (every source subtask's share of them).
+    #[arg(long)]
+    orders: u64,
+    /// The exactly-once text file sink's directory.
+    #[arg(long)]
+    output: PathBuf,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 1)]
+    parallelism: u32,
+    /// Where keyed state lives: heap or rocksdb.
+    #[arg(long, default_value = "heap", value_parser = parse_state)]
+    state: StateBackend,
+    /// Checkpoints into this directory (a path or an object store URL).
+    #[arg(long)]
+    checkpoint_dir: Option<PathBuf>,
+    /// Checkpoint interval, in ms.
+    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
+    checkpoint_interval_ms: u64,
+    /// A checkpoint or savepoint to start from.
+    #[arg(long)]
+    restore: Option<PathBuf>,
+    /// Stop with a savepoint once every source subtask emitted this many orders.
+    #[arg(long, requires = "savepoint")]
+    stop_after: Option<u64>,
+    /// Where the stop's savepoint goes.
+    #[arg(long, requires = "stop_after")]
+    savepoint: Option<PathBuf>,
+    /// Slows the source down to about this many orders per second.
+    #[arg(long)]
+    orders_per_second: Option<u64>,
+    #[command(flatten)]
+    cluster: support::ClusterArgs,
+    /// Progress lines on stderr every 2 s (the default; kept for older command lines).
+    #[arg(long, conflicts_with = "quiet")]
+    metrics: bool,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+    /// Serve Prometheus' /metrics, the REST API and the dashboard on this port (all
+    /// interfaces; the API then asks for TYPEINFO_JOB_SECRET).
+    #[arg(long)]
+    metrics_port: Option<u16>,
+    /// Print the job's plan as Graphviz DOT and exit.
+    #[arg(long)]
+    plan_dot: bool,
+}
+
+fn parse_state(s: &str) -> Result<StateBackend, String> {
+    StateBackend::parse(s).map_err(|e| e.to_string())
+}
+
+impl RunArgs {
+    fn into_run(self) -> Result<Run, String> {
+        Ok(Run {
+            version: self.version,
+            orders: self.orders,
+            output: self.output,
+            parallelism: self.parallelism,
+            state: self.state,
+            checkpoints: self.checkpoint_dir.map(|dir| {
+                CheckpointConfig::new(dir, Duration::from_millis(self.checkpoint_interval_ms))
+            }),
+            restore: self.restore,
+            stop: match (self.stop_after, self.savepoint) {
+                (Some(after_records), Some(dir)) => Some(StopWithSavepoint { after_records, dir }),
+                _ => None,
+            },
+            orders_per_second: self.orders_per_second,
+            cluster: self.cluster.cluster()?,
+            metrics: self.metrics || !self.quiet,
+            metrics_port: self.metrics_port,
+            plan_dot: self.plan_dot,
+        })
+    }
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        None | Some("demo") => demo(),
-        Some("run") => parse_run(&args[1..]).and_then(|r| {
+    let cli = <Cli as clap::Parser>::parse();
+    let result = match cli.command {
+        None | Some(Command::Demo) => demo(),
+        Some(Command::Run(args)) => args.into_run().and_then(|r| {
             let result = run(&r).map_err(|e| e.to_string())?;
             for m in &result.migrations {
                 eprintln!("migrated: {m}");
@@ -484,9 +539,6 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Some(other) => Err(format!(
-            "unknown command `{other}`: expected `demo` or `run`"
-        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! pending_timers --keys N [--state heap|rocksdb] [--managed-memory-mib M] [--parallelism P]
+//!   [--quiet]
 //! ```
 //!
 //! A generator source makes one record per key (`(i, 1)` at event time `i` ms) for keys
@@ -23,18 +24,35 @@ use typeinfo_runtime::{
 };
 
 mod support;
-use support::{num, peak_rss_kb, value};
+use support::{finish, peak_rss_kb};
+
+/// A session window on each of many keys, all open until the input ends (pending timers).
+#[derive(clap::Parser, Debug)]
+#[command(name = "pending_timers", about, long_about = None)]
+struct Args {
+    /// Keys, one record each.
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 1)]
+    parallelism: u32,
+    /// Where keyed state (and timers) live.
+    #[arg(long, default_value = "rocksdb", value_parser = ["heap", "rocksdb"])]
+    state: String,
+    /// RocksDB's managed memory in MiB (0: the default, a quarter of the machine's memory).
+    #[arg(long, default_value_t = 0)]
+    managed_memory_mib: usize,
+    /// No progress line on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
 
 const YEAR_MS: i64 = 365 * 24 * 3600 * 1000;
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let keys = num(&args, "--keys", 1_000_000)?;
-    let parallelism = num(&args, "--parallelism", 1)? as u32;
-    let mut state =
-        StateBackend::parse(&value(&args, "--state").unwrap_or_else(|| "rocksdb".into()))
-            .map_err(|e| e.to_string())?;
-    let managed_mib = num(&args, "--managed-memory-mib", 0)? as usize;
+    let args = <Args as clap::Parser>::parse();
+    let (keys, parallelism, managed_mib) = (args.keys, args.parallelism, args.managed_memory_mib);
+    let mut state = StateBackend::parse(&args.state).map_err(|e| e.to_string())?;
     if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, managed_mib > 0) {
         *options = options.clone().managed_memory_bytes(managed_mib << 20);
     }
@@ -55,7 +73,10 @@ fn run() -> Result<(), String> {
             w.fetch_add(1, Ordering::Relaxed);
             c.fetch_add(key.wrapping_mul(3).wrapping_add(count), Ordering::Relaxed);
         });
-    env.execute("pending timers").map_err(|e| e.to_string())?;
+    let client = env
+        .execute_async("pending timers")
+        .map_err(|e| e.to_string())?;
+    finish(client, args.quiet).map_err(|e| e.to_string())?;
     println!(
         "windows={} checksum={} peak_rss_kb={}",
         windows.load(Ordering::Relaxed),

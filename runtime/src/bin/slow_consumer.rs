@@ -3,7 +3,7 @@
 //! ```text
 //! slow_consumer --records N [--keys K] [--payload-bytes B] [--sink-spin-us U] [--parallelism P]
 //!   [--state heap|rocksdb] [--managed-memory-mib M] [--max-in-flight-records R]
-//!   [--hosts host:port,host:port --process I]
+//!   [--hosts host:port,host:port --process I] [--quiet]
 //! ```
 //!
 //! A generator source makes `N` records (`(i, B bytes)`), keyed by `i % K` (1,000 keys by
@@ -19,30 +19,62 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use typeinfo_runtime::{Cluster, StateBackend, StreamExecutionEnvironment};
+use typeinfo_runtime::{StateBackend, StreamExecutionEnvironment};
 
 mod support;
-use support::{num, peak_rss_kb, value};
+use support::{finish, peak_rss_kb, ClusterArgs};
+
+/// A job whose consumer is slower than its source (flow control's memory bound).
+#[derive(clap::Parser, Debug)]
+#[command(name = "slow_consumer", about, long_about = None)]
+struct Args {
+    /// Records the source makes.
+    #[arg(long, default_value_t = 100_000)]
+    records: u64,
+    /// Distinct keys (1: a hot key).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    keys: u64,
+    /// Bytes of payload per record.
+    #[arg(long, default_value_t = 1024)]
+    payload_bytes: usize,
+    /// Microseconds the sink spins per record.
+    #[arg(long, default_value_t = 5)]
+    sink_spin_us: u64,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 2)]
+    parallelism: u32,
+    /// Where keyed state lives.
+    #[arg(long, default_value = "heap", value_parser = ["heap", "rocksdb"])]
+    state: String,
+    /// RocksDB's managed memory in MiB (0: the default, a quarter of the machine's memory).
+    #[arg(long, default_value_t = 0)]
+    managed_memory_mib: usize,
+    /// The in-flight budget between operators, in records (default: the runtime's).
+    #[arg(long)]
+    max_in_flight_records: Option<u64>,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// No progress line on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let records = num(&args, "--records", 100_000)?;
-    let keys = num(&args, "--keys", 1000)?.max(1);
-    let payload = num(&args, "--payload-bytes", 1024)? as usize;
-    let spin = Duration::from_micros(num(&args, "--sink-spin-us", 5)?);
-    let parallelism = num(&args, "--parallelism", 2)? as u32;
-    let mut state = StateBackend::parse(&value(&args, "--state").unwrap_or_else(|| "heap".into()))
-        .map_err(|e| e.to_string())?;
-    let managed_mib = num(&args, "--managed-memory-mib", 0)? as usize;
+    let args = <Args as clap::Parser>::parse();
+    let (records, keys, payload) = (args.records, args.keys, args.payload_bytes);
+    let spin = Duration::from_micros(args.sink_spin_us);
+    let parallelism = args.parallelism;
+    let mut state = StateBackend::parse(&args.state).map_err(|e| e.to_string())?;
+    let managed_mib = args.managed_memory_mib;
     if let (StateBackend::RocksDb { options, .. }, true) = (&mut state, managed_mib > 0) {
         *options = options.clone().managed_memory_bytes(managed_mib << 20);
     }
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(parallelism)
         .set_state_backend(state)
-        .set_cluster(Cluster::from_args(&args).map_err(|e| e.to_string())?);
-    if let Some(budget) = value(&args, "--max-in-flight-records") {
-        env.set_max_in_flight_records(budget.parse().map_err(|e| format!("{budget}: {e}"))?);
+        .set_cluster(args.cluster.cluster()?);
+    if let Some(budget) = args.max_in_flight_records {
+        env.set_max_in_flight_records(budget);
     }
     let sunk = Arc::new(AtomicU64::new(0));
     let counted = Arc::clone(&sunk);
@@ -65,7 +97,10 @@ fn run() -> Result<(), String> {
             }
             counted.fetch_add(1, Ordering::Relaxed);
         });
-    env.execute("slow consumer").map_err(|e| e.to_string())?;
+    let client = env
+        .execute_async("slow consumer")
+        .map_err(|e| e.to_string())?;
+    finish(client, args.quiet).map_err(|e| e.to_string())?;
     println!(
         "records={} peak_rss_kb={}",
         sunk.load(Ordering::Relaxed),

@@ -14,10 +14,22 @@ use std::time::Instant;
 
 use typeinfo_runtime::sort::{NormalizedKeySorter, SortConfig};
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
+/// Sorts generated records with the batch sorter and reports what it took.
+#[derive(clap::Parser, Debug)]
+#[command(name = "sort_records", about, long_about = None)]
+struct Args {
+    /// Records to sort.
+    #[arg(long)]
+    records: u64,
+    /// The sorter's memory budget in MiB (beyond it, sorted runs spill).
+    #[arg(long, default_value_t = 128)]
+    budget_mib: usize,
+    /// Compare by normalized key prefixes first.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    normalized_keys: String,
+    /// Where spilled runs go (default: the system's temporary directory).
+    #[arg(long)]
+    spill_dir: Option<std::path::PathBuf>,
 }
 
 fn peak_rss_kib() -> u64 {
@@ -32,16 +44,13 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let n: u64 = arg(&args, "--records")
-        .ok_or("--records N is required")?
-        .parse()?;
-    let budget: usize = arg(&args, "--budget-mib").map_or(Ok(128), |v| v.parse())?;
-    let normalized = arg(&args, "--normalized-keys").is_none_or(|v| v != "off");
+    let args = <Args as clap::Parser>::parse();
+    let (n, budget) = (args.records, args.budget_mib);
+    let normalized = args.normalized_keys != "off";
     let mut config = SortConfig::default()
         .memory_budget(budget << 20)
         .normalized_keys(normalized);
-    if let Some(dir) = arg(&args, "--spill-dir") {
+    if let Some(dir) = args.spill_dir {
         config = config.spill_dir(dir);
     }
     let mut sorter = NormalizedKeySorter::<String, u64>::new(config)?;

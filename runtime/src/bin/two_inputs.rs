@@ -31,6 +31,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -445,51 +447,70 @@ fn run(r: &Run) -> typeinfo_runtime::Result<typeinfo_runtime::JobResult> {
     env.execute("two inputs")
 }
 
-fn parse_run(args: &[String]) -> Result<Run, String> {
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let num = |flag: &str| -> Result<Option<u64>, String> {
-        value(flag)
-            .map(|v| v.parse().map_err(|e| format!("{flag} `{v}`: {e}")))
-            .transpose()
-    };
-    let checkpoints = match value("--checkpoint-dir") {
-        Some(dir) => Some(CheckpointConfig::new(
-            dir,
-            Duration::from_millis(num("--checkpoint-interval-ms")?.unwrap_or(1000)),
-        )),
-        None => None,
-    };
-    let parallelism = num("--parallelism")?.unwrap_or(1);
-    Ok(Run {
-        events: num("--events")?.ok_or("missing --events")?,
-        rate: num("--rate")?.unwrap_or(1_000_000) as f64,
-        output: value("--output").ok_or("missing --output")?.into(),
-        parallelism: u32::try_from(parallelism)
-            .map_err(|_| format!("--parallelism {parallelism}: too large"))?,
-        state: StateBackend::parse(&value("--state").unwrap_or_else(|| "heap".into()))
-            .map_err(|e| e.to_string())?,
-        checkpoints,
-        restore: value("--restore").map(PathBuf::from),
-        cluster: Cluster::from_args(args).map_err(|e| e.to_string())?,
-    })
+/// Two-input operators under crashes (co-process, interval join, broadcast state).
+#[derive(clap::Parser)]
+#[command(name = "two_inputs", about, long_about = None)]
+enum Cli {
+    /// Runs the job.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Orders (and payments) to generate.
+    #[arg(long)]
+    events: u64,
+    /// Orders and payments per second.
+    #[arg(long, default_value_t = 1_000_000)]
+    rate: u64,
+    /// The exactly-once text file sink's directory.
+    #[arg(long)]
+    output: PathBuf,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 1)]
+    parallelism: u32,
+    /// Where keyed state lives: heap or rocksdb.
+    #[arg(long, default_value = "heap", value_parser = parse_state)]
+    state: StateBackend,
+    /// Checkpoints into this directory (a path or an object store URL).
+    #[arg(long)]
+    checkpoint_dir: Option<PathBuf>,
+    /// Checkpoint interval, in ms.
+    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
+    checkpoint_interval_ms: u64,
+    /// A checkpoint or savepoint to start from.
+    #[arg(long)]
+    restore: Option<PathBuf>,
+    #[command(flatten)]
+    cluster: support::ClusterArgs,
+}
+
+fn parse_state(s: &str) -> Result<StateBackend, String> {
+    StateBackend::parse(s).map_err(|e| e.to_string())
+}
+
+impl RunArgs {
+    fn into_run(self) -> Result<Run, String> {
+        Ok(Run {
+            events: self.events,
+            rate: self.rate as f64,
+            output: self.output,
+            parallelism: self.parallelism,
+            state: self.state,
+            checkpoints: self.checkpoint_dir.map(|dir| {
+                CheckpointConfig::new(dir, Duration::from_millis(self.checkpoint_interval_ms))
+            }),
+            restore: self.restore,
+            cluster: self.cluster.cluster()?,
+        })
+    }
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("run") => parse_run(&args[1..]).and_then(|r| {
-            run(&r).map_err(|e| e.to_string())?;
-            Ok(())
-        }),
-        other => Err(format!(
-            "unknown command {other:?}: expected `run --events N --output DIR ...`"
-        )),
-    };
+    let Cli::Run(args) = <Cli as clap::Parser>::parse();
+    let result = args
+        .into_run()
+        .and_then(|r| run(&r).map(|_| ()).map_err(|e| e.to_string()));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

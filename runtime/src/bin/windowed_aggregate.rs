@@ -35,6 +35,8 @@
 
 use std::process::ExitCode;
 
+mod support;
+
 use typeinfo::TypeInfo;
 use typeinfo_runtime::evictor::{CountEvictor, TimeEvictor};
 use typeinfo_runtime::functions::CountAndSum;
@@ -43,7 +45,7 @@ use typeinfo_runtime::trigger::{
 };
 use typeinfo_runtime::window::Window;
 use typeinfo_runtime::{
-    CheckpointConfig, Cluster, DataStream, EventTimeSessionWindows, GlobalWindow, OutputTag,
+    CheckpointConfig, DataStream, EventTimeSessionWindows, GlobalWindow, OutputTag,
     RestoreSettings, RuntimeMode, SlidingEventTimeWindows, StateBackend,
     StreamExecutionEnvironment, TimeWindow, TimeWindows, TumblingEventTimeWindows,
     WatermarkStrategy, WindowAssigner, WindowedStream,
@@ -79,24 +81,59 @@ enum EvictorSpec {
     Time(i64),
 }
 
+/// Count and sum per key in event-time windows over a CSV file (`key,timestamp_ms,amount`).
+#[derive(clap::Parser)]
+#[command(name = "windowed_aggregate", about, long_about = None)]
 struct Args {
+    /// The CSV file.
+    #[arg(long)]
     input: String,
+    /// tumbling:SIZE[:OFFSET] | sliding:SIZE:SLIDE | session:GAP | count:N[:SLIDE] (ms).
+    #[arg(long, value_parser = parse_window)]
     window: WindowSpec,
+    /// Replaces the window's trigger: count:N | purging-count:N | continuous-event:MS.
+    #[arg(long, value_parser = parse_trigger)]
     trigger: Option<TriggerSpec>,
+    /// Evicts before the function: count:N | time:MS.
+    #[arg(long, value_parser = parse_evictor)]
     evictor: Option<EvictorSpec>,
+    /// Bounded out-of-orderness of the watermarks, in ms.
+    #[arg(long, allow_negative_numbers = true)]
     out_of_orderness: i64,
+    /// Allowed lateness of the windows, in ms.
+    #[arg(long, allow_negative_numbers = true)]
     allowed_lateness: i64,
+    /// Parallelism of every operator.
+    #[arg(long, default_value_t = 1)]
     parallelism: u32,
+    /// Where keyed state lives.
+    #[arg(long, default_value = "heap", value_parser = parse_state)]
     state: StateBackend,
-    cluster: Option<Cluster>,
-    /// A metrics line on stderr every 2 s.
+    #[command(flatten)]
+    cluster: support::ClusterArgs,
+    /// Progress lines on stderr every 2 s (records per second, watermark, checkpoints).
+    #[arg(long)]
     metrics: bool,
+    /// The exactly-once text file sink's directory (default: lines on stdout).
+    #[arg(long)]
     output: Option<String>,
-    checkpoints: Option<(String, u64)>,
+    /// Checkpoints into this directory (a path or an object store URL).
+    #[arg(long)]
+    checkpoint_dir: Option<String>,
+    /// Checkpoint interval, in ms.
+    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
+    checkpoint_interval_ms: u64,
     /// Start from the checkpoint directory's newest checkpoint when there is one.
+    #[arg(long, requires = "checkpoint_dir")]
     resume: bool,
+    /// A checkpoint or savepoint to start from.
+    #[arg(long)]
     restore: Option<String>,
+    /// streaming | batch | automatic.
+    #[arg(long, default_value = "streaming", value_parser = parse_mode)]
     mode: RuntimeMode,
+    /// Slows the parsing down to this many lines per second.
+    #[arg(long)]
     lines_per_second: Option<u64>,
 }
 
@@ -156,60 +193,12 @@ fn parse_evictor(spec: &str) -> Result<EvictorSpec, String> {
     })
 }
 
-fn parse_args() -> Result<Args, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str| -> Result<Option<String>, String> {
-        match args.iter().position(|a| a == flag) {
-            Some(i) => args
-                .get(i + 1)
-                .cloned()
-                .map(Some)
-                .ok_or_else(|| format!("{flag} needs a value")),
-            None => Ok(None),
-        }
-    };
-    let required = |flag: &str| value(flag)?.ok_or_else(|| format!("missing {flag}"));
-    let int = |flag: &str, v: String| v.parse::<i64>().map_err(|e| format!("{flag} `{v}`: {e}"));
-    Ok(Args {
-        input: required("--input")?,
-        window: parse_window(&required("--window")?)?,
-        trigger: value("--trigger")?.map(|t| parse_trigger(&t)).transpose()?,
-        evictor: value("--evictor")?.map(|e| parse_evictor(&e)).transpose()?,
-        out_of_orderness: int("--out-of-orderness", required("--out-of-orderness")?)?,
-        allowed_lateness: int("--allowed-lateness", required("--allowed-lateness")?)?,
-        parallelism: value("--parallelism")?
-            .map(|v| v.parse().map_err(|e| format!("--parallelism `{v}`: {e}")))
-            .transpose()?
-            .unwrap_or(1),
-        state: StateBackend::parse(&value("--state")?.unwrap_or_else(|| "heap".into()))
-            .map_err(|e| e.to_string())?,
-        cluster: Cluster::from_args(&args).map_err(|e| e.to_string())?,
-        metrics: args.iter().any(|a| a == "--metrics"),
-        output: value("--output")?,
-        checkpoints: match value("--checkpoint-dir")? {
-            Some(dir) => Some((
-                dir,
-                value("--checkpoint-interval-ms")?
-                    .map(|v| {
-                        v.parse()
-                            .map_err(|e| format!("--checkpoint-interval-ms `{v}`: {e}"))
-                    })
-                    .transpose()?
-                    .unwrap_or(1000),
-            )),
-            None => None,
-        },
-        resume: args.iter().any(|a| a == "--resume"),
-        restore: value("--restore")?,
-        mode: RuntimeMode::parse(&value("--mode")?.unwrap_or_else(|| "streaming".into()))
-            .map_err(|e| e.to_string())?,
-        lines_per_second: value("--lines-per-second")?
-            .map(|v| {
-                v.parse()
-                    .map_err(|e| format!("--lines-per-second `{v}`: {e}"))
-            })
-            .transpose()?,
-    })
+fn parse_state(s: &str) -> Result<StateBackend, String> {
+    StateBackend::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_mode(s: &str) -> Result<RuntimeMode, String> {
+    RuntimeMode::parse(s).map_err(|e| e.to_string())
 }
 
 /// Parses one input line; `None` for comments and empty lines.
@@ -253,8 +242,12 @@ fn run(args: Args) -> Result<(), String> {
     env.set_parallelism(args.parallelism)
         .set_state_backend(args.state.clone())
         .set_runtime_mode(args.mode)
-        .set_cluster(args.cluster.clone());
-    if let Some((dir, interval_ms)) = &args.checkpoints {
+        .set_cluster(args.cluster.cluster()?);
+    if let Some((dir, interval_ms)) = args
+        .checkpoint_dir
+        .as_ref()
+        .map(|dir| (dir, &args.checkpoint_interval_ms))
+    {
         env.enable_checkpointing(
             CheckpointConfig::new(dir.as_str(), std::time::Duration::from_millis(*interval_ms))
                 .resume(args.resume),
@@ -419,7 +412,7 @@ fn ended(e: typeinfo_runtime::Error) -> String {
 }
 
 fn main() -> ExitCode {
-    match parse_args().and_then(run) {
+    match run(<Args as clap::Parser>::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("windowed_aggregate: {e}");
