@@ -42,14 +42,22 @@ fn chromium() -> std::ffi::OsString {
 fn browse(url: &str, args: &[&str]) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
         .arg(url)
         .stderr(Stdio::null())
         .output()
         .unwrap_or_else(|e| {
-            panic!("cannot start {:?} ({e}): run ./dev setup (it installs Debian's chromium)", chromium())
+            panic!(
+                "cannot start {:?} ({e}): run ./dev setup (it installs Debian's chromium)",
+                chromium()
+            )
         });
     assert!(out.status.success(), "chromium failed on {url}");
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -93,7 +101,15 @@ fn the_dashboard_shows_the_demos_plan_live_rates_and_checkpoints() {
     let w = work.path();
     let port = free_port();
     let mut job = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_orders_per_minute")))
-        .args(["run", "--version", "1", "--orders", "200000", "--orders-per-second", "2000"])
+        .args([
+            "run",
+            "--version",
+            "1",
+            "--orders",
+            "200000",
+            "--orders-per-second",
+            "2000",
+        ])
         .args(["--parallelism", "2", "--state", "heap", "--output"])
         .arg(w.join("output"))
         .args(["--checkpoint-interval-ms", "200", "--checkpoint-dir"])
@@ -115,7 +131,10 @@ fn the_dashboard_shows_the_demos_plan_live_rates_and_checkpoints() {
     let url = format!("http://127.0.0.1:{port}/#secret={SECRET}");
 
     let dom = browse(&url, &["--virtual-time-budget=6000", "--dump-dom"]);
-    let jid = get(port, "/jobs")["jobs"][0]["id"].as_str().unwrap().to_owned();
+    let jid = get(port, "/jobs")["jobs"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let plan = get(port, &format!("/jobs/{jid}/plan"));
     let mut want: Vec<&str> = plan["plan"]["nodes"]
         .as_array()
@@ -133,9 +152,19 @@ fn the_dashboard_shows_the_demos_plan_live_rates_and_checkpoints() {
         values.dedup();
         values.len() >= 2
     });
-    assert!(changed, "no records/s figure changed while the page ran: {:?}", attributes(&dom, "data-rates"));
-    assert!(dom.contains("class=\"checkpoint\""), "no checkpoint in the history");
-    assert!(dom.contains(">COMPLETED<"), "no completed checkpoint in the history");
+    assert!(
+        changed,
+        "no records/s figure changed while the page ran: {:?}",
+        attributes(&dom, "data-rates")
+    );
+    assert!(
+        dom.contains("class=\"checkpoint\""),
+        "no checkpoint in the history"
+    );
+    assert!(
+        dom.contains(">COMPLETED<"),
+        "no completed checkpoint in the history"
+    );
     assert_eq!(problem(&dom), "", "the page could not ask the job");
 
     // Without the secret the page can ask nothing (the server is not on loopback).
@@ -160,7 +189,10 @@ fn the_dashboard_shows_the_demos_plan_live_rates_and_checkpoints() {
         ],
     );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "a screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "a screenshot"
+    );
     if let Some(to) = std::env::var_os("TYPEINFO_SCREENSHOT_TO") {
         std::fs::write(to, &png).unwrap();
     }
