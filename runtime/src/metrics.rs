@@ -53,6 +53,23 @@ impl Counter {
     }
 }
 
+/// A count kept per subtask (`<operator>[<subtask>].<name>`) and summed per operator
+/// (`<operator>.<name>`): records in and out, which Flink reports per subtask.
+#[derive(Clone, Debug)]
+pub(crate) struct SubtaskCounter {
+    operator: Counter,
+    subtask: Counter,
+}
+
+impl SubtaskCounter {
+    /// Adds `n` to both.
+    #[inline]
+    pub(crate) fn inc_by(&self, n: u64) {
+        self.operator.inc_by(n);
+        self.subtask.inc_by(n);
+    }
+}
+
 impl fmt::Debug for Counter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Counter({})", self.count())
@@ -183,7 +200,7 @@ impl Metrics {
         let busiest = self
             .counters
             .iter()
-            .filter(|(k, _)| k.ends_with(".numRecordsIn"))
+            .filter(|(k, _)| k.ends_with(".numRecordsIn") && !k.contains("]."))
             .map(|(k, v)| {
                 let before = previous.counters.get(k).copied().unwrap_or(0);
                 (
@@ -389,6 +406,17 @@ impl MetricGroup {
     /// The counter `<operator>.<name>` (shared by the operator's subtasks: their sum).
     pub fn counter(&self, name: &str) -> Counter {
         self.registry.counter(format!("{}.{name}", self.operator))
+    }
+
+    /// The counters `<operator>.<name>` and `<operator>[<subtask>].<name>`, counted
+    /// together.
+    pub(crate) fn subtask_counter(&self, name: &str) -> SubtaskCounter {
+        SubtaskCounter {
+            operator: self.counter(name),
+            subtask: self
+                .registry
+                .counter(format!("{}[{}].{name}", self.operator, self.subtask)),
+        }
     }
 
     /// The gauge `<operator>[<subtask>].<name>`.

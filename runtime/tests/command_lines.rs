@@ -11,7 +11,10 @@ const PROGRAMS: [(&str, &str); 7] = [
     ("slow_consumer", env!("CARGO_BIN_EXE_slow_consumer")),
     ("sort_records", env!("CARGO_BIN_EXE_sort_records")),
     ("two_inputs", env!("CARGO_BIN_EXE_two_inputs")),
-    ("windowed_aggregate", env!("CARGO_BIN_EXE_windowed_aggregate")),
+    (
+        "windowed_aggregate",
+        env!("CARGO_BIN_EXE_windowed_aggregate"),
+    ),
 ];
 
 #[test]
@@ -35,7 +38,10 @@ fn help_shows_defaults_and_bad_values_are_named() {
     let (_, path) = PROGRAMS[1];
     let help = Command::new(path).args(["run", "--help"]).output().unwrap();
     let text = String::from_utf8_lossy(&help.stdout);
-    assert!(text.contains("[default: heap]") && text.contains("--quiet"), "{text}");
+    assert!(
+        text.contains("[default: heap]") && text.contains("--quiet"),
+        "{text}"
+    );
     let bad = Command::new(path)
         .args(["run", "--orders", "many", "--output", "x"])
         .output()

@@ -151,6 +151,22 @@ fn a_running_job_answers_status_plan_metrics_and_checkpoints_then_takes_a_savepo
     });
     let (_, job) = get(port, &format!("/jobs/{jid}"));
     assert_eq!(job["vertices"].as_array().unwrap().len(), operators.len());
+    for v in job["vertices"].as_array().unwrap() {
+        let subtasks = v["subtasks"].as_array().unwrap();
+        assert_eq!(subtasks.len() as u64, v["parallelism"].as_u64().unwrap());
+    }
+    assert!(
+        job["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["subtasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["write-records"].as_u64().is_some_and(|n| n > 0))),
+        "some subtask wrote records: {job}"
+    );
 
     let (status, metrics) = get(port, &format!("/jobs/{jid}/metrics"));
     assert_eq!(status, 200);
@@ -210,17 +226,27 @@ fn a_running_job_answers_status_plan_metrics_and_checkpoints_then_takes_a_savepo
     );
     let (status, answer) = call(port, "POST", &format!("/jobs/{jid}/stop"), None, &body);
     assert_eq!(status, 202, "{answer}");
-    wait_for(client);
+    let result = wait_for(client);
     assert!(stopped.join("_metadata").is_file(), "the stop's savepoint");
+    // At the end, records per subtask add up to the operator's, for every operator.
+    for operator in &operators {
+        for m in ["numRecordsIn", "numRecordsOut"] {
+            let total = result.metric(&format!("{operator}.{m}"));
+            let parts: u64 = (0..2)
+                .map(|i| result.metric(&format!("{operator}[{i}].{m}")))
+                .sum();
+            assert_eq!(parts, total, "{operator}.{m}");
+        }
+    }
 }
 
-fn wait_for(client: JobClient) {
+fn wait_for(client: JobClient) -> typeinfo_runtime::JobResult {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !client.is_finished() {
         assert!(Instant::now() < deadline, "the job did not end");
         std::thread::sleep(Duration::from_millis(20));
     }
-    client.wait().unwrap();
+    client.wait().unwrap()
 }
 
 /// A request that announces a 10 MB body: its status.

@@ -441,7 +441,7 @@ enum Command {
     /// restored from it at another parallelism, checked against an uninterrupted run.
     Demo,
     /// One run of version 1 or 2.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(clap::Args)]

@@ -19,7 +19,7 @@ use crate::checkpoint::store::CheckpointStore;
 use crate::config::checkpoint_write_delay;
 use crate::error::{Error, Result};
 use crate::job::{epoch_of, tick_of, Epoch, Time};
-use crate::metrics::{Counter, Gauge, MetricGroup, TimeShares};
+use crate::metrics::{Gauge, MetricGroup, SubtaskCounter, TimeShares};
 use crate::operator::contract::{now_ms, Operator, OperatorSetup, Outputs};
 use crate::operator::element::{sender_id, Batch, Msg};
 use crate::types::Data;
@@ -179,8 +179,8 @@ pub(crate) struct OperatorDriver<I: Data, O> {
 
 /// The runtime's own metrics of one operator subtask.
 struct OperatorMetrics {
-    records_in: Counter,
-    records_out: Counter,
+    records_in: SubtaskCounter,
+    records_out: SubtaskCounter,
     watermark: Gauge,
     watermark_lag: Gauge,
     shares: TimeShares,
@@ -198,8 +198,8 @@ impl OperatorMetrics {
     fn new(setup: &OperatorSetup) -> Self {
         let group = MetricGroup::new(&setup.name, setup.subtask, Arc::clone(&setup.job.metrics));
         OperatorMetrics {
-            records_in: group.counter("numRecordsIn"),
-            records_out: group.counter("numRecordsOut"),
+            records_in: group.subtask_counter("numRecordsIn"),
+            records_out: group.subtask_counter("numRecordsOut"),
             watermark: group.gauge("currentInputWatermark"),
             watermark_lag: group.gauge("watermarkLag"),
             shares: TimeShares::new(&group),

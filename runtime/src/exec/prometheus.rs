@@ -8,6 +8,8 @@
 //! Every runtime metric (see [`crate::metrics`]) is there, named after Prometheus'
 //! conventions from the runtime's (Flink's) name: `typeinfo_operator_<name in snake case>`
 //! for an operator's (counters get `_total`), `typeinfo_job_<name>` for the job's, with the
+//! records in and out per subtask (an operator's total is their `sum by (operator)`; the
+//! runtime's `<op>.numRecordsIn` total is not exported beside them), and the
 //! labels `job_name` (the job's name, as Flink's Prometheus reporter names it: Prometheus
 //! keeps `job` for its scrape job), `process` (this process's index), `operator` and, for
 //! per-subtask gauges and histograms, `subtask`. A histogram is a family of gauges per
@@ -15,8 +17,8 @@
 //!
 //! | runtime (Flink) name | Prometheus name |
 //! |---|---|
-//! | `<op>.numRecordsIn` | `typeinfo_operator_num_records_in_total{operator="<op>"}` |
-//! | `<op>.numRecordsOut` | `typeinfo_operator_num_records_out_total` |
+//! | `<op>[i].numRecordsIn` | `typeinfo_operator_num_records_in_total{operator="<op>",subtask="i"}` |
+//! | `<op>[i].numRecordsOut` | `typeinfo_operator_num_records_out_total{operator,subtask}` |
 //! | `<op>[i].currentInputWatermark` | `typeinfo_operator_current_input_watermark{subtask="i"}` |
 //! | `<op>[i].watermarkLag` | `typeinfo_operator_watermark_lag` |
 //! | `<op>[i].busyTimeMsPerSecond` | `typeinfo_operator_busy_time_ms_per_second` |
@@ -104,8 +106,25 @@ impl Collector for JobCollector {
             labels.insert(0, ("job_name".to_owned(), self.job.clone()));
             labels
         };
+        // A count kept per subtask is exported per subtask only (`sum by (operator)` gives
+        // the operator's), so that a family never holds a sum beside its parts.
+        let per_subtask: std::collections::BTreeSet<(String, String)> = metrics
+            .counters
+            .keys()
+            .filter_map(|name| {
+                let (scope, metric) = name.rsplit_once('.')?;
+                let (operator, _) = scope.rsplit_once('[')?;
+                Some((operator.to_owned(), metric.to_owned()))
+            })
+            .collect();
         let mut counters: BTreeMap<String, Vec<(Labels, u64)>> = BTreeMap::new();
         for (name, value) in &metrics.counters {
+            if name
+                .rsplit_once('.')
+                .is_some_and(|(s, m)| per_subtask.contains(&(s.to_owned(), m.to_owned())))
+            {
+                continue;
+            }
             let (family, labels) = place(name);
             counters
                 .entry(family)

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `GET /jobs` | `{"jobs": [{"id", "status"}]}` |
 //! | `GET /jobs/overview` | `{"jobs": [{"jid", "name", "state", "start-time", "duration"}]}` |
-//! | `GET /jobs/<jid>` | the job: `jid`, `name`, `state`, `start-time`, `duration`, `now`, `process`, and `vertices`: per operator `id`, `name`, `parallelism`, `metrics` (`read-records`, `write-records`, their rates per second, `busy-time-ms-per-second`, `backpressured-time-ms-per-second`, `idle-time-ms-per-second` (the highest subtask's), `watermark` (the lowest subtask's input watermark), `state-size-bytes`) |
+//! | `GET /jobs/<jid>` | the job: `jid`, `name`, `state`, `start-time`, `duration`, `now`, `process`, and `vertices`: per operator `id`, `name`, `parallelism`, `metrics` (`read-records`, `write-records`, their rates per second, `busy-time-ms-per-second`, `backpressured-time-ms-per-second`, `idle-time-ms-per-second` (the highest subtask's), `watermark` (the lowest subtask's input watermark), `state-size-bytes`), and `subtasks`: per subtask `read-records`, `write-records` |
 //! | `GET /jobs/<jid>/plan` | `{"plan": {"jid", "name", "nodes": [{"id", "operator", "description", "parallelism", "uid", "inputs": [{"num", "id", "ship_strategy"}]}]}}` |
 //! | `GET /jobs/<jid>/metrics` | every metric of this process: `{"counters", "gauges", "histograms"}` by the runtime's names |
 //! | `GET /jobs/<jid>/checkpoints` | `{"counts": {"completed", "failed"}, "latest": {"completed"}, "history": [{"id", "status", "latest_ack_timestamp", "end_to_end_duration", "state_size", "savepoint"}]}`, newest first |
@@ -230,11 +230,22 @@ impl RestApi {
                         .collect()
                 };
                 let highest = |m: &str| subtasks(m).into_iter().max();
+                let per_subtask: Vec<Value> = (0..n.parallelism())
+                    .map(|i| {
+                        let c = |m: &str| metrics.counter(&format!("{name}[{i}].{m}"));
+                        json!({
+                            "subtask": i,
+                            "read-records": c("numRecordsIn"),
+                            "write-records": c("numRecordsOut"),
+                        })
+                    })
+                    .collect();
                 json!({
                     "id": n.id(),
                     "name": name,
                     "uid": n.uid(),
                     "parallelism": n.parallelism(),
+                    "subtasks": per_subtask,
                     "metrics": {
                         "read-records": counter("numRecordsIn"),
                         "write-records": counter("numRecordsOut"),

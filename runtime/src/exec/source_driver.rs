@@ -49,7 +49,7 @@ use crate::config::StopWithSavepoint;
 use crate::error::Result;
 use crate::exec::driver::Next;
 use crate::job::{epoch_of, tick_of, time_at, Epoch, JobShared, Time};
-use crate::metrics::{Counter, MetricGroup, TimeShares};
+use crate::metrics::{MetricGroup, SubtaskCounter, TimeShares};
 use crate::operator::contract::{OperatorSetup, Output, SourceFunction};
 use crate::operator::element::{sender_id, Msg};
 use crate::types::Data;
@@ -151,7 +151,7 @@ pub(crate) struct SourceDriver<O> {
     stopped_at: Option<Epoch>,
     /// The last savepoint request this source acted on.
     seen_request: u64,
-    records_out: Counter,
+    records_out: SubtaskCounter,
     /// What this subtask emitted that may still be in flight (flow control).
     flight: FlightLog,
     /// Busy, back-pressured and idle time per second.
@@ -193,7 +193,7 @@ impl<O: Data> SourceDriver<O> {
             savepoint,
             stopped_at: None,
             seen_request: 0,
-            records_out: group.counter("numRecordsOut"),
+            records_out: group.subtask_counter("numRecordsOut"),
             flight: FlightLog::new(setup.max_in_flight_records),
             shares: TimeShares::new(&group),
         })
