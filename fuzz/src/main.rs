@@ -4,8 +4,13 @@
 //! typeinfo-fuzz list
 //! typeinfo-fuzz run [--target NAME|all] [--seconds S] [--seed N] [--corpus DIR]
 //!                   [--case-timeout-ms MS] [--stack-kib KIB]
-//! typeinfo-fuzz replay [--target NAME|all] [--corpus DIR]
+//! typeinfo-fuzz replay [--target NAME|all] [--seed N] [--corpus DIR]
+//!                      [--case-timeout-ms MS] [--stack-kib KIB]
+//! typeinfo-fuzz help [COMMAND]      (or --help after any command)
 //! ```
+//!
+//! Exit status: 0 when every target passed, 1 on a failure, 2 on a usage error (clap's
+//! message on stderr) or when a target cannot be set up.
 //!
 //! `run` and `replay` are drivers: each target runs in a child process (this binary with
 //! the hidden `child` command), so that a stack overflow or an abort is reported as that
@@ -23,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::{Parser, Subcommand, ValueEnum};
 use harness::{RunConfig, Target};
 
 #[global_allocator]
@@ -33,8 +39,96 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 const DEFAULT_STACK_KIB: usize = 2048;
 const DEFAULT_CASE_TIMEOUT_MS: u64 = 10_000;
 
+/// The default corpus: `corpus/` of this crate.
+const DEFAULT_CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
+
+/// The fuzz suite of typeinfo: structure-aware corruption of every byte format read from
+/// outside, each target in a child process.
+// Every command: a repeated flag takes its last value (`args_override_self`), as before clap.
+#[derive(Parser, Debug)]
+#[command(
+    name = "typeinfo-fuzz",
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// List the targets
+    #[command(args_override_self = true)]
+    List,
+    /// Fuzz each target for --seconds in child processes, then print a table
+    #[command(args_override_self = true)]
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Seconds of fuzzing per target
+        #[arg(long, value_name = "S", default_value_t = 10.0)]
+        seconds: f64,
+    },
+    /// Replay every input of the corpus (inputs that once failed) on each target
+    #[command(args_override_self = true)]
+    Replay {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One target in this process (what `run` and `replay` start)
+    #[command(hide = true, args_override_self = true)]
+    Child {
+        /// Run or replay
+        mode: Mode,
+        #[command(flatten)]
+        common: Common,
+        /// Seconds of fuzzing
+        #[arg(long, value_name = "S", default_value_t = 10.0)]
+        seconds: f64,
+        /// The file that holds the case being run (saved into the corpus after a crash)
+        #[arg(long, value_name = "FILE")]
+        current: Option<PathBuf>,
+        /// Replay only the corpus files after this one
+        #[arg(long, value_name = "FILE")]
+        after: Option<PathBuf>,
+        /// Skip the unmutated seeds and their truncations (a restart after a crash)
+        #[arg(long)]
+        mutate_only: bool,
+    },
+}
+
+/// What a child does.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Replay,
+}
+
+/// The flags of `run` and `replay`.
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// `all`, or target names separated by commas (see `list`)
+    #[arg(long, value_name = "NAME|all", default_value = "all")]
+    target: String,
+    /// The seed of the generators [default: the current time]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// The corpus: inputs that once failed, one directory per target
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_CORPUS)]
+    corpus: PathBuf,
+    /// A case that runs longer fails
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_CASE_TIMEOUT_MS)]
+    case_timeout_ms: u64,
+    /// The stack of the thread that runs the cases (a spawned thread's, as timely's workers)
+    #[arg(long, value_name = "KIB", default_value_t = DEFAULT_STACK_KIB)]
+    stack_kib: usize,
+}
+
+/// What a command runs with (the driver's and the child's).
 struct Args {
-    command: String,
+    /// Replay the corpus (rather than fuzz).
+    replay: bool,
     target: String,
     seconds: f64,
     seed: u64,
@@ -46,79 +140,53 @@ struct Args {
     stack_kib: usize,
 }
 
-fn usage() -> String {
-    "usage: typeinfo-fuzz list\n       typeinfo-fuzz run [--target NAME|all] [--seconds S] [--seed N] [--corpus DIR] [--case-timeout-ms MS] [--stack-kib KIB]\n       typeinfo-fuzz replay [--target NAME|all] [--corpus DIR]".to_owned()
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut it = std::env::args().skip(1);
-    let command = it.next().ok_or_else(usage)?;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut args = Args {
-        command,
-        target: "all".to_owned(),
-        seconds: 10.0,
-        seed,
-        corpus: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus")),
-        current: None,
-        after: None,
-        mutate_only: false,
-        case_timeout_ms: DEFAULT_CASE_TIMEOUT_MS,
-        stack_kib: DEFAULT_STACK_KIB,
-    };
-    if args.command == "child" {
-        // `child run|replay ...`
-        args.command = format!("child-{}", it.next().ok_or_else(usage)?);
-    }
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| format!("{flag} needs a value\n{}", usage()))
-        };
-        match flag.as_str() {
-            "--target" => args.target = value()?,
-            "--seconds" => {
-                args.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?
-            }
-            "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
-            "--corpus" => args.corpus = PathBuf::from(value()?),
-            "--current" => args.current = Some(PathBuf::from(value()?)),
-            "--after" => args.after = Some(PathBuf::from(value()?)),
-            "--mutate-only" => args.mutate_only = true,
-            "--case-timeout-ms" => {
-                args.case_timeout_ms = value()?
-                    .parse()
-                    .map_err(|e| format!("--case-timeout-ms: {e}"))?
-            }
-            "--stack-kib" => {
-                args.stack_kib = value()?.parse().map_err(|e| format!("--stack-kib: {e}"))?
-            }
-            other => return Err(format!("unknown argument `{other}`\n{}", usage())),
+impl Args {
+    fn new(replay: bool, common: Common, seconds: f64) -> Self {
+        let seed = common.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+        Args {
+            replay,
+            target: common.target,
+            seconds,
+            seed,
+            corpus: common.corpus,
+            current: None,
+            after: None,
+            mutate_only: false,
+            case_timeout_ms: common.case_timeout_ms,
+            stack_kib: common.stack_kib,
         }
     }
-    Ok(args)
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
-    let result = match args.command.as_str() {
-        "list" => {
+    // `--help` prints to stdout and exits 0; clap's usage errors exit 2.
+    let result = match Cli::parse().command {
+        Cmd::List => {
             for t in targets::TARGETS {
                 println!("{:<10} {}", t.name, t.about);
             }
             Ok(true)
         }
-        "run" | "replay" => drive(&args),
-        "child-run" | "child-replay" => child(&args),
-        _ => Err(usage()),
+        Cmd::Run { common, seconds } => drive(&Args::new(false, common, seconds)),
+        // `replay` runs no mutations: its children get 0 s.
+        Cmd::Replay { common } => drive(&Args::new(true, common, 10.0)),
+        Cmd::Child {
+            mode,
+            common,
+            seconds,
+            current,
+            after,
+            mutate_only,
+        } => child(&Args {
+            current,
+            after,
+            mutate_only,
+            ..Args::new(mode == Mode::Replay, common, seconds)
+        }),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -152,7 +220,7 @@ fn child(args: &Args) -> Result<bool, String> {
         mutate_only: args.mutate_only,
     };
     let started = Instant::now();
-    let stats = harness::run_target(target, &config, args.command == "child-replay")?;
+    let stats = harness::run_target(target, &config, args.replay)?;
     let rss = alloc::peak_rss_kib();
     let mut ok = stats.failures == 0;
     if rss > target.rss_bound_mib * 1024 {
@@ -265,7 +333,7 @@ fn drive(args: &Args) -> Result<bool, String> {
     };
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let scratch = targets::scratch_dir()?;
-    let replay = args.command == "replay";
+    let replay = args.replay;
     if !replay {
         println!(
             "seed {} ({} s per target; case k of a child is a function of its seed and k)",
@@ -522,5 +590,16 @@ fn describe_exit(status: &std::process::ExitStatus) -> String {
             }
         ),
         _ => "ended abnormally".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the definition (names, groups, defaults that parse).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

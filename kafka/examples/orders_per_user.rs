@@ -3,11 +3,13 @@
 //! as lines to topic `orders-per-region`, at least once (exactly once on a broker with
 //! transactions: `DeliveryGuarantee::ExactlyOnce` and a transactional id prefix).
 //!
-//! `cargo run -p typeinfo-kafka --example orders_per_user -- 127.0.0.1:9092 [--seed]`
-//! (`--seed` first creates the topics and writes 1,000 orders).
+//! `cargo run -p typeinfo-kafka --example orders_per_user -- [BROKERS] [--seed]`: `BROKERS`
+//! (default `127.0.0.1:9092`) are the bootstrap servers, `--seed` first creates the topics
+//! and writes 1,000 orders; `--help` prints the usage.
 
 use std::time::Duration;
 
+use clap::Parser;
 use serde::{Deserialize, Serialize};
 use typeinfo::TypeInfo;
 use typeinfo_kafka::{DeliveryGuarantee, Json, KafkaAdmin, KafkaSink, KafkaSource, Utf8};
@@ -26,10 +28,23 @@ fn region(user: u32) -> &'static str {
     ["north", "south", "east", "west"][user as usize % 4]
 }
 
+/// Kafka to Kafka: orders from topic `orders`, counted per region in one-minute event-time
+/// windows, written as lines to topic `orders-per-region`.
+#[derive(Parser, Debug)]
+#[command(name = "orders_per_user")]
+struct Cli {
+    /// The Kafka bootstrap servers (HOST:PORT[,HOST:PORT...])
+    #[arg(value_name = "BROKERS", default_value = "127.0.0.1:9092")]
+    brokers: String,
+    /// First create the topics and write 1,000 orders into `orders`
+    #[arg(long)]
+    seed: bool,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let brokers = args.get(1).map_or("127.0.0.1:9092", String::as_str);
-    if args.iter().any(|a| a == "--seed") {
+    let cli = Cli::parse();
+    let brokers = cli.brokers.as_str();
+    if cli.seed {
         seed(brokers)?;
     }
     let orders = KafkaSource::builder(brokers)

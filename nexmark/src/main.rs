@@ -6,6 +6,7 @@
 //! nexmark --query qN --events FILE [--side-input FILE] [--parallelism P] [--state heap|rocksdb]
 //! nexmark --query qN --generate N [--side-input FILE] [--parallelism P] [--state heap|rocksdb] [--base-time MS]
 //! nexmark --generate N --write-events FILE [--base-time MS]
+//! nexmark --help
 //! ```
 //!
 //! * With `--events`, the query's CSV rows go to stdout (buffered, in no particular order;
@@ -20,9 +21,10 @@
 //!   temporary name beside FILE, synced, then renamed); `--base-time` moves the first event.
 //! * q6, q10 and q23 are refused (exit 2) with QUERIES.md's reason. q12 (processing-time
 //!   windows) runs and prints its rows, which depend on the wall clock.
-//! * Exit status: 0 on success; 1 when an input is unreadable or malformed (the message
-//!   names the file and the 1-based line) or the job fails; 2 on a usage error (a bad
-//!   option, an unknown or refused query, q13 over a file without `--side-input`).
+//! * Exit status: 0 on success (and for `--help`); 1 when an input is unreadable or
+//!   malformed (the message names the file and the 1-based line) or the job fails; 2 on a
+//!   usage error (a bad option or value, an unknown or refused query, a missing or
+//!   conflicting option, q13 over a file without `--side-input`), reported by clap.
 //! * `--parallelism P` is the job's parallelism (default 1); `--state rocksdb` keeps keyed
 //!   state in RocksDB, in a temporary directory that the runtime removes at the end of the
 //!   job (`heap`, the default, keeps it in memory).
@@ -88,6 +90,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::error::ErrorKind;
+use clap::{ArgGroup, CommandFactory, Parser};
 use serde::Serialize;
 use typeinfo_runtime::{StateBackend, StreamExecutionEnvironment, WatermarkStrategy};
 
@@ -99,83 +103,104 @@ use crate::source::{EventFile, Generated, SideTable};
 /// The base time of FORMAT.md's event files: 2023-12-31T23:59:55Z.
 const DEFAULT_BASE_TIME: u64 = 1_704_067_195_000;
 
-const USAGE: &str = "usage:
-  nexmark --query qN --events FILE [--side-input FILE] [--parallelism P] [--state heap|rocksdb]
-  nexmark --query qN --generate N [--side-input FILE] [--parallelism P] [--state heap|rocksdb] [--base-time MS]
-  nexmark --generate N --write-events FILE [--base-time MS]";
+/// The three forms of the command line.
+const USAGE: &str = "nexmark --query qN --events FILE [--side-input FILE] [--parallelism P] [--state heap|rocksdb]
+       nexmark --query qN --generate N [--side-input FILE] [--parallelism P] [--state heap|rocksdb] [--base-time MS]
+       nexmark --generate N --write-events FILE [--base-time MS]";
+
+const AFTER_HELP: &str = "\
+With --events, the query's CSV rows go to stdout (in no particular order) and events_per_s=...
+to stderr. With --generate N, the rows are counted: stdout ends with rows=... and
+events_per_s=.... q6, q10 and q23 are refused with QUERIES.md's reason.
+
+Exit status: 0 on success, 1 when an input is unreadable or malformed or the job fails,
+2 on a usage error.";
 
 /// How the program ends: the exit status and what it says on stderr.
 enum Failure {
-    /// A usage error (exit 2).
+    /// A usage error (exit 2) beyond clap's checks (q13 over a file without its side input).
     Usage(String),
     /// Bad input or a failed job (exit 1).
     Input(String),
 }
 
-#[derive(Debug, Default)]
+/// The Nexmark queries as DataStream jobs, over an event file (FORMAT.md) or the generator.
+// A repeated flag takes its last value (`args_override_self`), as before clap.
+#[derive(Parser, Debug)]
+#[command(
+    name = "nexmark",
+    override_usage = USAGE,
+    after_help = AFTER_HELP,
+    args_override_self = true,
+    group(ArgGroup::new("input").required(true).args(["events", "generate"])),
+)]
 struct Args {
+    /// The query (case-insensitive): q0-q5, q7-q9, q11-q22
+    #[arg(
+        long,
+        value_name = "qN",
+        value_parser = parse_query,
+        required_unless_present = "write_events"
+    )]
     query: Option<String>,
+    /// Read the events from FILE (FORMAT.md's JSON lines); the rows go to stdout
+    #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
+    /// q13's side table (CSV key,value), required over --events [generator default: k,k
+    /// for k in 0..9999]
+    #[arg(long, value_name = "FILE")]
     side_input: Option<PathBuf>,
+    /// Read N events of the nexmark crate's generator (rows counted, not printed)
+    #[arg(long, value_name = "N")]
     generate: Option<u64>,
+    /// Write the N generated events to FILE in FORMAT.md's JSON lines (no query)
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "generate",
+        conflicts_with_all = ["query", "events"]
+    )]
     write_events: Option<PathBuf>,
-    base_time: Option<u64>,
+    /// The first generated event's time, ms since the epoch (FORMAT.md's: 2023-12-31T23:59:55Z)
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_BASE_TIME)]
+    base_time: u64,
+    /// The job's parallelism (1..=1024)
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..=1024)
+    )]
     parallelism: u32,
+    /// Where keyed state lives: in memory, or in RocksDB in a temporary directory
+    #[arg(long, default_value = "heap", value_parser = ["heap", "rocksdb"])]
     state: String,
 }
 
-fn parse_args(args: &[String]) -> Result<Args, Failure> {
-    let mut parsed = Args {
-        parallelism: 1,
-        state: "heap".into(),
-        ..Args::default()
-    };
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        if flag == "--help" || flag == "-h" {
-            return Err(Failure::Usage(String::new()));
-        }
-        let value = it
-            .next()
-            .ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))?;
-        let number = |what: &str| {
-            value.parse::<u64>().map_err(|_| {
-                Failure::Usage(format!("{what}: not a non-negative integer: `{value}`"))
-            })
-        };
-        match flag.as_str() {
-            "--query" => parsed.query = Some(value.to_lowercase()),
-            "--events" => parsed.events = Some(value.into()),
-            "--side-input" => parsed.side_input = Some(value.into()),
-            "--generate" => parsed.generate = Some(number("--generate")?),
-            "--write-events" => parsed.write_events = Some(value.into()),
-            "--base-time" => parsed.base_time = Some(number("--base-time")?),
-            "--parallelism" => {
-                parsed.parallelism = match value.parse::<u32>() {
-                    Ok(p) if (1..=1024).contains(&p) => p,
-                    _ => {
-                        return Err(Failure::Usage(format!(
-                            "--parallelism: expected 1..1024, got `{value}`"
-                        )))
-                    }
-                }
-            }
-            "--state" => parsed.state = value.clone(),
-            other => return Err(Failure::Usage(format!("unknown option `{other}`"))),
-        }
+/// `--query`: lower case, and one this crate runs (the refused ones say why).
+fn parse_query(value: &str) -> Result<String, String> {
+    let query = value.to_lowercase();
+    if let Some(reason) = queries::not_covered(&query) {
+        return Err(reason.to_owned());
     }
-    Ok(parsed)
+    if !queries::QUERIES.contains(&query.as_str()) {
+        return Err(format!(
+            "unknown query (supported: {})",
+            queries::QUERIES.join(" ")
+        ));
+    }
+    Ok(query)
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--help` prints to stdout and exits 0; clap's usage errors exit 2.
+    let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            if !message.is_empty() {
-                eprintln!("nexmark: error: {message}");
-            }
-            eprintln!("{USAGE}");
+            // In clap's form (message, usage, the pointer to --help) and status (2).
+            let error = Args::command().error(ErrorKind::MissingRequiredArgument, message);
+            let _ = error.print();
             ExitCode::from(2)
         }
         Err(Failure::Input(message)) => {
@@ -185,15 +210,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), Failure> {
-    let args = parse_args(args)?;
-    let base_time = args.base_time.unwrap_or(DEFAULT_BASE_TIME);
+fn run(args: &Args) -> Result<(), Failure> {
+    // clap checked the combinations: --write-events comes with --generate and without
+    // --query/--events; otherwise --query with exactly one of --events and --generate.
+    let base_time = args.base_time;
     if let Some(path) = &args.write_events {
-        if args.query.is_some() || args.events.is_some() {
-            return Err(Failure::Usage(
-                "--write-events takes only --generate N and --base-time".into(),
-            ));
-        }
         let n = args
             .generate
             .ok_or_else(|| Failure::Usage("--write-events needs --generate N".into()))?;
@@ -204,15 +225,6 @@ fn run(args: &[String]) -> Result<(), Failure> {
         .query
         .clone()
         .ok_or_else(|| Failure::Usage("--query is required".into()))?;
-    if let Some(reason) = queries::not_covered(&query) {
-        return Err(Failure::Usage(reason.into()));
-    }
-    if !queries::QUERIES.contains(&query.as_str()) {
-        return Err(Failure::Usage(format!(
-            "unknown query `{query}` (supported: {})",
-            queries::QUERIES.join(" ")
-        )));
-    }
     let state = StateBackend::parse(&args.state).map_err(|e| Failure::Usage(e.to_string()))?;
     match (&args.events, args.generate) {
         (Some(_), Some(_)) => Err(Failure::Usage(
@@ -227,9 +239,9 @@ fn run(args: &[String]) -> Result<(), Failure> {
                     "q13 needs --side-input FILE (CSV key,value)".into(),
                 ));
             }
-            run_file(&query, events, &args, state)
+            run_file(&query, events, args, state)
         }
-        (None, Some(n)) => run_generated(&query, n, base_time, &args, state),
+        (None, Some(n)) => run_generated(&query, n, base_time, args, state),
     }
 }
 
@@ -401,4 +413,39 @@ fn write_events(path: &Path, n: u64, base_time: u64) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod cli_tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Args, DEFAULT_BASE_TIME};
+
+    /// clap's own checks of the definition (names, groups, defaults that parse).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    /// The defaults are the ones before clap, and a repeated flag takes its last value.
+    #[test]
+    fn defaults_and_repeated_flags() {
+        let a = Args::try_parse_from(["nexmark", "--query", "Q5", "--generate", "10"]).unwrap();
+        assert_eq!(a.query.as_deref(), Some("q5"));
+        assert_eq!((a.parallelism, a.state.as_str()), (1, "heap"));
+        assert_eq!(a.base_time, DEFAULT_BASE_TIME);
+        let a = Args::try_parse_from([
+            "nexmark",
+            "--query",
+            "q0",
+            "--events",
+            "f",
+            "--parallelism",
+            "3",
+            "--parallelism",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(a.parallelism, 2);
+    }
 }

@@ -1,191 +1,226 @@
 //! `typeinfo-savepoint`: inspect, dump, verify and rewrite typeinfo savepoints.
 //!
+//! ```text
+//! typeinfo-savepoint inspect DIR [--key-groups]
+//! typeinfo-savepoint dump DIR --operator UID --state NAME
+//! typeinfo-savepoint verify DIR
+//! typeinfo-savepoint remove-operator DIR --operator UID --output NEW_DIR
+//! typeinfo-savepoint rename-uid DIR --operator UID --to NEW_UID --output NEW_DIR
+//! typeinfo-savepoint set-max-parallelism DIR --max-parallelism N --output NEW_DIR
+//! typeinfo-savepoint help [COMMAND]      (or --help after any command)
+//! ```
+//!
 //! Exit status: 0 on success, 1 when the savepoint is refused (corrupt, truncated, foreign,
-//! or the request cannot be carried out), 2 for a usage error.
+//! or the request cannot be carried out), 2 for a usage error (clap's message and usage on
+//! stderr).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
 use typeinfo_savepoint::{dump, inspect, verify, Savepoint, SavepointWriter};
 
-const USAGE: &str = "\
-usage:
-  typeinfo-savepoint inspect DIR [--key-groups]
-      operators, keyed states (kinds, types, TTL, entries and bytes per key group),
-      operator states and parts; --key-groups lists every key group
-  typeinfo-savepoint dump DIR --operator UID --state NAME
-      the state's entries as JSON lines, read without the job's types
-  typeinfo-savepoint verify DIR
-      every file's checksum, every entry readable; exit 1 on any problem
-  typeinfo-savepoint remove-operator DIR --operator UID --output NEW_DIR
-  typeinfo-savepoint rename-uid DIR --operator UID --to NEW_UID --output NEW_DIR
-  typeinfo-savepoint set-max-parallelism DIR --max-parallelism N --output NEW_DIR
-      write a new savepoint (never modifying DIR)
-
+/// What every command's `DIR` and `UID` are, and the exit statuses (after the help).
+const AFTER_HELP: &str = "\
 DIR is a savepoint, a checkpoint (chk-N) or a checkpoint directory (its latest completed
-checkpoint). UID is an operator's uid, or its key as `_metadata` lists it (node-3).";
+checkpoint). UID is an operator's uid, or its key as `_metadata` lists it (node-3).
+The writing commands write a new savepoint, never modifying DIR.
 
-/// A usage error (exit 2) or a refusal (exit 1).
-enum Failure {
-    Usage(String),
-    Refused(String),
+Exit status: 0 on success, 1 when the savepoint or the request is refused, 2 for a usage
+error.";
+
+/// Inspect, dump, verify and rewrite typeinfo savepoints.
+#[derive(Parser, Debug)]
+#[command(
+    name = "typeinfo-savepoint",
+    after_help = AFTER_HELP,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-impl From<typeinfo_savepoint::Error> for Failure {
+// Every command: a repeated flag takes its last value (`args_override_self`), as before clap.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Operators, their keyed states and operator states
+    ///
+    /// Operators, keyed states (kinds, types, TTL, entries and bytes per key group),
+    /// operator states and parts.
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    Inspect {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+        /// List every key group
+        #[arg(long)]
+        key_groups: bool,
+    },
+    /// The state's entries as JSON lines, read without the job's types
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    Dump {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+        /// The operator: its uid, or its key in `_metadata`
+        #[arg(long, value_name = "UID", allow_hyphen_values = true)]
+        operator: String,
+        /// The state's name
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        state: String,
+    },
+    /// Every file's checksum, every entry readable; exit 1 on any problem
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    Verify {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+    },
+    /// Write a new savepoint without the operator
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    RemoveOperator {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+        /// The operator to remove: its uid, or its key in `_metadata`
+        #[arg(long, value_name = "UID", allow_hyphen_values = true)]
+        operator: String,
+        /// The new savepoint's directory (must not exist)
+        #[arg(long, value_name = "NEW_DIR")]
+        output: PathBuf,
+    },
+    /// Write a new savepoint with the operator under another uid
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    RenameUid {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+        /// The operator to rename: its uid, or its key in `_metadata`
+        #[arg(long, value_name = "UID", allow_hyphen_values = true)]
+        operator: String,
+        /// Its new uid
+        #[arg(long, value_name = "NEW_UID", allow_hyphen_values = true)]
+        to: String,
+        /// The new savepoint's directory (must not exist)
+        #[arg(long, value_name = "NEW_DIR")]
+        output: PathBuf,
+    },
+    /// Write a new savepoint with another max parallelism (key groups recomputed)
+    #[command(args_override_self = true, after_help = AFTER_HELP)]
+    SetMaxParallelism {
+        /// The savepoint, checkpoint or checkpoint directory
+        dir: PathBuf,
+        /// The new max parallelism (the number of key groups)
+        #[arg(long, value_name = "N")]
+        max_parallelism: u32,
+        /// The new savepoint's directory (must not exist)
+        #[arg(long, value_name = "NEW_DIR")]
+        output: PathBuf,
+    },
+}
+
+/// A refusal (exit 1); usage errors (exit 2) are clap's.
+struct Refused(String);
+
+impl From<typeinfo_savepoint::Error> for Refused {
     fn from(e: typeinfo_savepoint::Error) -> Self {
-        Failure::Refused(e.to_string())
+        Refused(e.to_string())
     }
 }
 
-/// The arguments after the command: one positional directory and `--flag value` pairs.
-struct Args {
-    dir: PathBuf,
-    flags: Vec<(String, Option<String>)>,
-}
-
-impl Args {
-    /// Parses `args`; `valued` are the flags that take a value, `switches` those that do not.
-    fn parse(args: &[String], valued: &[&str], switches: &[&str]) -> Result<Self, Failure> {
-        let mut dir = None;
-        let mut flags = Vec::new();
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            if valued.contains(&arg.as_str()) {
-                let value = it
-                    .next()
-                    .ok_or_else(|| Failure::Usage(format!("{arg} needs a value")))?;
-                flags.push((arg.clone(), Some(value.clone())));
-            } else if switches.contains(&arg.as_str()) {
-                flags.push((arg.clone(), None));
-            } else if arg.starts_with("--") {
-                return Err(Failure::Usage(format!("unknown option {arg}")));
-            } else if dir.is_none() {
-                dir = Some(PathBuf::from(arg));
-            } else {
-                return Err(Failure::Usage(format!("unexpected argument `{arg}`")));
-            }
-        }
-        Ok(Self {
-            dir: dir.ok_or_else(|| Failure::Usage("missing the savepoint directory".into()))?,
-            flags,
-        })
-    }
-
-    fn value(&self, flag: &str) -> Result<&str, Failure> {
-        self.flags
-            .iter()
-            .rev()
-            .find(|(f, _)| f == flag)
-            .and_then(|(_, v)| v.as_deref())
-            .ok_or_else(|| Failure::Usage(format!("missing {flag}")))
-    }
-
-    fn has(&self, flag: &str) -> bool {
-        self.flags.iter().any(|(f, _)| f == flag)
-    }
-
-    fn open(&self) -> Result<Savepoint, Failure> {
-        Ok(Savepoint::open(&self.dir)?)
-    }
-}
-
-fn run(args: &[String]) -> Result<(), Failure> {
-    let Some(command) = args.first() else {
-        return Err(Failure::Usage("missing a command".into()));
-    };
-    let rest = &args[1..];
-    match command.as_str() {
-        "help" | "--help" | "-h" => {
-            println!("{USAGE}");
+fn run(command: Command) -> Result<(), Refused> {
+    match command {
+        Command::Inspect { dir, key_groups } => {
+            print!("{}", inspect(&Savepoint::open(&dir)?)?.render(key_groups));
             Ok(())
         }
-        "inspect" => {
-            let a = Args::parse(rest, &[], &["--key-groups"])?;
-            print!("{}", inspect(&a.open()?)?.render(a.has("--key-groups")));
-            Ok(())
-        }
-        "dump" => {
-            let a = Args::parse(rest, &["--operator", "--state"], &[])?;
-            let (operator, state) = (a.value("--operator")?, a.value("--state")?);
-            let savepoint = a.open()?;
+        Command::Dump {
+            dir,
+            operator,
+            state,
+        } => {
+            let savepoint = Savepoint::open(&dir)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            dump(&savepoint, operator, state, &mut out)?;
+            dump(&savepoint, &operator, &state, &mut out)?;
             Ok(())
         }
-        "verify" => {
-            let a = Args::parse(rest, &[], &[])?;
-            let report = verify(&a.open()?)?;
+        Command::Verify { dir } => {
+            let report = verify(&Savepoint::open(&dir)?)?;
             if report.is_ok() {
                 print!("{report}");
                 Ok(())
             } else {
                 eprint!("{report}");
-                Err(Failure::Refused(format!(
+                Err(Refused(format!(
                     "{} is damaged: {} problems",
                     report.dir.display(),
                     report.problems.len()
                 )))
             }
         }
-        "remove-operator" => {
-            let a = Args::parse(rest, &["--operator", "--output"], &[])?;
-            let (operator, output) = (a.value("--operator")?, a.value("--output")?);
-            let written = SavepointWriter::from_savepoint(a.open()?)
-                .remove_operator(operator)?
-                .write(output.as_ref())?;
+        Command::RemoveOperator {
+            dir,
+            operator,
+            output,
+        } => {
+            let written = SavepointWriter::from_savepoint(Savepoint::open(&dir)?)
+                .remove_operator(&operator)?
+                .write(&output)?;
             println!(
                 "wrote {} without operator `{operator}`",
                 written.dir().display()
             );
             Ok(())
         }
-        "rename-uid" => {
-            let a = Args::parse(rest, &["--operator", "--to", "--output"], &[])?;
-            let (operator, to, output) = (
-                a.value("--operator")?,
-                a.value("--to")?,
-                a.value("--output")?,
-            );
-            let written = SavepointWriter::from_savepoint(a.open()?)
-                .rename_uid(operator, to)?
-                .write(output.as_ref())?;
+        Command::RenameUid {
+            dir,
+            operator,
+            to,
+            output,
+        } => {
+            let written = SavepointWriter::from_savepoint(Savepoint::open(&dir)?)
+                .rename_uid(&operator, &to)?
+                .write(&output)?;
             println!(
                 "wrote {} with operator `{operator}` as uid `{to}`",
                 written.dir().display()
             );
             Ok(())
         }
-        "set-max-parallelism" => {
-            let a = Args::parse(rest, &["--max-parallelism", "--output"], &[])?;
-            let (max, output) = (a.value("--max-parallelism")?, a.value("--output")?);
-            let max: u32 = max
-                .parse()
-                .map_err(|e| Failure::Usage(format!("--max-parallelism `{max}`: {e}")))?;
-            let written = SavepointWriter::from_savepoint(a.open()?)
-                .set_max_parallelism(max)?
-                .write(output.as_ref())?;
+        Command::SetMaxParallelism {
+            dir,
+            max_parallelism,
+            output,
+        } => {
+            let written = SavepointWriter::from_savepoint(Savepoint::open(&dir)?)
+                .set_max_parallelism(max_parallelism)?
+                .write(&output)?;
             println!(
-                "wrote {} with max parallelism {max}",
+                "wrote {} with max parallelism {max_parallelism}",
                 written.dir().display()
             );
             Ok(())
         }
-        other => Err(Failure::Usage(format!("unknown command `{other}`"))),
     }
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    // `--help` and `help` print to stdout and exit 0; a usage error exits 2.
+    let cli = Cli::parse();
+    match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Refused(message)) => {
+        Err(Refused(message)) => {
             eprintln!("typeinfo-savepoint: {message}");
             ExitCode::from(1)
         }
-        Err(Failure::Usage(message)) => {
-            eprintln!("typeinfo-savepoint: {message}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the definition (names, groups, defaults that parse).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

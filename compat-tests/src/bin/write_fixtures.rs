@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run -p typeinfo-compat-tests --bin write_fixtures -- fixtures/v1
+//! write_fixtures DIR        (write_fixtures --help: the usage)
 //! ```
 //!
 //! A relative directory is taken relative to the `compat-tests` crate (not the current
@@ -19,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
 use typeinfo_compat_tests::golden::{GoldenCase, BIN_EXT, SNAPSHOT_EXT};
 use typeinfo_compat_tests::user_types::USER_SUBDIR;
 use typeinfo_compat_tests::{builtin_cases, user_cases};
@@ -144,15 +146,20 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot sync directory {}: {e}", dir.display()))
 }
 
+/// Writes the golden fixtures that are missing (built-in cases into DIR, the user types'
+/// into DIR/user); never overwrites one.
+#[derive(Parser, Debug)]
+#[command(name = "write_fixtures")]
+struct Cli {
+    /// The fixture directory (e.g. fixtures/v1); a relative one is relative to the
+    /// compat-tests crate, not to the current directory
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [dir] = args.as_slice() else {
-        eprintln!(
-            "usage: write_fixtures <dir>   (e.g. fixtures/v1; relative to the compat-tests crate)"
-        );
-        return ExitCode::from(2);
-    };
-    let dir = PathBuf::from(dir);
+    // `--help` prints to stdout and exits 0; clap's usage errors exit 2.
+    let Cli { dir } = Cli::parse();
     let dir = if dir.is_absolute() {
         dir
     } else {
@@ -166,5 +173,16 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the definition (names, groups, defaults that parse).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

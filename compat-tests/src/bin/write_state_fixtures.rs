@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run -p typeinfo-compat-tests --bin write_state_fixtures
+//! write_state_fixtures        (no arguments; --help: what it writes)
 //! ```
 //!
 //! Writes `fixtures/v1/state/{key_groups.txt, composite_keys.txt, keyed.kstate,
@@ -12,6 +13,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use clap::Parser;
 use typeinfo_compat_tests::golden::fixture_dir;
 use typeinfo_compat_tests::state_cases::*;
 
@@ -51,12 +53,32 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// Writes the state golden fixtures that are missing (fixtures/v1/state/ of the
+/// compat-tests crate: key_groups.txt, composite_keys.txt, keyed.kstate, operator.ostate);
+/// never overwrites one. Takes no arguments.
+#[derive(Parser, Debug)]
+#[command(name = "write_state_fixtures")]
+struct Cli {}
+
 fn main() -> ExitCode {
+    // `--help` prints to stdout and exits 0; any argument is a usage error (exit 2).
+    let Cli {} = Cli::parse();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the definition (names, groups, defaults that parse).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }
