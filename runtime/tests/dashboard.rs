@@ -16,7 +16,6 @@
 //! in this test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -26,13 +25,7 @@ mod common;
 
 const SECRET: &str = "dashboard-test-secret-0123456789abcdef";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::free_port;
 
 fn chromium() -> std::ffi::OsString {
     std::env::var_os("TYPEINFO_CHROMIUM").unwrap_or_else(|| "chromium".into())
@@ -65,15 +58,9 @@ fn browse(url: &str, args: &[&str]) -> String {
 
 /// `GET path` with the secret: the JSON answer.
 fn get(port: u16, path: &str) -> serde_json::Value {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer {SECRET}\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    serde_json::from_str(response.split_once("\r\n\r\n").unwrap().1).unwrap()
+    let auth = [format!("Authorization: Bearer {SECRET}")];
+    let (_, body) = common::http(port, "GET", path, &auth, "").unwrap();
+    serde_json::from_str(&body).unwrap()
 }
 
 /// The values of attribute `name` in `html`, in document order.

@@ -31,6 +31,42 @@ fn version_1(work: &Path) -> Command {
     c
 }
 
+/// Version 1 in two processes at 2,000 orders a second with checkpoints every 50 ms, once a
+/// checkpoint completed.
+fn running_pair(w: &Path) -> Vec<std::process::Child> {
+    let hosts = loopback_hosts(2);
+    let processes: Vec<_> = (0..2)
+        .map(|i| {
+            version_1(w)
+                .args(["--parallelism", "2", "--state", "rocksdb"])
+                .args(["--orders-per-second", "2000"])
+                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
+                .arg(w.join("checkpoints"))
+                .args(["--hosts", &hosts, "--process", &i.to_string()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !common::has_completed_checkpoint(&w.join("checkpoints")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint completed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    processes
+}
+
+/// Sends `signal` (`-USR1`, ...) to `process`.
+fn signal(signal: &str, process: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args([signal, &process.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
 #[test]
 fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
     let work = tempfile::tempdir().unwrap();
@@ -100,32 +136,9 @@ fn a_signal_to_any_process_takes_one_savepoint_of_the_whole_job() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let reference = failure_free_output(&program(), ORDERS, "heap");
-    let hosts = loopback_hosts(2);
-    let mut processes: Vec<_> = (0..2)
-        .map(|i| {
-            version_1(w)
-                .args(["--parallelism", "2", "--state", "rocksdb"])
-                .args(["--orders-per-second", "2000"])
-                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
-                .arg(w.join("checkpoints"))
-                .args(["--hosts", &hosts, "--process", &i.to_string()])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let mut processes = running_pair(w);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !common::has_completed_checkpoint(&w.join("checkpoints")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no checkpoint completed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let signalled = Command::new("kill")
-        .args(["-USR1", &processes[1].id().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
+    signal("-USR1", &processes[1]);
     let savepoint = loop {
         let found = std::fs::read_dir(w.join("checkpoints").join("savepoints"))
             .into_iter()
@@ -201,32 +214,8 @@ fn a_signal_to_any_process_stops_the_whole_job_with_one_savepoint() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let reference = failure_free_output(&program(), ORDERS, "heap");
-    let hosts = loopback_hosts(2);
-    let processes: Vec<_> = (0..2)
-        .map(|i| {
-            version_1(w)
-                .args(["--parallelism", "2", "--state", "rocksdb"])
-                .args(["--orders-per-second", "2000"])
-                .args(["--checkpoint-interval-ms", "50", "--checkpoint-dir"])
-                .arg(w.join("checkpoints"))
-                .args(["--hosts", &hosts, "--process", &i.to_string()])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !common::has_completed_checkpoint(&w.join("checkpoints")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no checkpoint completed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let signalled = Command::new("kill")
-        .args(["-USR2", &processes[1].id().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
+    let processes = running_pair(w);
+    signal("-USR2", &processes[1]);
     let began = std::time::Instant::now();
     for (i, p) in processes.into_iter().enumerate() {
         let out = p.wait_with_output().unwrap();

@@ -19,36 +19,17 @@ mod common;
 
 const SECRET: &str = "the secret every process of this job shares";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::free_port;
 
-/// One HTTP/1.0 request to loopback `port`: (status, body as JSON or `Null`).
+/// One request to loopback `port`: (status, body as JSON or `Null`).
 fn call(port: u16, method: &str, path: &str, secret: Option<&str>, body: &str) -> (u16, Value) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let auth = secret.map_or(String::new(), |s| format!("Authorization: Bearer {s}\r\n"));
-    write!(
-        stream,
-        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n{auth}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {response:?}"));
-    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    let auth: Vec<String> = secret
+        .map(|s| format!("Authorization: Bearer {s}"))
+        .into_iter()
+        .collect();
+    let (status, body) = common::http(port, method, path, &auth, body)
+        .unwrap_or_else(|| panic!("no HTTP answer to {method} {path}"));
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 fn get(port: u16, path: &str) -> (u16, Value) {

@@ -169,11 +169,11 @@ impl RestApi {
             (["jobs", _, "checkpoints"], Get) => (200, self.checkpoints_json()),
             (["jobs", _, "exceptions"], Get) => (200, self.exceptions()),
             (["jobs", _, "savepoints"], Post) => match read_target(request, "target-directory") {
-                Ok(dir) => self.savepoint(dir),
+                Ok(dir) => self.save(dir, false, "target-directory"),
                 Err(answer) => answer,
             },
             (["jobs", _, "stop"], Post) => match read_target(request, "targetDirectory") {
-                Ok(dir) => self.stop(dir),
+                Ok(dir) => self.save(dir, true, "targetDirectory"),
                 Err(answer) => answer,
             },
             (["jobs", ..], _) if self.known_path(&parts) => {
@@ -388,7 +388,8 @@ impl RestApi {
         (202, json!({}))
     }
 
-    fn savepoint(&self, dir: PathBuf) -> Answer {
+    /// A savepoint (`stop`: and then the job stops) into `dir`, answered with `field`.
+    fn save(&self, dir: PathBuf, stop: bool, field: &str) -> Answer {
         if let Some(refused) = self.running() {
             return refused;
         }
@@ -400,40 +401,25 @@ impl RestApi {
             return error(400, e.to_string());
         }
         if self.multi_process {
-            if let Err(e) = store.request_savepoint(&dir) {
+            let asked = if stop {
+                store.request_stop(&dir)
+            } else {
+                store.request_savepoint(&dir)
+            };
+            if let Err(e) = asked {
                 return error(500, e.to_string());
             }
-        } else {
+        }
+        if stop {
+            self.job.request_stop(dir.clone());
+        } else if !self.multi_process {
             let mut request = self.job.request();
             request.id += 1;
             request.dir = Some(dir.clone());
             request.after_epoch = None;
             request.result = None;
         }
-        (
-            202,
-            json!({ "target-directory": dir.display().to_string() }),
-        )
-    }
-
-    fn stop(&self, dir: PathBuf) -> Answer {
-        if let Some(refused) = self.running() {
-            return refused;
-        }
-        let store = match self.store() {
-            Ok(store) => store,
-            Err(answer) => return answer,
-        };
-        if let Err(e) = Storage::open(&dir) {
-            return error(400, e.to_string());
-        }
-        if self.multi_process {
-            if let Err(e) = store.request_stop(&dir) {
-                return error(500, e.to_string());
-            }
-        }
-        self.job.request_stop(dir.clone());
-        (202, json!({ "targetDirectory": dir.display().to_string() }))
+        (202, json!({ field: dir.display().to_string() }))
     }
 }
 

@@ -341,3 +341,42 @@ pub fn keyed_input(dir: &Path, seed: u64) -> std::path::PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// A port free on loopback now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.0 request to loopback `port` with `headers` (`Name: value` lines) and `body`:
+/// (status, body), or `None` when nothing answers or the answer is not HTTP.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[String],
+    body: &str,
+) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .ok()?;
+    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n");
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    write!(stream, "{head}Content-Length: {}\r\n\r\n{body}", body.len()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    Some((status, body))
+}
