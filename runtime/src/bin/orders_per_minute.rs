@@ -458,18 +458,8 @@ struct RunArgs {
     /// Parallelism of every operator.
     #[arg(long, default_value_t = 1)]
     parallelism: u32,
-    /// Where keyed state lives: heap or rocksdb.
-    #[arg(long, default_value = "heap", value_parser = parse_state)]
-    state: StateBackend,
-    /// Checkpoints into this directory (a path or an object store URL).
-    #[arg(long)]
-    checkpoint_dir: Option<PathBuf>,
-    /// Checkpoint interval, in ms.
-    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
-    checkpoint_interval_ms: u64,
-    /// A checkpoint or savepoint to start from.
-    #[arg(long)]
-    restore: Option<PathBuf>,
+    #[command(flatten)]
+    state: support::StateArgs,
     /// Stop with a savepoint once every source subtask emitted this many orders.
     #[arg(long, requires = "savepoint")]
     stop_after: Option<u64>,
@@ -496,10 +486,6 @@ struct RunArgs {
     plan_dot: bool,
 }
 
-fn parse_state(s: &str) -> Result<StateBackend, String> {
-    StateBackend::parse(s).map_err(|e| e.to_string())
-}
-
 impl RunArgs {
     fn into_run(self) -> Result<Run, String> {
         Ok(Run {
@@ -507,11 +493,9 @@ impl RunArgs {
             orders: self.orders,
             output: self.output,
             parallelism: self.parallelism,
-            state: self.state,
-            checkpoints: self.checkpoint_dir.map(|dir| {
-                CheckpointConfig::new(dir, Duration::from_millis(self.checkpoint_interval_ms))
-            }),
-            restore: self.restore,
+            checkpoints: self.state.checkpoints(),
+            restore: self.state.restore.clone(),
+            state: self.state.state,
             stop: match (self.stop_after, self.savepoint) {
                 (Some(after_records), Some(dir)) => Some(StopWithSavepoint { after_records, dir }),
                 _ => None,

@@ -34,7 +34,7 @@ use std::process::ExitCode;
 
 mod support;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use typeinfo::TypeInfo;
 use typeinfo_runtime::{
@@ -469,24 +469,10 @@ struct RunArgs {
     /// Parallelism of every operator.
     #[arg(long, default_value_t = 1)]
     parallelism: u32,
-    /// Where keyed state lives: heap or rocksdb.
-    #[arg(long, default_value = "heap", value_parser = parse_state)]
-    state: StateBackend,
-    /// Checkpoints into this directory (a path or an object store URL).
-    #[arg(long)]
-    checkpoint_dir: Option<PathBuf>,
-    /// Checkpoint interval, in ms.
-    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
-    checkpoint_interval_ms: u64,
-    /// A checkpoint or savepoint to start from.
-    #[arg(long)]
-    restore: Option<PathBuf>,
+    #[command(flatten)]
+    state: support::StateArgs,
     #[command(flatten)]
     cluster: support::ClusterArgs,
-}
-
-fn parse_state(s: &str) -> Result<StateBackend, String> {
-    StateBackend::parse(s).map_err(|e| e.to_string())
 }
 
 impl RunArgs {
@@ -496,11 +482,9 @@ impl RunArgs {
             rate: self.rate as f64,
             output: self.output,
             parallelism: self.parallelism,
-            state: self.state,
-            checkpoints: self.checkpoint_dir.map(|dir| {
-                CheckpointConfig::new(dir, Duration::from_millis(self.checkpoint_interval_ms))
-            }),
-            restore: self.restore,
+            checkpoints: self.state.checkpoints(),
+            restore: self.state.restore.clone(),
+            state: self.state.state,
             cluster: self.cluster.cluster()?,
         })
     }

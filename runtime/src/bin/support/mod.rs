@@ -4,7 +4,39 @@
 
 use std::time::Duration;
 
-use typeinfo_runtime::{Cluster, JobClient, JobResult};
+use std::path::PathBuf;
+
+use typeinfo_runtime::{CheckpointConfig, Cluster, JobClient, JobResult, StateBackend};
+
+/// Where a job keeps its state, and its checkpoints and restore.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StateArgs {
+    /// Where keyed state lives: heap or rocksdb.
+    #[arg(long, default_value = "heap", value_parser = parse_state)]
+    pub state: StateBackend,
+    /// Checkpoints into this directory (a path or an object store URL).
+    #[arg(long)]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Checkpoint interval, in ms.
+    #[arg(long, default_value_t = 1000, requires = "checkpoint_dir")]
+    pub checkpoint_interval_ms: u64,
+    /// A checkpoint or savepoint to start from.
+    #[arg(long)]
+    pub restore: Option<PathBuf>,
+}
+
+impl StateArgs {
+    /// The checkpoints these flags ask for, if any.
+    pub fn checkpoints(&self) -> Option<CheckpointConfig> {
+        self.checkpoint_dir.as_ref().map(|dir| {
+            CheckpointConfig::new(dir, Duration::from_millis(self.checkpoint_interval_ms))
+        })
+    }
+}
+
+fn parse_state(s: &str) -> Result<StateBackend, String> {
+    StateBackend::parse(s).map_err(|e| e.to_string())
+}
 
 /// The flags of a multi-process job (see [`Cluster::from_args`]); the job's secret comes
 /// from the environment (`TYPEINFO_JOB_SECRET` or `TYPEINFO_JOB_SECRET_FILE`), never from a
