@@ -90,6 +90,20 @@ fn place(name: &str) -> (String, Labels) {
     (family, vec![("operator".to_owned(), scope.to_owned())])
 }
 
+/// The operator counters that are sums of per-subtask counters (`<op>.<m>` beside
+/// `<op>[i].<m>`): a count kept per subtask is exported per subtask only (`sum by
+/// (operator)` gives the operator's), so that a family never holds a sum beside its parts.
+fn summed_counters(counters: &BTreeMap<String, u64>) -> std::collections::BTreeSet<String> {
+    counters
+        .keys()
+        .filter_map(|name| {
+            let (scope, metric) = name.rsplit_once('.')?;
+            let (operator, _) = scope.rsplit_once('[')?;
+            Some(format!("{operator}.{metric}"))
+        })
+        .collect()
+}
+
 /// The job's metrics, read at each scrape.
 #[derive(Debug)]
 struct JobCollector {
@@ -106,23 +120,10 @@ impl Collector for JobCollector {
             labels.insert(0, ("job_name".to_owned(), self.job.clone()));
             labels
         };
-        // A count kept per subtask is exported per subtask only (`sum by (operator)` gives
-        // the operator's), so that a family never holds a sum beside its parts.
-        let per_subtask: std::collections::BTreeSet<(String, String)> = metrics
-            .counters
-            .keys()
-            .filter_map(|name| {
-                let (scope, metric) = name.rsplit_once('.')?;
-                let (operator, _) = scope.rsplit_once('[')?;
-                Some((operator.to_owned(), metric.to_owned()))
-            })
-            .collect();
+        let summed = summed_counters(&metrics.counters);
         let mut counters: BTreeMap<String, Vec<(Labels, u64)>> = BTreeMap::new();
         for (name, value) in &metrics.counters {
-            if name
-                .rsplit_once('.')
-                .is_some_and(|(s, m)| per_subtask.contains(&(s.to_owned(), m.to_owned())))
-            {
+            if summed.contains(name) {
                 continue;
             }
             let (family, labels) = place(name);
