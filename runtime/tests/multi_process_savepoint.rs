@@ -100,6 +100,17 @@ fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
         w.join("savepoint").join("_metadata").is_file(),
         "one savepoint for the whole job"
     );
+    restore_the_rest(
+        w,
+        &w.join("savepoint"),
+        &reference,
+        "stopped in two processes, restored at parallelism 3",
+    );
+}
+
+/// The job stopped part-way with `savepoint`; restored from it at parallelism 3 on the heap
+/// into the same output, the committed output equals `reference`.
+fn restore_the_rest(w: &Path, savepoint: &Path, reference: &[String], what: &str) {
     let stopped = published(&w.join("output"));
     assert!(
         !stopped.is_empty() && stopped.len() < reference.len(),
@@ -107,10 +118,9 @@ fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
         stopped.len(),
         reference.len()
     );
-
     let out = version_1(w)
         .args(["--parallelism", "3", "--state", "heap", "--restore"])
-        .arg(w.join("savepoint"))
+        .arg(savepoint)
         .output()
         .unwrap();
     assert!(
@@ -120,8 +130,8 @@ fn a_two_process_stop_with_savepoint_restores_at_another_parallelism() {
     );
     assert_same_lines(
         &published(&w.join("output")),
-        &reference,
-        "stopped in two processes, restored at parallelism 3",
+        reference,
+        what,
         &String::from_utf8_lossy(&out.stderr),
     );
 }
@@ -242,28 +252,10 @@ fn a_signal_to_any_process_stops_the_whole_job_with_one_savepoint() {
         !w.join("checkpoints").join("requests").join("stop").exists(),
         "the stop request is answered"
     );
-    let stopped = published(&w.join("output"));
-    assert!(
-        !stopped.is_empty() && stopped.len() < reference.len(),
-        "the job stopped part-way: {} of {} lines",
-        stopped.len(),
-        reference.len()
-    );
-
-    let out = version_1(w)
-        .args(["--parallelism", "3", "--state", "heap", "--restore"])
-        .arg(&savepoints[0])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the restore at parallelism 3: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_same_lines(
-        &published(&w.join("output")),
+    restore_the_rest(
+        w,
+        &savepoints[0],
         &reference,
         "stopped by a signal in two processes, restored at parallelism 3",
-        &String::from_utf8_lossy(&out.stderr),
     );
 }

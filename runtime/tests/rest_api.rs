@@ -408,29 +408,36 @@ fn off_loopback_every_request_needs_the_secret() {
     );
 }
 
-#[test]
-fn two_processes_take_a_savepoint_and_stop_with_one_asked_of_either() {
-    let work = tempfile::tempdir().unwrap();
-    let w = work.path();
+/// The demo in two processes, each serving on a port of its own, once both answer (to the
+/// job's one id, which they must share) and a checkpoint completed: (processes, ports, id).
+fn two_processes(w: &Path) -> (Vec<Child>, [u16; 2], String) {
     let hosts = common::loopback_hosts(2);
     let ports = [free_port(), free_port()];
     let children: Vec<Child> = (0..2)
         .map(|i| demo(w, ports[i], Some((&hosts, i))))
         .collect();
-    serving(ports[0]);
-    serving(ports[1]);
-    let jid = call(ports[1], "GET", "/jobs", Some(SECRET), "").1["jobs"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let jid0 = call(ports[0], "GET", "/jobs", Some(SECRET), "").1["jobs"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(jid, jid0, "every process answers to the job's one id");
+    let ids: Vec<String> = ports
+        .iter()
+        .map(|&port| {
+            serving(port);
+            call(port, "GET", "/jobs", Some(SECRET), "").1["jobs"][0]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids[0], ids[1], "every process answers to the job's one id");
     eventually("a completed checkpoint", || {
         common::has_completed_checkpoint(&w.join("checkpoints"))
     });
+    (children, ports, ids[0].clone())
+}
+
+#[test]
+fn two_processes_take_a_savepoint_and_stop_with_one_asked_of_either() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (children, ports, jid) = two_processes(w);
     // A savepoint asked of process 1: process 0's coordinator writes it.
     let sp = w.join("savepoint");
     let body = format!("{{\"target-directory\": {:?}}}", sp.display().to_string());
@@ -490,19 +497,7 @@ fn two_processes_take_a_savepoint_and_stop_with_one_asked_of_either() {
 fn a_cancel_asked_of_one_process_ends_both() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let hosts = common::loopback_hosts(2);
-    let ports = [free_port(), free_port()];
-    let children: Vec<Child> = (0..2)
-        .map(|i| demo(w, ports[i], Some((&hosts, i))))
-        .collect();
-    serving(ports[1]);
-    eventually("a completed checkpoint", || {
-        common::has_completed_checkpoint(&w.join("checkpoints"))
-    });
-    let jid = call(ports[1], "GET", "/jobs", Some(SECRET), "").1["jobs"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (children, ports, jid) = two_processes(w);
     let (status, _) = call(
         ports[1],
         "PATCH",
