@@ -60,6 +60,9 @@ pub(crate) struct JobShared {
     stopping: AtomicBool,
     /// What the REST API shows of the job's history (see [`crate::exec::rest`]).
     pub(crate) history: Mutex<History>,
+    /// The highest epoch a source may close: Flink's `maxConcurrentCheckpoints = 1` (see
+    /// [`JobShared::may_close`]). `u64::MAX`: no limit.
+    closable: AtomicU64,
 }
 
 /// The checkpoints completed and the failures seen by this process, newest last, at most
@@ -167,6 +170,7 @@ impl JobShared {
             savepoint: Mutex::new(SavepointRequest::default()),
             restarts: AtomicU32::new(0),
             max_tick: AtomicU64::new(0),
+            closable: AtomicU64::new(u64::MAX),
             stop_request: Mutex::new(None),
             stopping: AtomicBool::new(false),
             history: Mutex::new(History {
@@ -237,6 +241,34 @@ impl JobShared {
         if tick > self.max_tick.load(Ordering::Relaxed) {
             self.max_tick.fetch_max(tick, Ordering::Relaxed);
         }
+    }
+
+    /// A run begins at `start_epoch`, with checkpoints one at a time (`Some`: one process
+    /// with checkpoints) or without a limit (`None`: no checkpoints, or several processes,
+    /// whose sources do not see the coordinator's completions).
+    pub(crate) fn limit_checkpoints(&self, start_epoch: Option<Epoch>) {
+        self.closable
+            .store(start_epoch.unwrap_or(u64::MAX), Ordering::Release);
+    }
+
+    /// Whether a source may close `epoch` on its interval: only once the checkpoint of the
+    /// epoch before it is settled (completed, failed or given up), so that at most one
+    /// checkpoint is in flight and none is written only to be superseded (Flink's default
+    /// `maxConcurrentCheckpoints` of 1; with an interval shorter than a checkpoint takes,
+    /// checkpoints follow each other back to back, as in Flink).
+    pub(crate) fn may_close(&self, epoch: Epoch) -> bool {
+        epoch <= self.closable.load(Ordering::Acquire)
+    }
+
+    /// Whether checkpoints are taken one at a time (see [`JobShared::limit_checkpoints`]).
+    pub(crate) fn checkpoints_limited(&self) -> bool {
+        self.closable.load(Ordering::Acquire) != u64::MAX
+    }
+
+    /// Checkpoint `epoch` is settled: sources may close the epoch after it.
+    pub(crate) fn checkpoint_settled(&self, epoch: Epoch) {
+        self.closable
+            .fetch_max(epoch.saturating_add(1), Ordering::AcqRel);
     }
 
     /// The number of the restart about to happen (from 1), of the job or of a batch stage.

@@ -124,9 +124,12 @@ impl OperatorPart {
         Ok(OperatorPart { watermark, data })
     }
 
-    /// Writes the part as `<dir>/subtask-<i>.ostate` in `storage` (whole or not at all).
-    pub(crate) fn write_to(&self, storage: &Storage, dir: &str, subtask: usize) -> Result<()> {
-        storage.put(&join(dir, &subtask_file(subtask, "ostate")), &self.encode())
+    /// Writes the part as `<dir>/subtask-<i>.ostate` in `storage` (whole or not at all);
+    /// returns the bytes written.
+    pub(crate) fn write_to(&self, storage: &Storage, dir: &str, subtask: usize) -> Result<Vec<u8>> {
+        let bytes = self.encode();
+        storage.put(&join(dir, &subtask_file(subtask, "ostate")), &bytes)?;
+        Ok(bytes)
     }
 
     /// Reads and checks the part at `rel` in `storage`.

@@ -384,7 +384,7 @@ pub fn write_native_part<K: StateKey>(
     *shared = known
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    result
+    result.map(drop)
 }
 
 /// The synchronous half of an incremental part: a native RocksDB checkpoint of `backend`
@@ -448,7 +448,7 @@ pub(crate) fn upload_native(
     subtask: usize,
     part: &str,
     shared: &std::sync::Mutex<SharedFiles>,
-) -> Result<()> {
+) -> Result<Vec<u8>> {
     let known = shared
         .lock()
         .map_err(|_| Error::Corrupt("the shared files of an earlier part".into()))?
@@ -485,11 +485,12 @@ pub(crate) fn upload_native(
             shared: object,
         });
     }
-    root.put(part, &out.encode())?;
+    let bytes = out.encode();
+    root.put(part, &bytes)?;
     if let Ok(mut shared) = shared.lock() {
         *shared = now;
     }
-    Ok(())
+    Ok(bytes)
 }
 
 /// A scratch directory for laying out parts: beside the RocksDB database (so that hard

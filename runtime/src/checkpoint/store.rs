@@ -54,6 +54,13 @@ pub(crate) struct CheckpointStore {
     /// complete (the coordinator completes checkpoints in order, and a newer one supersedes
     /// any older one still waiting), so that listing the checkpoints asks about each once.
     abandoned: std::sync::Arc<std::sync::Mutex<BTreeSet<u64>>>,
+    /// The parts this process wrote, per epoch and ended (see
+    /// [`parts_written`](Self::parts_written)).
+    written: std::sync::Arc<std::sync::Mutex<PartsWritten>>,
+    /// The bytes of the parts this process wrote into checkpoints not yet completed, by
+    /// their path: the coordinator reads them back (committables, incremental parts) without
+    /// asking the storage. A checkpoint's files are written once and never changed.
+    own: std::sync::Arc<std::sync::Mutex<OwnFiles>>,
     /// The lanes that write the run's parts off the processing threads.
     uploads: Uploads,
     /// Consecutive checkpoints a subtask may fail to write before the job fails.
@@ -69,6 +76,8 @@ impl CheckpointStore {
             objects: Default::default(),
             known_complete: Default::default(),
             abandoned: Default::default(),
+            written: Default::default(),
+            own: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: 0,
         })
@@ -82,6 +91,8 @@ impl CheckpointStore {
             objects: Default::default(),
             known_complete: Default::default(),
             abandoned: Default::default(),
+            written: Default::default(),
+            own: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: config.tolerable_failures,
         })
@@ -167,7 +178,9 @@ impl CheckpointStore {
             &join(&dir, &subtask_file(subtask, "finished")),
             FINISHED_MARK,
         )?;
-        part.write_to(&self.root, &dir, subtask)
+        part.write_to(&self.root, &dir, subtask)?;
+        self.parts().ended += 1;
+        Ok(())
     }
 
     /// The synchronous half of writing the operator state of a subtask in checkpoint
@@ -224,7 +237,44 @@ impl CheckpointStore {
         subtask: usize,
         part: &OperatorPart,
     ) -> Result<()> {
-        part.write_to(&self.root, &Self::operator_dir(epoch, key), subtask)
+        let dir = Self::operator_dir(epoch, key);
+        let bytes = part.write_to(&self.root, &dir, subtask)?;
+        self.remember(epoch, join(&dir, &subtask_file(subtask, "ostate")), bytes);
+        *self.parts().per_epoch.entry(epoch).or_default() += 1;
+        Ok(())
+    }
+
+    /// Keeps the bytes of a file this process wrote into checkpoint `epoch` at `rel`.
+    fn remember(&self, epoch: u64, rel: String, bytes: Vec<u8>) {
+        self.own
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((epoch, rel), bytes.into());
+    }
+
+    /// The file at `rel` of checkpoint `epoch`: from memory when this process wrote it,
+    /// otherwise from the storage.
+    fn read_file(&self, epoch: u64, rel: &str) -> Result<std::sync::Arc<[u8]>> {
+        let own = self.own.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(bytes) = own.get(&(epoch, rel.to_owned())) {
+            return Ok(std::sync::Arc::clone(bytes));
+        }
+        drop(own);
+        Ok(self.root.read(rel)?.into())
+    }
+
+    fn parts(&self) -> std::sync::MutexGuard<'_, PartsWritten> {
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many operator parts this process wrote for checkpoint `epoch`, plus the final
+    /// parts of its subtasks that ended (which stand in for theirs in every later
+    /// checkpoint): when every process of the job is this one, the checkpoint cannot be
+    /// whole before this reaches the number of subtasks, so the coordinator lists its
+    /// directory (a request to an object store) only then.
+    pub(crate) fn parts_written(&self, epoch: u64) -> usize {
+        let parts = self.parts();
+        parts.per_epoch.get(&epoch).copied().unwrap_or(0) + parts.ended
     }
 
     /// Reads the operator part of one subtask of checkpoint `epoch`.
@@ -233,7 +283,7 @@ impl CheckpointStore {
             &Self::operator_dir(epoch, key),
             &subtask_file(subtask, "ostate"),
         );
-        OperatorPart::read_from(&self.root, &rel)
+        OperatorPart::decode(&shown(&self.root, &rel), &self.read_file(epoch, &rel)?)
     }
 
     /// Writes the final part of a sink's subtask: what it had not committed when its input
@@ -245,6 +295,7 @@ impl CheckpointStore {
         part: &OperatorPart,
     ) -> Result<()> {
         part.write_to(&self.root, &join(FINAL_DIR, key), subtask)
+            .map(drop)
     }
 
     /// The final part of a sink's subtask, if it wrote one.
@@ -266,7 +317,9 @@ impl CheckpointStore {
         part: &OperatorPart,
     ) -> Result<()> {
         self.write_part(epoch, key, subtask, part)?;
-        part.write_to(&self.root, &join(ENDED_DIR, key), subtask)
+        part.write_to(&self.root, &join(ENDED_DIR, key), subtask)?;
+        self.parts().ended += 1;
+        Ok(())
     }
 
     /// Gives checkpoint `epoch` the last part of every subtask that ended before it (a
@@ -423,6 +476,13 @@ impl CheckpointStore {
         }
         Metadata::of(graph, epoch).write_to(&self.root.child(&chk))?;
         self.known_complete().insert(epoch);
+        self.parts().per_epoch.retain(|e, _| *e > epoch);
+        // This checkpoint's own files are read back once more (statistics, committables);
+        // older ones no more.
+        self.own
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(e, _), _| *e >= epoch);
         let stats = self.stats(graph, epoch, &listing);
         let all = self.checkpoints()?;
         let completed = all.iter().filter(|(_, c)| *c).count();
@@ -444,7 +504,12 @@ impl CheckpointStore {
             }
         }
         if !dropped_objects.is_empty() {
-            if let Some(kept) = self.referenced_objects() {
+            // The checkpoints left: `all` but those removed above.
+            let left = all
+                .iter()
+                .filter(|(e, c)| *c && self.known_complete().contains(e));
+            let left: Vec<u64> = left.map(|(e, _)| *e).collect();
+            if let Some(kept) = self.objects_of(&left) {
                 let unreferenced: Vec<String> = dropped_objects
                     .difference(&kept)
                     .map(|object| join(SHARED_DIR, object))
@@ -464,7 +529,8 @@ impl CheckpointStore {
         if objects.is_empty() {
             return Ok(());
         }
-        let Some(kept) = self.referenced_objects() else {
+        let complete = self.checkpoints()?.into_iter().filter(|(_, c)| *c);
+        let Some(kept) = self.objects_of(&complete.map(|(e, _)| e).collect::<Vec<_>>()) else {
             return Ok(());
         };
         for object in objects {
@@ -491,6 +557,9 @@ impl CheckpointStore {
     ) -> CheckpointStats {
         let mut stats = CheckpointStats::default();
         let mut first: Option<std::time::SystemTime> = None;
+        // The shared objects the incremental parts refer to, kept for retention (which
+        // would otherwise read the same parts again); `None` once one cannot be read.
+        let mut objects = Some(Vec::new());
         for n in graph.nodes() {
             let key = Self::node_key(n);
             let prefix = format!("{key}/");
@@ -499,11 +568,14 @@ impl CheckpointStore {
                 if file.name.ends_with(".native") {
                     // What this checkpoint uploaded to the shared folder.
                     let rel = join(&checkpoint_name(epoch), &file.name);
-                    bytes += self
-                        .root
-                        .read(&rel)
-                        .and_then(|b| NativePart::decode(&shown(&self.root, &rel), &b))
-                        .map_or(0, |p| p.uploaded_bytes);
+                    let part = self
+                        .read_file(epoch, &rel)
+                        .and_then(|b| NativePart::decode(&shown(&self.root, &rel), &b));
+                    match (&part, objects.as_mut()) {
+                        (Ok(p), Some(o)) => o.extend(p.objects().map(|o| o.object.clone())),
+                        _ => objects = None,
+                    }
+                    bytes += part.map_or(0, |p| p.uploaded_bytes);
                 }
                 bytes += file.bytes;
                 if let Some(modified) = file.modified {
@@ -514,6 +586,12 @@ impl CheckpointStore {
             stats.operators.push((n.name().to_owned(), bytes));
         }
         stats.duration = first.and_then(|f| f.elapsed().ok()).unwrap_or_default();
+        if let Some(objects) = objects {
+            self.objects
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(epoch, objects);
+        }
         stats
     }
 
@@ -680,15 +758,25 @@ impl CheckpointStore {
     }
 }
 
+/// The files one process wrote into checkpoints not yet completed, by epoch and path.
+type OwnFiles = BTreeMap<(u64, String), std::sync::Arc<[u8]>>;
+
+/// The parts one process wrote (see [`CheckpointStore::parts_written`]).
+#[derive(Debug, Default)]
+struct PartsWritten {
+    /// Operator parts per epoch, for the checkpoints not yet completed.
+    per_epoch: BTreeMap<u64, usize>,
+    /// Final parts of subtasks that ended.
+    ended: usize,
+}
+
 impl CheckpointStore {
-    /// Every shared object a completed checkpoint refers to; `None` when a part cannot be
-    /// read (then nothing may be deleted).
-    fn referenced_objects(&self) -> Option<BTreeSet<String>> {
+    /// Every shared object the completed checkpoints `epochs` refer to; `None` when a part
+    /// cannot be read (then nothing may be deleted).
+    fn objects_of(&self, epochs: &[u64]) -> Option<BTreeSet<String>> {
         let mut kept = BTreeSet::new();
-        for (epoch, complete) in self.checkpoints().ok()? {
-            if complete {
-                kept.extend(self.shared_objects(epoch).ok()?);
-            }
+        for epoch in epochs {
+            kept.extend(self.shared_objects(*epoch).ok()?);
         }
         Some(kept)
     }
@@ -756,14 +844,16 @@ impl KeyedPart<'_> {
                 if self.store.incremental && !self.full_only =>
             {
                 let local = native_part::snapshot_native(b, &self.key, self.epoch)?;
-                let (root, key, part) = (
-                    self.store.root.clone(),
-                    self.key.clone(),
-                    self.native.clone(),
-                );
+                let (store, key, part) =
+                    (self.store.clone(), self.key.clone(), self.native.clone());
                 let (epoch, subtask, shared) = (self.epoch, self.subtask, shared.clone());
                 Box::new(move || {
-                    native_part::upload_native(local, &root, &key, epoch, subtask, &part, &shared)
+                    let root = &store.root;
+                    let bytes = native_part::upload_native(
+                        local, root, &key, epoch, subtask, &part, &shared,
+                    )?;
+                    store.remember(epoch, part, bytes);
+                    Ok(())
                 }) as Job
             }
             _ => self.store.write_deferred(self.full.clone(), |path| {

@@ -24,6 +24,7 @@
 //!   run's parts.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -52,7 +53,7 @@ struct Lane {
 }
 
 impl Lane {
-    fn start(name: String) -> Result<Self> {
+    fn start(name: String, failed: Arc<AtomicU64>) -> Result<Self> {
         let (sender, receiver) = mpsc::channel::<(u64, Job)>();
         let state: Arc<(Mutex<LaneState>, Condvar)> = Arc::default();
         let lane_state = Arc::clone(&state);
@@ -69,6 +70,7 @@ impl Lane {
                     match result {
                         Ok(()) => s.consecutive = 0,
                         Err(e) => {
+                            failed.fetch_max(epoch.saturating_add(1), Ordering::AcqRel);
                             s.consecutive += 1;
                             s.failures.push((epoch, e));
                         }
@@ -122,6 +124,9 @@ type Lanes = HashMap<(String, usize), Arc<Lane>>;
 #[derive(Clone, Default)]
 pub(crate) struct Uploads {
     lanes: Arc<Mutex<Lanes>>,
+    /// One more than the highest epoch a lane failed to write (0: none failed), for the
+    /// coordinator, which then stops waiting for that checkpoint.
+    failed: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Uploads {
@@ -139,7 +144,10 @@ impl Uploads {
         if let Some(lane) = lanes.get(&(key.to_owned(), subtask)) {
             return Ok(Arc::clone(lane));
         }
-        let lane = Arc::new(Lane::start(format!("checkpoint {key}[{subtask}]"))?);
+        let lane = Arc::new(Lane::start(
+            format!("checkpoint {key}[{subtask}]"),
+            Arc::clone(&self.failed),
+        )?);
         lanes.insert((key.to_owned(), subtask), Arc::clone(&lane));
         Ok(lane)
     }
@@ -162,6 +170,11 @@ impl Uploads {
             });
         }
         Ok(())
+    }
+
+    /// The highest epoch whose write failed on a lane of this process, if any did.
+    pub(crate) fn latest_failure(&self) -> Option<u64> {
+        self.failed.load(Ordering::Acquire).checked_sub(1)
     }
 
     /// Waits until every checkpoint of a subtask is written (or failed).

@@ -90,11 +90,22 @@ pub(crate) struct Coordinator {
     /// When the coordinator last listed the requests (at most once a second: a listing is a
     /// request to an object store).
     requests_listed: Option<std::time::Instant>,
+    /// The checkpoint waited for and since when (for [`CHECKPOINT_TIMEOUT`]).
+    waiting_since: Option<(Epoch, std::time::Instant)>,
 }
 
 /// How often the coordinator lists a checkpoint whose parts are still being written.
 /// (Each look is a listing: on an object store, a request.)
 const COMPLETION_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// How often the coordinator of a one-process job lists a checkpoint whose parts it has
+/// not all seen written (parts of subtasks that ended are counted, but a look now and then
+/// covers what counting cannot).
+const LOOK_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a checkpoint may take before the coordinator gives up on it (Flink's default
+/// `checkpointTimeout`, 10 minutes): it never completes; the next one begins.
+const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Coordinator {
     pub(crate) fn new(
@@ -117,6 +128,7 @@ impl Coordinator {
             waiting: None,
             requests: Vec::new(),
             requests_listed: None,
+            waiting_since: None,
         }
     }
 
@@ -137,13 +149,16 @@ impl Coordinator {
         if let Some((epoch, looked)) = self.waiting {
             // At the end every subtask has written its parts (each waits for its uploads
             // before it ends): one last look.
-            let due = frontier.is_none() || looked.is_none_or(|t| t.elapsed() >= COMPLETION_RETRY);
-            if due {
+            if frontier.is_none() || self.due(epoch, looked) {
                 self.waiting = if self.complete(epoch)? {
                     None
                 } else {
                     Some((epoch, Some(std::time::Instant::now())))
                 };
+            }
+            if frontier.is_some() && self.waiting.is_some() && self.given_up(epoch) {
+                self.waiting = None;
+                self.job.checkpoint_settled(epoch);
             }
         }
         if frontier.is_none() {
@@ -167,6 +182,7 @@ impl Coordinator {
             return Ok(false);
         };
         self.last_completed = Some(epoch);
+        self.job.checkpoint_settled(epoch);
         let savepoint_before = self.saved;
         let metrics = &self.job.metrics;
         metrics.counter("job.numCompletedCheckpoints".into()).inc();
@@ -241,6 +257,57 @@ impl Coordinator {
 }
 
 impl Coordinator {
+    /// Whether to look whether checkpoint `epoch` is whole now (`looked`: when it last did).
+    /// In a job of one process, once every subtask has written its part here (see
+    /// [`CheckpointStore::parts_written`]) or a second after the last look; otherwise every
+    /// [`COMPLETION_RETRY`] (parts written by other processes are seen only by listing).
+    fn due(&mut self, epoch: Epoch, looked: Option<std::time::Instant>) -> bool {
+        let since = self.waiting_began(epoch);
+        let Some((store, _)) = &self.checkpoints else {
+            return true;
+        };
+        if self.job.checkpoints_limited() {
+            let subtasks = self.graph.nodes().iter().map(|n| n.parallelism() as usize);
+            store.parts_written(epoch) >= subtasks.sum()
+                || looked.unwrap_or(since).elapsed() >= LOOK_AT_LEAST
+        } else {
+            looked.is_none_or(|t| t.elapsed() >= COMPLETION_RETRY)
+        }
+    }
+
+    /// When the coordinator began to wait for checkpoint `epoch`.
+    fn waiting_began(&mut self, epoch: Epoch) -> std::time::Instant {
+        match self.waiting_since {
+            Some((e, since)) if e == epoch => since,
+            _ => {
+                self.waiting_since
+                    .insert((epoch, std::time::Instant::now()))
+                    .1
+            }
+        }
+    }
+
+    /// Whether to stop waiting for checkpoint `epoch`: a part of it failed to write in
+    /// this process (the subtask says so and counts it against the tolerable failures), or
+    /// it took longer than [`CHECKPOINT_TIMEOUT`]. The next checkpoint may then begin.
+    fn given_up(&mut self, epoch: Epoch) -> bool {
+        let since = self.waiting_began(epoch);
+        let Some((store, _)) = &self.checkpoints else {
+            return false;
+        };
+        if store.uploads().latest_failure().is_some_and(|f| f >= epoch) {
+            return true;
+        }
+        if since.elapsed() >= CHECKPOINT_TIMEOUT {
+            eprintln!(
+                "checkpoint {epoch} did not complete within {} s: given up; the next one begins",
+                CHECKPOINT_TIMEOUT.as_secs()
+            );
+            return true;
+        }
+        false
+    }
+
     /// Checkpoint `epoch` completed: copies it for every request from another process (or a
     /// signal) seen at an earlier completion, then takes note of the requests waiting now
     /// (answered by the next checkpoint that completes: one whose parts were written after

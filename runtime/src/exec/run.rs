@@ -144,6 +144,8 @@ fn run(
         None => None,
     };
     let start_epoch: Epoch = restore.as_ref().map_or(0, |r| r.metadata.epoch + 1);
+    let one_process = config.cluster.is_none() && config.checkpointing.is_some();
+    job.limit_checkpoints(one_process.then_some(start_epoch));
     if let Some(r) = &restore {
         recover_sinks(r, &graph, &builders, &config)?;
     }

@@ -351,7 +351,8 @@ impl<O: Data> SourceDriver<O> {
             return store.write_ended_source_part(epoch, &self.key, self.subtask, &self.part(true));
         }
         let stopping_now = stopped && self.stopped_at.is_none();
-        if asked || Instant::now() >= self.next_checkpoint || stopping_now {
+        let due = Instant::now() >= self.next_checkpoint && self.job.may_close(epoch);
+        if asked || due || stopping_now {
             // The position is written on the subtask's upload lane, off this thread.
             let uploads = store.uploads();
             uploads.check(
