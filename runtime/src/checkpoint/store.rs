@@ -61,6 +61,9 @@ pub(crate) struct CheckpointStore {
     /// their path: the coordinator reads them back (committables, incremental parts) without
     /// asking the storage. A checkpoint's files are written once and never changed.
     own: std::sync::Arc<std::sync::Mutex<OwnFiles>>,
+    /// The files of each completed checkpoint in an object store (see
+    /// [`files`](Self::files)).
+    files: std::sync::Arc<std::sync::Mutex<BTreeMap<u64, Vec<String>>>>,
     /// The lanes that write the run's parts off the processing threads.
     uploads: Uploads,
     /// Consecutive checkpoints a subtask may fail to write before the job fails.
@@ -78,6 +81,7 @@ impl CheckpointStore {
             abandoned: Default::default(),
             written: Default::default(),
             own: Default::default(),
+            files: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: 0,
         })
@@ -93,6 +97,7 @@ impl CheckpointStore {
             abandoned: Default::default(),
             written: Default::default(),
             own: Default::default(),
+            files: Default::default(),
             uploads: Uploads::default(),
             tolerable_failures: config.tolerable_failures,
         })
@@ -350,6 +355,7 @@ impl CheckpointStore {
                     if self.root.exists(&from)? {
                         let bytes = self.root.read(&from)?;
                         self.root.put(&join(&dir, &subtask_file(s, kind)), &bytes)?;
+                        written.insert(join(&key, &subtask_file(s, kind)));
                     }
                 }
                 self.write_part(epoch, &key, s, &part)?;
@@ -428,8 +434,33 @@ impl CheckpointStore {
         self.abandoned.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The files of each completed checkpoint in an object store, relative to its directory.
+    fn files(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Vec<String>>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Deletes checkpoint `epoch` as [`remove`](Self::remove) does, but when its files are
+    /// known only its `_metadata` now: the rest joins `doomed` (paths relative to the root),
+    /// for one bulk deletion.
+    fn remove_into(&self, epoch: u64, doomed: &mut Vec<String>) {
+        let Some(files) = self.files().remove(&epoch) else {
+            return self.remove(epoch);
+        };
+        let chk = checkpoint_name(epoch);
+        self.known_complete().remove(&epoch);
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&epoch);
+        // As [`remove_checkpoint`]: without its `_metadata` first, nothing more.
+        if self.root.delete(&join(&chk, METADATA_FILE)).is_ok() {
+            doomed.extend(files.iter().map(|f| join(&chk, f)));
+        }
+    }
+
     /// Deletes checkpoint `epoch` (see [`remove_checkpoint`]) and what is cached about it.
     fn remove(&self, epoch: u64) {
+        self.files().remove(&epoch);
         self.known_complete().remove(&epoch);
         self.abandoned_set().remove(&epoch);
         self.objects
@@ -484,10 +515,26 @@ impl CheckpointStore {
             .unwrap_or_else(|p| p.into_inner())
             .retain(|(e, _), _| *e >= epoch);
         let stats = self.stats(graph, epoch, &listing);
+        if self.root.local_dir().is_none() {
+            // Its files, so that retention deletes them without listing them again.
+            let files = written.into_iter().collect();
+            self.files().insert(epoch, files);
+        }
+        self.retain_newest(epoch, retained)?;
+        Ok(Some(stats))
+    }
+
+    /// After checkpoint `epoch` completed: deletes completed checkpoints beyond the newest
+    /// `retained`, incomplete older ones, and the shared objects only the deleted ones
+    /// referred to. Each deleted checkpoint loses its `_metadata` first; the rest of its files
+    /// and the shared objects go in one bulk request when its files are known (an object
+    /// store: its listing at completion), else by listing its directory.
+    fn retain_newest(&self, epoch: u64, retained: usize) -> Result<()> {
         let all = self.checkpoints()?;
         let completed = all.iter().filter(|(_, c)| *c).count();
         let mut to_drop = completed.saturating_sub(retained.max(1));
         let mut dropped_objects = BTreeSet::new();
+        let mut doomed = Vec::new();
         for (e, complete) in &all {
             if *e >= epoch {
                 continue;
@@ -496,7 +543,7 @@ impl CheckpointStore {
                 to_drop -= 1;
                 // A part that cannot be read keeps its objects (a leak, never a loss).
                 dropped_objects.extend(self.shared_objects(*e).unwrap_or_default());
-                self.remove(*e);
+                self.remove_into(*e, &mut doomed);
             } else if !*complete {
                 // Its uploads are referenced by nothing completed: collected before the
                 // next run (a checkpoint in flight may share them until then).
@@ -510,15 +557,13 @@ impl CheckpointStore {
                 .filter(|(e, c)| *c && self.known_complete().contains(e));
             let left: Vec<u64> = left.map(|(e, _)| *e).collect();
             if let Some(kept) = self.objects_of(&left) {
-                let unreferenced: Vec<String> = dropped_objects
-                    .difference(&kept)
-                    .map(|object| join(SHARED_DIR, object))
-                    .collect();
-                // A failed delete leaves objects behind (collected before the next run).
-                let _ = self.root.delete_many(&unreferenced);
+                let unreferenced = dropped_objects.difference(&kept);
+                doomed.extend(unreferenced.map(|object| join(SHARED_DIR, object)));
             }
         }
-        Ok(Some(stats))
+        // A failed delete leaves files behind (collected before the next run).
+        let _ = self.root.delete_many(&doomed);
+        Ok(())
     }
 
     /// Deletes every shared object no completed checkpoint refers to (uploads of
