@@ -64,7 +64,15 @@ check "no prometheus" "prometheus" \
 check "no chromium" "chromium" \
   "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_CHROMIUM=no-such-chromium-here ./dev setup --dry-run)"
 
-# 8. This machine after set-up: nothing to install (the real search folders).
+# 8. No JDK (typeinfo-flink-compat's goldens are compared with what Flink writes): Debian's.
+check "no javac" "openjdk-17-jdk-headless" \
+  "$(DEV_LIBCLANG_DIRS="$scratch/real" DEV_JAVAC=no-such-javac-here ./dev setup --dry-run)"
+
+# 9. No Flink jars: the wheel is named (downloaded by the set-up, not at test time).
+check "no flink jars" "apache-flink-libraries" \
+  "$(DEV_LIBCLANG_DIRS="$scratch/real" FLINK_BENCH_DIR="$scratch/no-flink" ./dev setup --dry-run)"
+
+# 10. This machine after set-up: nothing to install (the real search folders).
 check "this machine" "nothing to install" "$(./dev setup --dry-run)"
 
 echo "dev setup: $passed passed, $failed failed"

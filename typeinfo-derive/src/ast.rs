@@ -73,9 +73,27 @@ impl Field<'_> {
         }
     }
 
+    /// The field's Java name: `flink_name`, else its schema name.
+    pub fn java_name(&self) -> String {
+        self.attrs
+            .flink_name
+            .as_ref()
+            .map_or_else(|| self.schema_name(), syn::LitStr::value)
+    }
+
     /// Whether the field is written at all.
     pub fn is_serialized(&self) -> bool {
         self.attrs.skip.is_none()
+    }
+}
+
+impl Variant<'_> {
+    /// The variant's Java constant name: `flink_name`, else its identifier.
+    pub fn java_name(&self) -> String {
+        self.attrs
+            .flink_name
+            .as_ref()
+            .map_or_else(|| self.ident.to_string(), syn::LitStr::value)
     }
 }
 

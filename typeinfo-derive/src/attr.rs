@@ -22,6 +22,10 @@ pub struct Container {
     pub bound: Option<Vec<WherePredicate>>,
     /// `crate = "..."`: the path of the `typeinfo` crate.
     pub krate: Option<Path>,
+    /// `flink_pojo = "..."`: the Java class of the Flink POJO the struct stands for.
+    pub flink_pojo: Option<LitStr>,
+    /// `flink_enum = "..."`: the Java enum the enum stands for.
+    pub flink_enum: Option<LitStr>,
 }
 
 /// Attributes of an enum variant.
@@ -29,6 +33,8 @@ pub struct Container {
 pub struct Variant {
     /// `alias = "..."`: earlier names of the variant (repeatable).
     pub aliases: Vec<LitStr>,
+    /// `flink_name = "..."`: the Java constant's name (of a `flink_enum`).
+    pub flink_name: Option<LitStr>,
 }
 
 /// How a field gets a value when old bytes lack it, or when it is skipped.
@@ -53,6 +59,12 @@ pub struct Field {
     pub with: Option<Path>,
     /// `recursive`: create the field's serializer lazily (indirectly recursive types).
     pub recursive: Option<Span>,
+    /// `flink_name = "..."`: the Java field's name (of a `flink_pojo`).
+    pub flink_name: Option<LitStr>,
+    /// `flink_with = "..."`: the Flink serializer type of the field (of a `flink_pojo`).
+    pub flink_with: Option<Path>,
+    /// `flink_alias = "..."`: earlier Java names of the field (repeatable).
+    pub flink_aliases: Vec<LitStr>,
 }
 
 /// The attributes of one position, for messages.
@@ -60,6 +72,9 @@ struct Known {
     /// `type`, `field` or `variant`.
     position: &'static str,
     names: &'static [&'static str],
+    /// The Flink attributes (of `typeinfo_flink_compat`): accepted and suggested, but not
+    /// listed in "expected one of" (the core attributes are what most users look for).
+    flink: &'static [&'static str],
     /// One attribute, written out.
     example: &'static str,
 }
@@ -67,16 +82,19 @@ struct Known {
 const CONTAINER: Known = Known {
     position: "type",
     names: &["name", "bound", "crate"],
+    flink: &["flink_pojo", "flink_enum"],
     example: "name = \"my.app.Type\"",
 };
 const VARIANT: Known = Known {
     position: "variant",
     names: &["alias"],
+    flink: &["flink_name"],
     example: "alias = \"OldName\"",
 };
 const FIELD: Known = Known {
     position: "field",
     names: &["skip", "default", "alias", "with", "recursive"],
+    flink: &["flink_name", "flink_with", "flink_alias"],
     example: "default",
 };
 
@@ -173,6 +191,7 @@ fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, known: &Known) {
     } else if let Some(close) = known
         .names
         .iter()
+        .chain(known.flink)
         .filter(|n| distance(&name, n) <= 2)
         .min_by_key(|n| distance(&name, n))
     {
@@ -343,6 +362,28 @@ fn path_value(
     }
 }
 
+/// A Java name (`flink_pojo`, `flink_enum`, `flink_name`): a non-empty string without
+/// whitespace.
+fn java_name(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    name: &str,
+    example: &str,
+) -> syn::Result<Option<LitStr>> {
+    let lit = string_value(cx, meta, name, example)?;
+    if let Some(lit) = &lit {
+        let value = lit.value();
+        if value.is_empty() || value.chars().any(char::is_whitespace) {
+            cx.error_spanned_by(
+                lit,
+                format!("typeinfo attribute `{name}` takes a Java name, like `{name} = \"{example}\"`, not `{value}`"),
+            );
+            return Ok(None);
+        }
+    }
+    Ok(lit)
+}
+
 impl Container {
     /// Parses the container's attributes.
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
@@ -395,6 +436,17 @@ impl Container {
                 if seen.first(meta, "crate") {
                     out.krate = path;
                 }
+            } else if meta.path.is_ident("flink_pojo") || meta.path.is_ident("flink_enum") {
+                let pojo = meta.path.is_ident("flink_pojo");
+                let name = if pojo { "flink_pojo" } else { "flink_enum" };
+                let lit = java_name(cx, meta, name, "com.example.Order")?;
+                if seen.first(meta, name) {
+                    if pojo {
+                        out.flink_pojo = lit;
+                    } else {
+                        out.flink_enum = lit;
+                    }
+                }
             } else {
                 unknown(cx, meta, &CONTAINER);
                 skip_value(meta)?;
@@ -409,10 +461,16 @@ impl Variant {
     /// Parses a variant's attributes.
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Variant::default();
+        let mut seen = Seen::new(cx);
         for_each_typeinfo(cx, attrs, &VARIANT, |meta| {
             if meta.path.is_ident("alias") {
                 out.aliases
                     .extend(string_value(cx, meta, "alias", "OldName")?);
+            } else if meta.path.is_ident("flink_name") {
+                let lit = java_name(cx, meta, "flink_name", "BUY")?;
+                if seen.first(meta, "flink_name") {
+                    out.flink_name = lit;
+                }
             } else {
                 unknown(cx, meta, &VARIANT);
                 skip_value(meta)?;
@@ -424,6 +482,33 @@ impl Variant {
 }
 
 impl Field {
+    /// Parses `flink_name` or `flink_with` (of a `flink_pojo` field).
+    fn flink_from_ast(
+        &mut self,
+        cx: &Ctxt,
+        meta: &ParseNestedMeta<'_>,
+        seen: &mut Seen<'_>,
+    ) -> syn::Result<()> {
+        if meta.path.is_ident("flink_name") {
+            let lit = java_name(cx, meta, "flink_name", "userId")?;
+            if seen.first(meta, "flink_name") {
+                self.flink_name = lit;
+            }
+        } else {
+            let path = path_value(
+                cx,
+                meta,
+                "flink_with",
+                "the path of a serializer type",
+                "typeinfo_flink_compat::BytePrimitiveArraySerializer",
+            )?;
+            if seen.first(meta, "flink_with") {
+                self.flink_with = path;
+            }
+        }
+        Ok(())
+    }
+
     /// Parses a field's attributes.
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Field {
@@ -432,6 +517,9 @@ impl Field {
             aliases: Vec::new(),
             with: None,
             recursive: None,
+            flink_name: None,
+            flink_with: None,
+            flink_aliases: Vec::new(),
         };
         let mut seen = Seen::new(cx);
         for_each_typeinfo(cx, attrs, &FIELD, |meta| {
@@ -484,6 +572,11 @@ impl Field {
                 if seen.first(meta, "recursive") {
                     out.recursive = Some(meta.path.span());
                 }
+            } else if meta.path.is_ident("flink_name") || meta.path.is_ident("flink_with") {
+                out.flink_from_ast(cx, meta, &mut seen)?;
+            } else if meta.path.is_ident("flink_alias") {
+                out.flink_aliases
+                    .extend(java_name(cx, meta, "flink_alias", "oldName")?);
             } else {
                 unknown(cx, meta, &FIELD);
                 skip_value(meta)?;

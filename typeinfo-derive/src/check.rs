@@ -10,6 +10,7 @@ use crate::ctxt::Ctxt;
 /// Runs every check, reporting to `cx`.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_generics(cx, cont);
+    check_flink(cx, cont);
     match &cont.data {
         Body::Struct(_, fields) => check_fields(cx, cont, fields),
         Body::Enum(variants) => {
@@ -198,6 +199,132 @@ fn check_fields(cx: &Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
                 } else {
                     seen.push((value, name.clone()));
                 }
+            }
+        }
+    }
+}
+
+/// The Flink attributes: `flink_pojo` on a struct with named fields, `flink_enum` on an enum
+/// of unit variants, neither generic; `flink_name` and `flink_with` only under them; Java
+/// names unique.
+fn check_flink(cx: &Ctxt, cont: &Container<'_>) {
+    let attrs = &cont.attrs;
+    if let (Some(_), Some(e)) = (&attrs.flink_pojo, &attrs.flink_enum) {
+        cx.error_spanned_by(
+            e,
+            "a type is either a `flink_pojo` or a `flink_enum`, not both",
+        );
+    }
+    let flink = attrs.flink_pojo.as_ref().or(attrs.flink_enum.as_ref());
+    if let (Some(lit), false) = (flink, cont.generics.params.is_empty()) {
+        cx.error_spanned_by(
+            lit,
+            "a Flink POJO or enum cannot be generic: Java's class fixes its fields' types",
+        );
+    }
+    match &cont.data {
+        Body::Struct(style, fields) => {
+            if let Some(e) = &attrs.flink_enum {
+                cx.error_spanned_by(e, "`flink_enum` is for enums; a struct is a `flink_pojo`");
+            }
+            if let (Some(p), false) = (&attrs.flink_pojo, *style == crate::ast::Style::Named) {
+                cx.error_spanned_by(p, "`flink_pojo` needs a struct with named fields (a Java POJO's fields have names)");
+            }
+            check_flink_fields(cx, attrs.flink_pojo.is_some(), fields);
+        }
+        Body::Enum(variants) => {
+            if let Some(p) = &attrs.flink_pojo {
+                cx.error_spanned_by(p, "`flink_pojo` is for structs; an enum is a `flink_enum`");
+            }
+            check_flink_variants(cx, attrs.flink_enum.is_some(), variants);
+        }
+    }
+}
+
+fn check_flink_fields(cx: &Ctxt, pojo: bool, fields: &[Field<'_>]) {
+    let mut names = HashSet::new();
+    check_flink_aliases(cx, pojo, fields);
+    for field in fields {
+        let a = &field.attrs;
+        let flink_attr = a
+            .flink_name
+            .as_ref()
+            .map(|l| l.span())
+            .or(a.flink_with.as_ref().map(syn::spanned::Spanned::span));
+        if let (Some(span), false) = (flink_attr, pojo) {
+            cx.syn_error(syn::Error::new(span, "`flink_name` and `flink_with` need `#[typeinfo(flink_pojo = \"...\")]` on the type"));
+        }
+        if !pojo || !field.is_serialized() {
+            if let (Some(span), true) = (flink_attr, pojo) {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    "a skipped field is not a field of the Flink POJO",
+                ));
+            }
+            continue;
+        }
+        let name = field.java_name();
+        if !names.insert(name.clone()) {
+            cx.error_spanned_by(
+                &field.member,
+                format!("two fields have the Java name `{name}`"),
+            );
+        }
+    }
+}
+
+fn check_flink_variants(cx: &Ctxt, flink_enum: bool, variants: &[Variant<'_>]) {
+    let mut names = HashSet::new();
+    for variant in variants {
+        if let (Some(lit), false) = (&variant.attrs.flink_name, flink_enum) {
+            cx.error_spanned_by(
+                lit,
+                "`flink_name` on a variant needs `#[typeinfo(flink_enum = \"...\")]` on the enum",
+            );
+        }
+        if !flink_enum {
+            continue;
+        }
+        if !variant.fields.is_empty() {
+            cx.error_spanned_by(
+                &variant.ident,
+                format!(
+                    "variant `{}` has fields: a Flink enum's constants have none",
+                    variant.ident
+                ),
+            );
+        }
+        let name = variant.java_name();
+        if !names.insert(name.clone()) {
+            cx.error_spanned_by(
+                &variant.ident,
+                format!("two variants have the Java name `{name}`"),
+            );
+        }
+    }
+}
+
+/// `flink_alias`: only in a `flink_pojo`, on a serialized field, never a current Java name,
+/// once.
+fn check_flink_aliases(cx: &Ctxt, pojo: bool, fields: &[Field<'_>]) {
+    let current: HashSet<String> = fields
+        .iter()
+        .filter(|f| f.is_serialized())
+        .map(Field::java_name)
+        .collect();
+    let mut seen = HashSet::new();
+    for field in fields {
+        for alias in &field.attrs.flink_aliases {
+            let value = alias.value();
+            if !pojo || !field.is_serialized() {
+                cx.error_spanned_by(alias, "`flink_alias` needs a serialized field of a `#[typeinfo(flink_pojo = \"...\")]` type");
+            } else if current.contains(&value) {
+                cx.error_spanned_by(
+                    alias,
+                    format!("`flink_alias` `{value}` is a current Java name of the POJO"),
+                );
+            } else if !seen.insert(value.clone()) {
+                cx.error_spanned_by(alias, format!("`flink_alias` `{value}` is given twice"));
             }
         }
     }

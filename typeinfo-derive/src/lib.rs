@@ -20,6 +20,12 @@
 //! | field | `with = "path::ToSerializer"` | a hand-written serializer type (`TypeSerializer<FieldType> + Clone + Default`) |
 //! | field | `recursive` | create the field's serializer lazily (needed for indirect recursion and recursion through a type alias; direct recursion is detected) |
 //! | variant | `alias = "old"` | an earlier variant name |
+//! | type | `flink_pojo = "com.example.Order"` | also a Flink POJO of that Java class: `FlinkPojo` and `FlinkType` of `typeinfo_flink_compat` (a struct with named fields, not generic) |
+//! | type | `flink_enum = "com.example.Side"` | also a Java enum: `FlinkEnum` and `FlinkType` of `typeinfo_flink_compat` (unit variants; the enum must be `Clone`) |
+//! | field | `flink_name = "userId"` | the field's Java name in a `flink_pojo` (default: its Rust name); fields are written in Java-name order |
+//! | field | `flink_alias = "oldName"` | an earlier Java name in a `flink_pojo`: migrating Flink's old bytes reads that field into this one (repeatable) |
+//! | field | `flink_with = "path::Serializer"` | the field's Flink serializer type (`TypeSerializer<T> + Default`, `T` the field's type or the `T` of an `Option<T>` field), for Java arrays and the like |
+//! | variant | `flink_name = "BUY"` | the constant's Java name in a `flink_enum` |
 //!
 //! Bounds: the impls bound `T: 'static + Send` for every type parameter, `FieldType:
 //! TypeInfo` for every serialized field (a field whose type has no TypeInfo is then one
@@ -69,6 +75,7 @@ mod bound;
 mod check;
 mod comparator;
 mod ctxt;
+mod flink;
 mod ser;
 mod span;
 
@@ -96,12 +103,14 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     cx.check()?;
     let serializer = ser::expand(&cont);
     let comparator = comparator::expand(&cont);
+    let flink = flink::expand(&cont);
     Ok(quote::quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
             #serializer
             #comparator
+            #flink
         };
     })
 }

@@ -47,7 +47,7 @@ fn field_span(field: &Field<'_>) -> Span {
 }
 
 /// Whether the field's type is written as `Option<...>` (it then defaults to `None`).
-fn is_option(ty: &syn::Type) -> bool {
+pub(crate) fn is_option(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Path(p) => {
             p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option")
