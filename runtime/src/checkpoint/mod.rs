@@ -16,10 +16,26 @@
 //! and uploads the part, the operator part last; a failed write fails that checkpoint (it
 //! never completes), not the job, up to [`CheckpointConfig::tolerable_failures`] in a row.
 //! A coordinator watches every operator's progress on a thread of its own on process 0;
-//! once every subtask has moved past `e` and every part of `e` is written (it looks again
-//! every 25 ms while parts are still being uploaded; a newer checkpoint supersedes one still
-//! waiting), it writes the checkpoint's `_metadata` (the completion marker), publishes the
-//! file sinks' output up to `e`, and deletes checkpoints older than the last `retained` ones.
+//! once every subtask has moved past `e` and every part of `e` is written, it writes the
+//! checkpoint's `_metadata` (the completion marker), publishes the file sinks' output up to
+//! `e`, and deletes checkpoints older than the last `retained` ones.
+//!
+//! In a job of one process, checkpoints are taken one at a time, as Flink's default
+//! `maxConcurrentCheckpoints` of 1 does: a source closes its next epoch on its interval only
+//! once the checkpoint before it is settled (completed; a part failed to write, which the
+//! subtask reports and counts against the tolerable failures; or 10 minutes passed, Flink's
+//! default `checkpointTimeout`, said on stderr). With an interval shorter than a checkpoint
+//! takes, checkpoints follow each other back to back and none is written only to be
+//! superseded. The coordinator knows there when every part is written (each subtask's
+//! operator part is counted as its lane writes it) and lists the checkpoint's directory then,
+//! once (or after a second, for parts it cannot count), and reads the parts it needs
+//! (committables, incremental parts) from memory; in an object store, retention deletes a
+//! checkpoint's files (known from its completion) and the shared objects only it referred to
+//! in one bulk request after its `_metadata`. So a checkpoint costs an object store about one
+//! request per part and SST file plus four (a listing of the checkpoint and of the root,
+//! `_metadata`, the deletions). In a job of several processes the sources cannot see the
+//! coordinator's completions: each closes epochs on its interval, the coordinator lists a
+//! waiting checkpoint every 25 ms, and a newer checkpoint supersedes one still waiting.
 //!
 //! A savepoint is a completed checkpoint copied to a directory of the user's choosing, never
 //! deleted by the job. Both are in one format, independent of the state backend, so a job

@@ -379,7 +379,9 @@ pub struct CheckpointConfig {
     /// mounted) directory, or an object store's URL, `s3://bucket/prefix`, `gs://...`,
     /// `az://...` (see [`crate::storage`] for the forms and their configuration).
     pub dir: PathBuf,
-    /// Time between checkpoints.
+    /// Time between checkpoints: a source closes its next epoch this long after the last
+    /// one, and, in a job of one process, not before the checkpoint before it completed
+    /// (one checkpoint at a time, Flink's default; see [`crate::checkpoint`]).
     pub interval: Duration,
     /// How many completed checkpoints to keep.
     pub retained: usize,
