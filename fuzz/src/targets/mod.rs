@@ -7,6 +7,7 @@ use crate::harness::Target;
 pub mod builtin;
 pub mod derived;
 pub mod evolution;
+pub mod flink;
 pub mod runtime;
 pub mod savepoint;
 pub mod snapshot;
@@ -49,6 +50,12 @@ pub static TARGETS: &[Target] = &[
         about: "batches from another process, checkpoint operator parts, _metadata and what a restore reads after it",
         rss_bound_mib: 1024,
         build: runtime::build,
+    },
+    Target {
+        name: "flink",
+        about: "Apache Flink 2.3's byte layouts (typeinfo-flink-compat): values and serializer snapshots as Flink writes them, from its own golden files, read, resolved and migrated",
+        rss_bound_mib: 1024,
+        build: flink::build,
     },
 ];
 
