@@ -35,28 +35,42 @@
 //! and zstd are off (the `libz` feature only); a deployment that needs them enables the
 //! matching `rdkafka` features.
 //!
-//! # The broker of the tests: tansu
+//! # The broker of the tests: noida-db
 //!
-//! The tests start [tansu](https://crates.io/crates/tansu) 0.6.0, a Kafka-protocol broker
-//! written in Rust (crates.io, so `cargo install` builds it on a fresh machine), with its
-//! SQLite storage (`libsql` feature) in a temporary directory, on a free loopback port;
-//! `kafka/dev-setup.sh` installs it into `$HOME/.cache/typeinfo-tools/tansu` (a test whose
-//! broker is missing fails and says to run `./dev setup`). What it supports, as the tests
-//! found:
-//! - produce, fetch, metadata, `CreateTopics` with partitions, `ListOffsets` (earliest,
-//!   latest, by record timestamp), consumer group offsets (`OffsetCommit`/`OffsetFetch`):
-//!   supported, and tested. Its `memory://` storage is not usable: its `ListOffsets`
-//!   answers per record batch (the latest offset of a partition holding one batch of ten
-//!   records is 1) and by storage time, not record time.
-//! - transactions: `FindCoordinator` for transactions, `InitProducerId` with a
-//!   transactional id and `AddPartitionsToTxn` are served; `EndTxn` (API key 26) is not
-//!   (tansu's `ApiVersions` does not list it), so librdkafka's `commit_transaction` and
-//!   `abort_transaction` fail with "EndTxnRequest (KIP-98) not supported by broker"; and
-//!   its `read_committed` fetch returns the records of open transactions. The exactly-once
-//!   sink is tested there up to the commit (`tests/exactly_once.rs`); that `read_committed`
-//!   consumers see a checkpoint's records only once it completes needs a broker with
-//!   transactions (Apache Kafka, Redpanda), which the registries this project installs
-//!   from do not have.
+//! The tests start the Kafka service of [noida-db](https://pypi.org/project/noida-db/)
+//! 0.2.2 (PyPI: a wheel holding one prebuilt binary that also speaks other databases'
+//! protocols; the tests start only its Kafka service) with its data in a temporary
+//! directory, on a free loopback port; `kafka/dev-setup.sh` installs it into
+//! `$HOME/.cache/typeinfo-tools/noida-db` (a test whose broker is missing fails and says to
+//! run `./dev setup`). What it supports, as the tests and probes with librdkafka found:
+//! - produce, fetch, metadata, `CreateTopics` with partitions and configs, `DeleteTopics`,
+//!   `ListOffsets` (earliest, latest, by record timestamp), consumer group offsets
+//!   (`OffsetCommit`/`OffsetFetch`): supported, and tested. It deletes records by their
+//!   timestamps (`retention.ms`, checked in the background): the tests, whose records
+//!   carry timestamps of 1970, create topics with `retention.ms=-1`.
+//! - transactions: `InitProducerId` with a transactional id, `AddPartitionsToTxn`,
+//!   `EndTxn` (commit and abort markers) and `read_committed` fetches up to the last
+//!   stable offset (open and aborted transactions' records left out): the exactly-once sink
+//!   is tested with real commits and a `read_committed` consumer (`tests/exactly_once.rs`).
+//!   Gaps found: `InitProducerId` for a transactional id whose transaction is open does not
+//!   abort it (Kafka's fencing does), so a transaction left open by a crashed process keeps
+//!   holding `read_committed` consumers back; and transaction state does not survive a
+//!   restart of the broker (a producer that lived through it fails with
+//!   `OUT_OF_ORDER_SEQUENCE_NUMBER`; records of a transaction open at the stop are skipped
+//!   by `read_committed` consumers for good).
+//! - persistence: its topics, offsets and records are saved to its data directory from time
+//!   to time (within about two seconds) and when it stops on SIGTERM; a SIGKILL loses what
+//!   arrived since the last save. The broker-restart test stops it with SIGTERM.
+//!
+//! It replaced tansu 0.6.0 (crates.io's newest), whose `ApiVersions` lacks `EndTxn` (API
+//! key 26): librdkafka's `commit_transaction` failed there with "EndTxnRequest (KIP-98)
+//! not supported by broker", and its `read_committed` fetches returned open transactions'
+//! records. Also looked at: krafka's in-process test broker (crates.io, `test-broker`
+//! feature) serves transactions but only `EndTxn` v3-v5, and librdkafka sends v0-v1;
+//! librdkafka's own mock cluster answers `EndTxn` without writing markers and gives the
+//! high watermark as the last stable offset; rivine 0.2.0 (crates.io) serves no
+//! transaction API past `InitProducerId`; Debian has no Kafka broker; noida-db 0.2.3 needs
+//! glibc 2.39 (Debian 12 has 2.36).
 //!
 //! # What the runtime's source and sink traits do not let the connector do (yet)
 //!

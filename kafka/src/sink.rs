@@ -545,9 +545,18 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
         let mut committed = self.committed.lock().unwrap_or_else(|p| p.into_inner());
         match producer {
             Some(producer) => {
-                producer
-                    .commit_transaction(self.config.timeout)
-                    .map_err(Error::client(format!("commit the transaction of `{id}`")))?;
+                if let Err(e) = producer.commit_transaction(self.config.timeout) {
+                    // Kept for the retry (the broker may be back by then): librdkafka lets
+                    // the producer that prepared a transaction commit it again after a
+                    // retriable error; a restart's `recover` aborts it otherwise.
+                    self.prepared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(id.clone(), producer);
+                    return Err(
+                        Error::client(format!("commit the transaction of `{id}`"))(e).into(),
+                    );
+                }
                 if committed.len() >= 1024 {
                     committed.pop_front();
                 }

@@ -422,18 +422,22 @@ impl<D: RecordDeserializer> Source<D::Output> for KafkaSource<D> {
         } else {
             None
         };
-        let mut reader = KafkaSplitReader {
+        // The partition is assigned at the first read, not here: a restored reader is sought
+        // to its checkpointed position first, and two assignments in a row while the broker
+        // was away once aborted the process in librdkafka 2.12's assignment teardown
+        // (`rd_kafka_assignment_partition_stopped: Assertion rktp->rktp_started failed`,
+        // likely librdkafka issue 5573, a duplicate fetch stop, fixed after 2.15).
+        Ok(KafkaSplitReader {
             consumer,
             split: split.clone(),
             position: KafkaPosition {
                 offset,
                 stopping_offset,
             },
+            assigned: false,
             config: Arc::clone(&self.config),
             deserializer: Arc::clone(&self.deserializer),
-        };
-        reader.assign()?;
-        Ok(reader)
+        })
     }
 
     fn boundedness(&self) -> Boundedness {
@@ -450,6 +454,8 @@ pub struct KafkaSplitReader<D> {
     consumer: BaseConsumer,
     split: KafkaSplit,
     position: KafkaPosition,
+    /// Whether the consumer is assigned the partition at `position`.
+    assigned: bool,
     config: Arc<SourceConfig>,
     deserializer: Arc<D>,
 }
@@ -477,7 +483,9 @@ impl<D: RecordDeserializer> KafkaSplitReader<D> {
             Offset::Offset(self.position.offset),
         )
         .map_err(Error::client(at.clone()))?;
-        self.consumer.assign(&tpl).map_err(Error::client(at))
+        self.consumer.assign(&tpl).map_err(Error::client(at))?;
+        self.assigned = true;
+        Ok(())
     }
 
     fn finished(&self) -> bool {
@@ -525,6 +533,9 @@ impl<D: RecordDeserializer> SplitReader<D::Output> for KafkaSplitReader<D> {
         out: &mut SourceOutput<'_, D::Output>,
         budget: usize,
     ) -> typeinfo_runtime::Result<ReadStatus> {
+        if !self.assigned && !self.finished() {
+            self.assign()?;
+        }
         for _ in 0..budget {
             if self.finished() {
                 return Ok(ReadStatus::Finished);
@@ -599,7 +610,9 @@ impl<D: RecordDeserializer> SplitReader<D::Output> for KafkaSplitReader<D> {
             )));
         }
         self.position = position;
-        self.assign()?;
+        if self.assigned {
+            self.assign()?;
+        }
         Ok(())
     }
 }

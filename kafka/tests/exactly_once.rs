@@ -1,22 +1,25 @@
-//! The exactly-once sink as far as tansu allows. tansu 0.6.0 serves `FindCoordinator` for
-//! transactions, `InitProducerId` with a transactional id and `AddPartitionsToTxn`, but not
-//! `EndTxn` (API key 26 is missing from its `ApiVersions`, so librdkafka refuses
-//! `commit_transaction` with "EndTxnRequest (KIP-98) not supported by broker"); and its
-//! `read_committed` fetch returns the records of open transactions too. The test checks what
-//! can be checked there: the sink initializes transactional producers, writes each record
-//! once into its transaction, and the job fails at the first commit with an error naming the
-//! transaction and the missing call (never silently publishing, never silently dropping).
-//! That a `read_committed` consumer sees a checkpoint's records only once it completes, and
-//! the crash test of issue 29, need a broker with transactions (Apache Kafka, Redpanda).
+//! The exactly-once sink against a broker with transactions (noida-db serves
+//! `InitProducerId` with a transactional id, `AddPartitionsToTxn`, `EndTxn` with commit and
+//! abort markers, and `read_committed` fetches up to the last stable offset): a
+//! `read_committed` consumer sees a transaction's records only once its checkpoint (here:
+//! the end of the input) committed it, then every record exactly once, at parallelism 1
+//! and 2 on both state backends; a job that fails part-way (its open transaction aborted)
+//! and restarts from its checkpoint inside `execute` gives `read_committed` consumers every
+//! record once.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use common::{read_all, Broker};
 use typeinfo_kafka::{DeliveryGuarantee, KafkaSink, Utf8};
-use typeinfo_runtime::{CheckpointConfig, StreamExecutionEnvironment};
+use typeinfo_runtime::{
+    CheckpointConfig, RestartStrategy, StateBackend, StreamExecutionEnvironment,
+};
+
+const RECORDS: i64 = 300;
 
 #[test]
 fn exactly_once_needs_a_transactional_id_prefix() {
@@ -27,45 +30,163 @@ fn exactly_once_needs_a_transactional_id_prefix() {
     assert!(matches!(built, Err(typeinfo_kafka::Error::Config(_))));
 }
 
-#[test]
-fn on_tansu_transactions_are_written_and_the_commit_fails_naming_end_txn() {
-    let broker = Broker::start();
-    broker.topic("eo", 2);
-    let dir = tempfile::tempdir().unwrap();
-    let env = StreamExecutionEnvironment::new();
-    env.set_parallelism(2)
-        .enable_checkpointing(CheckpointConfig::new(dir.path(), Duration::from_millis(50)));
-    let sink = KafkaSink::builder(&broker.bootstrap(), Utf8)
-        .topic("eo")
+fn sink(broker: &Broker, topic: &str, prefix: &str) -> KafkaSink<String> {
+    KafkaSink::builder(&broker.bootstrap(), Utf8)
+        .topic(topic)
         .delivery_guarantee(DeliveryGuarantee::ExactlyOnce)
-        .transactional_id_prefix("eo-test")
+        .transactional_id_prefix(prefix)
         .lingering_transactions(1)
         .timeout(Duration::from_secs(10))
         .build()
-        .unwrap();
-    env.from_sequence(0, 199)
-        .map(|i: i64| format!("line {i}"))
-        .sink_to(sink);
-    let error = env
-        .execute("exactly once")
-        .expect_err("tansu cannot commit a transaction")
-        .to_string();
-    assert!(
-        error.contains("commit the transaction of `eo-test-"),
-        "{error}"
-    );
-    assert!(error.contains("EndTxn"), "{error}");
-    // What reached the broker inside the transactions: input lines, none twice.
-    let written: Vec<String> = read_all(&broker.bootstrap(), "eo", 2, "read_uncommitted")
+        .unwrap()
+}
+
+/// The values of `topic` (2 partitions) a consumer with `isolation` reads, sorted.
+fn values(broker: &Broker, topic: &str, isolation: &str) -> Vec<String> {
+    let mut got: Vec<String> = read_all(&broker.bootstrap(), topic, 2, isolation)
         .into_iter()
         .map(|r| String::from_utf8(r.value).unwrap())
         .collect();
-    let mut unique = written.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), written.len(), "a record written twice");
-    assert!(
-        !written.is_empty() && written.iter().all(|l| l.starts_with("line ")),
-        "{written:?}"
+    got.sort();
+    got
+}
+
+fn lines() -> Vec<String> {
+    let mut lines: Vec<String> = (0..RECORDS).map(|i| format!("line {i:04}")).collect();
+    lines.sort();
+    lines
+}
+
+/// Claimed by the first subtask of `read_committed_consumers_see_records_only_once_committed`
+/// whose map sees a record: that subtask blocks until the test sets [`RELEASE`].
+static CLAIMED: AtomicBool = AtomicBool::new(false);
+/// Set by the test to let the blocked subtask go on.
+static RELEASE: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn read_committed_consumers_see_records_only_once_committed() {
+    let broker = Broker::start();
+    broker.topic("eo-open", 2);
+    let dir = tempfile::tempdir().unwrap();
+    let env = StreamExecutionEnvironment::new();
+    // One subtask (one worker thread) is held at its first record; the other writes its
+    // records into its transaction. No checkpoint completes (the interval is an hour and a
+    // subtask is held), so the transaction stays open until the end of the input commits it.
+    env.set_parallelism(2)
+        .enable_checkpointing(CheckpointConfig::new(dir.path(), Duration::from_secs(3600)));
+    env.from_sequence(0, RECORDS - 1)
+        .map(|i: i64| {
+            if !CLAIMED.swap(true, Ordering::SeqCst) {
+                while !RELEASE.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            format!("line {i:04}")
+        })
+        .sink_to(sink(&broker, "eo-open", "eo-open"));
+    let job = env.execute_async("exactly once, held open").unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while values(&broker, "eo-open", "read_uncommitted").is_empty() {
+        assert!(Instant::now() < until, "no record reached the broker");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        values(&broker, "eo-open", "read_committed"),
+        Vec::<String>::new(),
+        "a read_committed consumer sees records of an open transaction"
     );
+    RELEASE.store(true, Ordering::SeqCst);
+    job.wait().unwrap();
+    assert_eq!(values(&broker, "eo-open", "read_committed"), lines());
+    assert_eq!(values(&broker, "eo-open", "read_uncommitted"), lines());
+}
+
+#[test]
+fn every_record_once_at_parallelism_1_and_2_on_both_backends() {
+    let broker = Broker::start();
+    for (n, (parallelism, backend)) in [
+        (1, StateBackend::Heap),
+        (2, StateBackend::Heap),
+        (2, StateBackend::rocksdb()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let topic = format!("eo-{n}");
+        broker.topic(&topic, 2);
+        let dir = tempfile::tempdir().unwrap();
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism)
+            .set_state_backend(backend)
+            .enable_checkpointing(CheckpointConfig::new(dir.path(), Duration::from_millis(30)));
+        env.from_sequence(0, RECORDS - 1)
+            .map(|i: i64| {
+                if i % 50 == 0 {
+                    // Spread the records over several checkpoints, so several transactions.
+                    std::thread::sleep(Duration::from_millis(40));
+                }
+                format!("line {i:04}")
+            })
+            .sink_to(sink(&broker, &topic, &topic));
+        env.execute("exactly once").unwrap();
+        assert_eq!(
+            values(&broker, &topic, "read_committed"),
+            lines(),
+            "parallelism {parallelism}"
+        );
+    }
+}
+
+/// Counts the map's failures across the restarts of `a_failed_job_restarts_and_writes_each_record_once`.
+static FAILURES: AtomicU32 = AtomicU32::new(0);
+
+#[test]
+fn a_failed_job_restarts_and_writes_each_record_once() {
+    let broker = Broker::start();
+    for (n, (parallelism, backend)) in [(1, StateBackend::Heap), (2, StateBackend::rocksdb())]
+        .into_iter()
+        .enumerate()
+    {
+        let topic = format!("eo-restart-{n}");
+        broker.topic(&topic, 2);
+        FAILURES.store(0, Ordering::SeqCst);
+        let dir = tempfile::tempdir().unwrap();
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism)
+            .set_state_backend(backend)
+            .enable_checkpointing(CheckpointConfig::new(dir.path(), Duration::from_millis(30)))
+            .set_restart_strategy(RestartStrategy::FixedDelay {
+                attempts: 2,
+                delay: Duration::from_millis(50),
+            });
+        env.from_sequence(0, RECORDS - 1)
+            .map(|i: i64| {
+                if i % 50 == 0 {
+                    std::thread::sleep(Duration::from_millis(40));
+                }
+                // The first run fails after about 200 records, past several checkpoints.
+                if i == 210 && FAILURES.fetch_add(1, Ordering::SeqCst) == 0 {
+                    panic!("the map fails once at record 210");
+                }
+                format!("line {i:04}")
+            })
+            .sink_to(sink(&broker, &topic, &topic));
+        env.execute("exactly once, restarted").unwrap();
+        assert_eq!(
+            FAILURES.load(Ordering::SeqCst),
+            2,
+            "one failure, then 210 again"
+        );
+        assert_eq!(
+            values(&broker, &topic, "read_committed"),
+            lines(),
+            "parallelism {parallelism}: every record once for read_committed"
+        );
+        let uncommitted = values(&broker, &topic, "read_uncommitted");
+        assert!(
+            uncommitted.len() >= lines().len(),
+            "read_uncommitted sees the aborted records too: {}",
+            uncommitted.len()
+        );
+    }
 }

@@ -1,6 +1,7 @@
-//! A real Kafka-protocol broker for the tests (tansu, which `./dev setup` installs through
-//! `kafka/dev-setup.sh`), started on a free loopback port in a temporary directory and
-//! stopped when dropped; and plain-client helpers that write and read topics without the
+//! A real Kafka-protocol broker for the tests (noida-db's Kafka service, which `./dev setup`
+//! installs through `kafka/dev-setup.sh`), started on a free loopback port with its data in
+//! a temporary directory, killed when dropped, and stoppable and restartable on the same
+//! port and data; and plain-client helpers that write and read topics without the
 //! connector, so that the tests check it against the broker, not against itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // a test panics on what it does not expect
 
@@ -14,9 +15,9 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
-/// Where the broker is: `$TYPEINFO_TANSU`, else where `kafka/dev-setup.sh` installs it.
-fn tansu_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("TYPEINFO_TANSU") {
+/// Where the broker is: `$TYPEINFO_NOIDA_DB`, else where `kafka/dev-setup.sh` installs it.
+fn broker_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("TYPEINFO_NOIDA_DB") {
         return PathBuf::from(path);
     }
     let tools = std::env::var_os("TYPEINFO_TOOLS_DIR")
@@ -24,78 +25,122 @@ fn tansu_binary() -> PathBuf {
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/typeinfo-tools")
         });
-    tools.join("tansu/bin/tansu")
+    tools.join("noida-db/bin/noida-db")
 }
 
-/// A tansu broker with SQLite storage in a temporary directory, on a free loopback port,
-/// killed when dropped.
+/// A Kafka-protocol broker (noida-db, its Kafka service alone) with its data in a temporary
+/// directory, on a free loopback port, killed when dropped.
 pub struct Broker {
-    child: Child,
+    child: Option<Child>,
     port: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Broker {
     pub fn start() -> Broker {
-        let binary = tansu_binary();
-        assert!(
-            binary.exists(),
-            "the Kafka test broker is missing at {}: run `./dev setup` (it calls \
-             kafka/dev-setup.sh, which installs tansu from crates.io)",
-            binary.display()
-        );
-        let dir = tempfile::tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let url = format!("tcp://127.0.0.1:{port}");
+        let mut broker = Broker {
+            child: None,
+            port,
+            dir: tempfile::tempdir().unwrap(),
+        };
+        broker.spawn();
+        broker
+    }
+
+    /// Starts the broker process on the broker's port and data, and waits until it listens.
+    fn spawn(&mut self) {
+        let binary = broker_binary();
+        assert!(
+            binary.exists(),
+            "the Kafka test broker is missing at {}: run `./dev setup` (it calls \
+             kafka/dev-setup.sh, which installs noida-db from PyPI)",
+            binary.display()
+        );
+        let log = |name: &str| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.dir.path().join(name))
+                .unwrap()
+        };
         let child = Command::new(&binary)
-            .arg("broker")
-            .args(["--listener-url", &url, "--advertised-listener-url", &url])
-            .args(["--storage-engine", "sqlite://tansu.db", "--silent"])
-            .current_dir(dir.path())
+            .args(["start", "--only", "kafka", "--host", "127.0.0.1"])
+            .args(["--kafka-port", &self.port.to_string()])
+            .arg("--data-dir")
+            .arg(self.dir.path().join("data"))
+            .current_dir(self.dir.path())
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.path().join("tansu.log")).unwrap())
-            .stderr(std::fs::File::create(dir.path().join("tansu.err")).unwrap())
+            .stdout(log("broker.log"))
+            .stderr(log("broker.err"))
             .spawn()
             .unwrap_or_else(|e| {
                 panic!("cannot start {} ({e}): run `./dev setup`", binary.display())
             });
-        let broker = Broker {
-            child,
-            port,
-            _dir: dir,
-        };
+        self.child = Some(child);
         let until = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(
                 Instant::now() < until,
-                "tansu did not start listening on port {port}"
+                "the broker did not start listening on port {}",
+                self.port
             );
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
-        broker
+    }
+
+    /// Stops the broker as `noida-db down` does (SIGTERM: it saves its topics, offsets and
+    /// records to its data directory and exits), for [`Broker::restart`]. A SIGKILL would
+    /// lose what arrived since its last save: it saves from time to time (within two
+    /// seconds, as we saw) and when it stops, not at every write.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let status = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "kill -TERM {}: {status}", child.id());
+            child.wait().unwrap();
+        }
+    }
+
+    /// Starts the broker again, stopped or not, on the same port with the data it saved.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
     }
 
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    /// Creates `topic` with `partitions` partitions.
+    /// Creates `topic` with `partitions` partitions, kept forever (`retention.ms=-1`: the
+    /// broker deletes by record time, and the tests' records carry timestamps of 1970).
     pub fn topic(&self, topic: &str, partitions: i32) {
-        typeinfo_kafka::KafkaAdmin::new(&self.bootstrap())
-            .unwrap()
-            .create_topic(topic, partitions)
+        use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+        let admin: AdminClient<_> = ClientConfig::new()
+            .set("bootstrap.servers", self.bootstrap())
+            .create()
             .unwrap();
+        let new =
+            NewTopic::new(topic, partitions, TopicReplication::Fixed(1)).set("retention.ms", "-1");
+        let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        for result in futures_executor::block_on(admin.create_topics([&new], &options)).unwrap() {
+            result.unwrap();
+        }
     }
 }
 
 impl Drop for Broker {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
