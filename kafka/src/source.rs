@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, Timestamp};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
@@ -108,6 +108,9 @@ struct SourceConfig {
     on_error: OnDeserializationError,
     timeout: Duration,
     skipped: Arc<AtomicU64>,
+    /// Commit each split's offset to the consumer group when a checkpoint completes (only
+    /// with a group the user named).
+    commit_on_checkpoint: bool,
 }
 
 /// Builds a [`KafkaSource`].
@@ -175,6 +178,7 @@ impl KafkaSource<()> {
                 on_error: OnDeserializationError::Fail,
                 timeout: Duration::from_secs(30),
                 skipped: Arc::new(AtomicU64::new(0)),
+                commit_on_checkpoint: true,
             },
             group: None,
             deserializer: (),
@@ -212,10 +216,24 @@ impl<D> KafkaSourceBuilder<D> {
         self
     }
 
-    /// The consumer group (for [`StartingOffsets::Committed`]).
+    /// The consumer group: where [`StartingOffsets::Committed`] starts, and where the
+    /// source commits each partition's offset when a checkpoint completes (see
+    /// [`commit_offsets_on_checkpoint`](Self::commit_offsets_on_checkpoint)).
     #[must_use]
     pub fn group_id(mut self, group: &str) -> Self {
         self.group = Some(group.to_owned());
+        self
+    }
+
+    /// Whether each partition's offset in a completed checkpoint is committed to the
+    /// consumer group (Flink's `commit.offsets.on.checkpoint`, on by default; only with a
+    /// [`group_id`](Self::group_id)). The commits are for monitoring (consumer lag) and for
+    /// [`StartingOffsets::Committed`] in a new job; a restore reads its offsets from the
+    /// checkpoint, never from the group. A commit that fails is said on stderr and does not
+    /// fail the job. In a job of several processes only the readers of process 0 commit.
+    #[must_use]
+    pub fn commit_offsets_on_checkpoint(mut self, commit: bool) -> Self {
+        self.config.commit_on_checkpoint = commit;
         self
     }
 
@@ -289,10 +307,12 @@ impl<D: RecordDeserializer> KafkaSourceBuilder<D> {
             }
             // librdkafka's consumer refuses `assign` without a group; the source never
             // joins it (no subscription) and commits nothing to it.
-            None => self
-                .config
-                .client
-                .push(("group.id".into(), "typeinfo-kafka-source".into())),
+            None => {
+                self.config.commit_on_checkpoint = false;
+                self.config
+                    .client
+                    .push(("group.id".into(), "typeinfo-kafka-source".into()));
+            }
         }
         Ok(KafkaSource {
             config: Arc::new(self.config),
@@ -600,6 +620,27 @@ impl<D: RecordDeserializer> SplitReader<D::Output> for KafkaSplitReader<D> {
 
     fn position(&self) -> KafkaPosition {
         self.position.clone()
+    }
+
+    fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint: u64,
+        position: &KafkaPosition,
+    ) -> typeinfo_runtime::Result<()> {
+        if !self.config.commit_on_checkpoint {
+            return Ok(());
+        }
+        let mut tpl = TopicPartitionList::new();
+        let offset = Offset::Offset(position.offset);
+        if let Err(e) = tpl.add_partition_offset(&self.split.topic, self.split.partition, offset) {
+            eprintln!("checkpoint {checkpoint}: offset {} of `{}` partition {} not committed to the group: {e}", position.offset, self.split.topic, self.split.partition);
+            return Ok(());
+        }
+        // Asynchronous, as Flink's reader commits: the job does not wait for the broker.
+        if let Err(e) = self.consumer.commit(&tpl, CommitMode::Async) {
+            eprintln!("checkpoint {checkpoint}: offset {} of `{}` partition {} not committed to the group: {e}", position.offset, self.split.topic, self.split.partition);
+        }
+        Ok(())
     }
 
     fn seek(&mut self, position: KafkaPosition) -> typeinfo_runtime::Result<()> {

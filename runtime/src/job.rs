@@ -63,6 +63,8 @@ pub(crate) struct JobShared {
     /// The highest epoch a source may close: Flink's `maxConcurrentCheckpoints = 1` (see
     /// [`JobShared::may_close`]). `u64::MAX`: no limit.
     closable: AtomicU64,
+    /// One more than the newest checkpoint this process completed (0: none yet).
+    completed: AtomicU64,
 }
 
 /// The checkpoints completed and the failures seen by this process, newest last, at most
@@ -171,6 +173,7 @@ impl JobShared {
             restarts: AtomicU32::new(0),
             max_tick: AtomicU64::new(0),
             closable: AtomicU64::new(u64::MAX),
+            completed: AtomicU64::new(0),
             stop_request: Mutex::new(None),
             stopping: AtomicBool::new(false),
             history: Mutex::new(History {
@@ -258,6 +261,17 @@ impl JobShared {
     /// checkpoints follow each other back to back, as in Flink).
     pub(crate) fn may_close(&self, epoch: Epoch) -> bool {
         epoch <= self.closable.load(Ordering::Acquire)
+    }
+
+    /// Checkpoint `epoch` completed (on the process that completes checkpoints).
+    pub(crate) fn checkpoint_completed(&self, epoch: Epoch) {
+        self.completed
+            .fetch_max(epoch.saturating_add(1), Ordering::AcqRel);
+    }
+
+    /// The newest checkpoint this process completed, if any.
+    pub(crate) fn completed_checkpoint(&self) -> Option<Epoch> {
+        self.completed.load(Ordering::Acquire).checked_sub(1)
     }
 
     /// Whether checkpoints are taken one at a time (see [`JobShared::limit_checkpoints`]).

@@ -182,21 +182,10 @@ impl Coordinator {
             return Ok(false);
         };
         self.last_completed = Some(epoch);
+        self.job.checkpoint_completed(epoch);
         self.job.checkpoint_settled(epoch);
         let savepoint_before = self.saved;
-        let metrics = &self.job.metrics;
-        metrics.counter("job.numCompletedCheckpoints".into()).inc();
-        metrics
-            .gauge("job.lastCheckpointDurationMs".into())
-            .set(stats.duration.as_millis().min(i64::MAX as u128) as i64);
-        metrics
-            .gauge("job.lastCheckpointSizeBytes".into())
-            .set(stats.bytes.min(i64::MAX as u64) as i64);
-        for (operator, bytes) in &stats.operators {
-            metrics
-                .gauge(format!("{operator}.stateSizeBytes"))
-                .set((*bytes).min(i64::MAX as u64) as i64);
-        }
+        self.count_completed(&stats);
         // The sinks' committables of the checkpoint become visible. After the savepoint of a
         // stop-with-savepoint nothing more is committed: what operators emit after its cut
         // (a watermark that crossed the cut fires windows later) is the restored job's to
@@ -257,6 +246,24 @@ impl Coordinator {
 }
 
 impl Coordinator {
+    /// The metrics of a completed checkpoint: the count, its duration and size, and the
+    /// state size per operator.
+    fn count_completed(&self, stats: &crate::checkpoint::store::CheckpointStats) {
+        let metrics = &self.job.metrics;
+        metrics.counter("job.numCompletedCheckpoints".into()).inc();
+        metrics
+            .gauge("job.lastCheckpointDurationMs".into())
+            .set(stats.duration.as_millis().min(i64::MAX as u128) as i64);
+        metrics
+            .gauge("job.lastCheckpointSizeBytes".into())
+            .set(stats.bytes.min(i64::MAX as u64) as i64);
+        for (operator, bytes) in &stats.operators {
+            metrics
+                .gauge(format!("{operator}.stateSizeBytes"))
+                .set((*bytes).min(i64::MAX as u64) as i64);
+        }
+    }
+
     /// Whether to look whether checkpoint `epoch` is whole now (`looked`: when it last did).
     /// In a job of one process, once every subtask has written its part here (see
     /// [`CheckpointStore::parts_written`]) or a second after the last look; otherwise every

@@ -156,6 +156,8 @@ pub(crate) struct SourceDriver<O> {
     flight: FlightLog,
     /// Busy, back-pressured and idle time per second.
     shares: TimeShares,
+    /// The newest completed checkpoint the source function was told of.
+    told: Option<Epoch>,
 }
 
 impl<O: Data> SourceDriver<O> {
@@ -196,6 +198,7 @@ impl<O: Data> SourceDriver<O> {
             records_out: group.subtask_counter("numRecordsOut"),
             flight: FlightLog::new(setup.max_in_flight_records),
             shares: TimeShares::new(&group),
+            told: setup.job.completed_checkpoint(),
         })
     }
 
@@ -240,6 +243,7 @@ impl<O: Data> SourceDriver<O> {
         let began = Instant::now();
         self.move_to_now(emit);
         self.adopt_stop_request()?;
+        self.tell_completions()?;
         let stopped = self.stopped();
         let throttled = !stopped && self.flight.full(emit.frontier(), self.emitted);
         let mut more = true;
@@ -280,6 +284,18 @@ impl<O: Data> SourceDriver<O> {
             },
             (true, false) => Next::Now,
         })
+    }
+
+    /// Tells the source function of a checkpoint completed since it was last told.
+    fn tell_completions(&mut self) -> Result<()> {
+        let completed = self.job.completed_checkpoint();
+        if completed > self.told {
+            self.told = completed;
+            if let Some(epoch) = completed {
+                self.function.checkpoint_complete(epoch)?;
+            }
+        }
+        Ok(())
     }
 
     /// Moves the source's time to the current tick (in its epoch), so that a source that has
@@ -363,6 +379,7 @@ impl<O: Data> SourceDriver<O> {
             )?;
             let job = store.part_job(epoch, &self.key, self.subtask, self.part(stopped));
             uploads.submit(&self.key, self.subtask, epoch, job)?;
+            self.function.checkpointed(epoch);
             emit.advance(time_at(epoch + 1, self.job.tick_now()));
             self.flight.began(emit.time(), self.emitted);
             self.next_checkpoint = Instant::now() + *interval;

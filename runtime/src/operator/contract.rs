@@ -228,6 +228,15 @@ pub(crate) trait SourceFunction<O>: 'static {
 
     /// Resumes from a position written by [`position`](Self::position).
     fn seek(&mut self, position: &[u8]) -> Result<()>;
+
+    /// The position [`position`](Self::position) gave was written into checkpoint
+    /// `checkpoint` (remembered for [`checkpoint_complete`](Self::checkpoint_complete)).
+    fn checkpointed(&mut self, _checkpoint: u64) {}
+
+    /// Checkpoint `checkpoint` completed (Flink's `notifyCheckpointComplete`).
+    fn checkpoint_complete(&mut self, _checkpoint: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What an operator's subtask knows about its place in the job.

@@ -155,6 +155,31 @@ pub trait SplitReader<T>: Send + 'static {
     ///
     /// A position the split does not have.
     fn seek(&mut self, position: Self::Position) -> Result<()>;
+
+    /// The checkpoint `checkpoint`, which holds `position` for this reader's split, completed
+    /// (Flink's `SourceReader::notifyCheckpointComplete`): for what the source system should
+    /// learn of the job's progress, such as Kafka's committed offsets of a consumer group, for
+    /// monitoring; a restore never depends on it. Called on the reader's own thread, at most
+    /// once per completed checkpoint, newest first skipped-over ones included in it (only
+    /// the newest completed checkpoint's position is given when several completed between
+    /// two calls). Not called for a split that had finished at the checkpoint. Does nothing
+    /// by default.
+    ///
+    /// In a job of several processes only the sources of process 0 (which completes
+    /// checkpoints) are told.
+    ///
+    /// # Errors
+    ///
+    /// An error fails the job; a reader that can fail here harmlessly (a commit for
+    /// monitoring) should say so on stderr and return `Ok`.
+    fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint: u64,
+        position: &Self::Position,
+    ) -> Result<()> {
+        let _ = (checkpoint, position);
+        Ok(())
+    }
 }
 
 /// What a [`SplitReader`] says after a read.
@@ -196,6 +221,10 @@ struct SplitRun<R> {
     last_active: i64,
 }
 
+/// How many checkpoints' positions a source subtask keeps for
+/// [`SplitReader::notify_checkpoint_complete`] while none of them is known to be complete.
+const MAX_PENDING_CHECKPOINTS: usize = 32;
+
 /// A [`Source`]'s subtask as the runtime's source function: reads its splits in turn,
 /// assigns timestamps and generates watermarks per split.
 pub(crate) struct SplitSource<T, R: SplitReader<T>> {
@@ -208,6 +237,9 @@ pub(crate) struct SplitSource<T, R: SplitReader<T>> {
     buffer: Vec<(i64, T)>,
     /// The subtask's index (a position written before splits existed names its split).
     subtask: u32,
+    /// Each split's position (`None`: finished) as written into checkpoints not yet known to
+    /// be complete, oldest first.
+    pending: std::collections::VecDeque<(u64, Vec<Option<R::Position>>)>,
 }
 
 impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
@@ -242,6 +274,7 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             idle: false,
             buffer: Vec::new(),
             subtask: subtask as u32,
+            pending: std::collections::VecDeque::new(),
         })
     }
 
@@ -353,6 +386,36 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
             out.write_len_prefixed(position.as_slice());
         }
         out.into_inner()
+    }
+
+    fn checkpointed(&mut self, checkpoint: u64) {
+        let positions = self
+            .splits
+            .iter()
+            .map(|s| (!s.finished).then(|| s.reader.position()))
+            .collect();
+        self.pending.push_back((checkpoint, positions));
+        // Where completions are never seen (another process than process 0), or a checkpoint
+        // never completes, the oldest are forgotten: memory stays bounded.
+        if self.pending.len() > MAX_PENDING_CHECKPOINTS {
+            self.pending.pop_front();
+        }
+    }
+
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> Result<()> {
+        let mut newest = None;
+        while self.pending.front().is_some_and(|(c, _)| *c <= checkpoint) {
+            newest = self.pending.pop_front();
+        }
+        let Some((at, positions)) = newest else {
+            return Ok(());
+        };
+        for (split, position) in self.splits.iter_mut().zip(&positions) {
+            if let Some(position) = position {
+                split.reader.notify_checkpoint_complete(at, position)?;
+            }
+        }
+        Ok(())
     }
 
     fn seek(&mut self, bytes: &[u8]) -> Result<()> {
