@@ -25,6 +25,10 @@
 //!   Kryo registrations, read only far enough to name them: Kryo's bytes are not readable
 //!   here, and resolving such a snapshot says so.
 //!
+//! - the snapshots of a savepoint's namespaces and timers: `VoidNamespaceSerializer`,
+//!   `TimeWindow.Serializer` and `GlobalWindow.Serializer` (no body), `TimerSerializerSnapshot`
+//!   (a composite of the key's and the namespace's snapshots).
+//!
 //! Any other snapshot class (a user's own serializer, Avro, Scala, `Either`, `Value` types)
 //! is an error that names it: its body has no length, so nothing after it can be read.
 
@@ -253,6 +257,21 @@ fn read_content(
             _ => {}
         }
     }
+    match class {
+        "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot" => {
+            return Ok(simple("VoidNamespaceSerializer"))
+        }
+        "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot" => {
+            return Ok(simple("TimeWindowSerializer"))
+        }
+        "org.apache.flink.streaming.api.windowing.windows.GlobalWindow$Serializer$GlobalWindowSerializerSnapshot" => {
+            return Ok(simple("GlobalWindowSerializer"))
+        }
+        "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot" => {
+            return read_composite("TimerSerializer", input, depth)
+        }
+        _ => {}
+    }
     match class.strip_prefix(RUNTIME) {
         Some("NullableSerializer$NullableSerializerSnapshot") => {
             read_composite("NullableSerializer", input, depth)
@@ -264,6 +283,12 @@ fn read_content(
         _ => Err(Error::UnknownSnapshotKind(format!(
             "{class} (a Flink serializer without a Rust counterpart: a custom serializer, Avro, Scala or a Value type)"
         ))),
+    }
+}
+
+fn simple(serializer: &str) -> SnapshotContent {
+    SnapshotContent::Simple {
+        serializer: serializer.to_owned(),
     }
 }
 

@@ -73,6 +73,8 @@ fn skip_simple(serializer: &str, input: &mut DataInputView<'_>) -> Result<()> {
         "LocalTimeSerializer" => 7,
         "LocalDateTimeSerializer" => 13,
         "VoidSerializer" => 0,
+        "VoidNamespaceSerializer" | "GlobalWindowSerializer" => 1,
+        "TimeWindowSerializer" => 16,
         "StringSerializer" => return string::skip_string(input),
         "BigIntSerializer" => return skip_big_int(input).map(drop),
         "BigDecSerializer" => {
@@ -153,6 +155,10 @@ fn skip_composite(
             false => skip_value(part(0)?, input),
         },
         "TupleSerializer" => nested.iter().try_for_each(|s| skip_value(s, input)),
+        "TimerSerializer" => {
+            input.skip_bytes(8)?;
+            nested.iter().try_for_each(|s| skip_value(s, input))
+        }
         "RowSerializer" => {
             let mut nulls = vec![false; nested.len()];
             crate::layout::row::read_mask(input, &mut nulls)?;

@@ -79,3 +79,30 @@ pub fn golden(name: &str) -> Vec<u8> {
     let path = golden_dir().join(format!("{name}.bin"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// A savepoint's dump as sorted lines; map and broadcast entries, whose order is a hash
+/// map's, sorted inside their line too.
+pub fn sorted_lines(
+    savepoint: &typeinfo_flink_compat::savepoint::FlinkSavepoint,
+) -> typeinfo::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for op in savepoint.dump()? {
+        let mut op_lines = op.lines();
+        for state in &op.operator {
+            if let typeinfo_flink_compat::savepoint::FlinkValue::Map(entries) = &state.value {
+                let mut sorted = entries.clone();
+                sorted.sort_by_key(|(k, _)| k.to_string());
+                let line = format!(
+                    "{}\t{}",
+                    state.name,
+                    typeinfo_flink_compat::savepoint::FlinkValue::Map(sorted)
+                );
+                op_lines.retain(|l| !l.contains(&format!("\t{}\t", state.name)));
+                op_lines.push(line);
+            }
+        }
+        lines.extend(op_lines);
+    }
+    lines.sort();
+    Ok(lines)
+}

@@ -1,0 +1,245 @@
+//! A keyed state of a Flink savepoint read into Rust types: the state's raw entries over
+//! all subtasks ([`RawKeyedState`]), decoded by the Rust serializers of this crate after
+//! Flink's snapshots of the key's and the value's serializers resolve against them as they
+//! are (a layout that would need a migration, or is incompatible, is an error naming the
+//! state and the change; the type-free dump reads any layout this crate knows).
+
+use typeinfo::{DataInputView, Error, Result, TypeSerializer, Verdict};
+
+use crate::flink_snapshot::read::{FlinkSnapshot, SnapshotContent};
+use crate::flink_snapshot::resolve::resolve;
+use crate::java_io;
+use crate::savepoint::keyed::RawEntry;
+use crate::savepoint::meta_info::StateMetaInfo;
+use crate::savepoint::value::{read_value, FlinkValue};
+
+/// One keyed state's undecoded entries over all subtasks, with what decodes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawKeyedState {
+    /// The state's meta info (name, kind, serializer snapshots).
+    pub meta: StateMetaInfo,
+    /// The snapshot of the operator's key serializer.
+    pub key_serializer: FlinkSnapshot,
+    /// The bytes of the key-group prefix (1 when max parallelism is at most 128, else 2).
+    pub prefix_bytes: usize,
+    /// The entries.
+    pub entries: Vec<RawEntry>,
+}
+
+/// One typed entry: the key, the namespace (type-free: `VoidNamespace` or a window) and the
+/// value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedEntry<K, V> {
+    /// The key.
+    pub key: K,
+    /// The namespace.
+    pub namespace: FlinkValue,
+    /// The value.
+    pub value: V,
+}
+
+fn nested_part<'a>(snapshot: &'a FlinkSnapshot, name: &str, i: usize) -> Result<&'a FlinkSnapshot> {
+    match &snapshot.content {
+        SnapshotContent::Composite {
+            serializer, nested, ..
+        } if serializer == name => nested
+            .get(i)
+            .ok_or_else(|| Error::CorruptSnapshot(format!("{name} without part {i}"))),
+        _ => Err(Error::custom(format!(
+            "expected a {name}, the state's serializer is a {}",
+            snapshot.serializer_name()
+        ))),
+    }
+}
+
+impl RawKeyedState {
+    fn check<T, S: TypeSerializer<T>>(
+        &self,
+        role: &str,
+        old: &FlinkSnapshot,
+        new: &S,
+    ) -> Result<()> {
+        match resolve(old, new) {
+            Ok(Verdict::AsIs) => Ok(()),
+            Ok(verdict) => Err(Error::custom(format!(
+                "state `{}`, {role}: {verdict:?}: the typed reader takes layouts as they are (the dump reads them type-free)",
+                self.meta.name
+            ))),
+            Err(inc) => Err(Error::custom(format!(
+                "state `{}`, {role}: incompatible: {inc}",
+                self.meta.name
+            ))),
+        }
+    }
+
+    fn expect_kind(&self, kinds: &[&str]) -> Result<()> {
+        if kinds.contains(&self.meta.kind()) {
+            Ok(())
+        } else {
+            Err(Error::custom(format!(
+                "state `{}` is a {} state, not {}",
+                self.meta.name,
+                self.meta.kind(),
+                kinds.join(" or ")
+            )))
+        }
+    }
+
+    /// Reads the key and the namespace of an entry; the rest of the key's bytes follow.
+    fn key_and_namespace<'a, K, KS: TypeSerializer<K>>(
+        &self,
+        raw: &'a RawEntry,
+        key: &KS,
+    ) -> Result<(K, FlinkValue, DataInputView<'a>)> {
+        let mut input = DataInputView::new(&raw.key);
+        input.skip_bytes(self.prefix_bytes)?;
+        let namespace_serializer = self.meta.serializer("NAMESPACE_SERIALIZER")?;
+        let ambiguous =
+            key.fixed_length().is_none() && !super::keyed::is_fixed_length(namespace_serializer);
+        let start = input.position();
+        let k = key.deserialize(&mut input)?;
+        if ambiguous {
+            let len = input.position() - start;
+            super::keyed::skip_length_bytes(&mut input, len)?;
+        }
+        let start = input.position();
+        let namespace = read_value(namespace_serializer, &mut input)?;
+        if ambiguous {
+            let len = input.position() - start;
+            super::keyed::skip_length_bytes(&mut input, len)?;
+        }
+        Ok((k, namespace, input))
+    }
+
+    fn decode_each<T>(&self, mut f: impl FnMut(&RawEntry) -> Result<T>) -> Result<Vec<T>> {
+        self.entries
+            .iter()
+            .map(|raw| {
+                f(raw).map_err(|e| {
+                    Error::custom(format!(
+                        "state `{}`, key group {}: {e}",
+                        self.meta.name, raw.key_group
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// A value, reducing or aggregating state's entries.
+    ///
+    /// # Errors
+    ///
+    /// Another kind of state; a key or value layout that does not resolve as is against
+    /// `key` or `value`; corrupt bytes.
+    pub fn values<K, V, KS, VS>(&self, key: &KS, value: &VS) -> Result<Vec<TypedEntry<K, V>>>
+    where
+        KS: TypeSerializer<K>,
+        VS: TypeSerializer<V>,
+    {
+        self.expect_kind(&["VALUE", "REDUCING", "AGGREGATING"])?;
+        self.check("key", &self.key_serializer, key)?;
+        self.check("value", self.meta.serializer("VALUE_SERIALIZER")?, value)?;
+        self.decode_each(|raw| {
+            let (k, namespace, rest) = self.key_and_namespace(raw, key)?;
+            ensure_empty(&rest, "key")?;
+            let mut input = DataInputView::new(&raw.value);
+            let v = value.deserialize(&mut input)?;
+            ensure_empty(&input, "value")?;
+            Ok(TypedEntry {
+                key: k,
+                namespace,
+                value: v,
+            })
+        })
+    }
+
+    /// A list state's entries: each key's (and namespace's) elements.
+    ///
+    /// # Errors
+    ///
+    /// As [`values`](Self::values), for the list's element.
+    pub fn lists<K, V, KS, VS>(&self, key: &KS, element: &VS) -> Result<Vec<TypedEntry<K, Vec<V>>>>
+    where
+        KS: TypeSerializer<K>,
+        VS: TypeSerializer<V>,
+    {
+        self.expect_kind(&["LIST"])?;
+        self.check("key", &self.key_serializer, key)?;
+        let list = self.meta.serializer("VALUE_SERIALIZER")?;
+        self.check("element", nested_part(list, "ListSerializer", 0)?, element)?;
+        self.decode_each(|raw| {
+            let (k, namespace, rest) = self.key_and_namespace(raw, key)?;
+            ensure_empty(&rest, "key")?;
+            let mut input = DataInputView::new(&raw.value);
+            let mut items = Vec::new();
+            while !input.is_empty() {
+                if !items.is_empty() && input.read_u8()? != b',' {
+                    return Err(Error::custom("list state elements without their delimiter"));
+                }
+                items.push(element.deserialize(&mut input)?);
+            }
+            Ok(TypedEntry {
+                key: k,
+                namespace,
+                value: items,
+            })
+        })
+    }
+
+    /// A map state's entries, one per user key: `(user key, value)`, the value `None` when
+    /// Flink holds a null.
+    ///
+    /// # Errors
+    ///
+    /// As [`values`](Self::values), for the map's user key and value.
+    #[allow(clippy::type_complexity)]
+    pub fn maps<K, UK, UV, KS, UKS, UVS>(
+        &self,
+        key: &KS,
+        user_key: &UKS,
+        user_value: &UVS,
+    ) -> Result<Vec<TypedEntry<K, (UK, Option<UV>)>>>
+    where
+        KS: TypeSerializer<K>,
+        UKS: TypeSerializer<UK>,
+        UVS: TypeSerializer<UV>,
+    {
+        self.expect_kind(&["MAP"])?;
+        self.check("key", &self.key_serializer, key)?;
+        let map = self.meta.serializer("VALUE_SERIALIZER")?;
+        self.check("user key", nested_part(map, "MapSerializer", 0)?, user_key)?;
+        self.check(
+            "user value",
+            nested_part(map, "MapSerializer", 1)?,
+            user_value,
+        )?;
+        self.decode_each(|raw| {
+            let (k, namespace, mut rest) = self.key_and_namespace(raw, key)?;
+            let uk = user_key.deserialize(&mut rest)?;
+            ensure_empty(&rest, "key")?;
+            let mut input = DataInputView::new(&raw.value);
+            let uv = if java_io::read_bool(&mut input)? {
+                None
+            } else {
+                Some(user_value.deserialize(&mut input)?)
+            };
+            ensure_empty(&input, "value")?;
+            Ok(TypedEntry {
+                key: k,
+                namespace,
+                value: (uk, uv),
+            })
+        })
+    }
+}
+
+fn ensure_empty(input: &DataInputView<'_>, what: &str) -> Result<()> {
+    if input.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::custom(format!(
+            "{} trailing bytes after the {what}",
+            input.remaining()
+        )))
+    }
+}
