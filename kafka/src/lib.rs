@@ -99,7 +99,7 @@ mod source;
 pub use admin::KafkaAdmin;
 pub use error::{Error, Result};
 pub use format::{Json, RawBytes, TypeInfoBytes, Utf8, ValueDeserializer, ValueSerializer};
-pub use record::{ConsumerRecord, KeyValue, RecordDeserializer, ValueOnly};
+pub use record::{BadRecord, ConsumerRecord, KeyValue, RecordDeserializer, ValueOnly};
 pub use sink::{DeliveryGuarantee, KafkaCommittable, KafkaSink, KafkaSinkBuilder, KafkaSinkWriter};
 pub use source::{
     KafkaPosition, KafkaSource, KafkaSourceBuilder, KafkaSplit, KafkaSplitReader, OffsetReset,

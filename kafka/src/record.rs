@@ -23,6 +23,47 @@ pub struct ConsumerRecord<'a> {
     pub value: Option<&'a [u8]>,
 }
 
+/// A record that did not deserialize, as the source hands it to the side output
+/// [`BadRecord::tag`] with [`OnDeserializationError::SideOutput`](crate::OnDeserializationError::SideOutput):
+/// where it was, its bytes and why it was refused.
+#[derive(typeinfo::TypeInfo, Debug, Clone, PartialEq, Eq)]
+pub struct BadRecord {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The offset.
+    pub offset: i64,
+    /// The record's Kafka timestamp, in ms since the epoch.
+    pub timestamp: Option<i64>,
+    /// The key, if the record has one.
+    pub key: Option<Vec<u8>>,
+    /// The value; `None` for a tombstone.
+    pub value: Option<Vec<u8>>,
+    /// What the deserializer said.
+    pub error: String,
+}
+
+impl BadRecord {
+    /// The side output of the records that did not deserialize: read it with
+    /// `stream.side_output(&BadRecord::tag())` on the source's stream.
+    pub fn tag() -> typeinfo_runtime::OutputTag<BadRecord> {
+        typeinfo_runtime::OutputTag::new("kafka bad records")
+    }
+
+    pub(crate) fn of(record: &ConsumerRecord<'_>, error: String) -> Self {
+        BadRecord {
+            topic: record.topic.to_owned(),
+            partition: record.partition,
+            offset: record.offset,
+            timestamp: record.timestamp,
+            key: record.key.map(<[u8]>::to_vec),
+            value: record.value.map(<[u8]>::to_vec),
+            error,
+        }
+    }
+}
+
 /// Makes a stream element of a Kafka record (Flink's `KafkaRecordDeserializationSchema`).
 pub trait RecordDeserializer: Send + Sync + 'static {
     /// The stream's element type.

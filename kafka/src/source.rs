@@ -18,7 +18,8 @@
 //!   watermarks with idleness, as the runtime does for every source's splits.
 //! - **Bad records**: a record the deserializer refuses fails the job, naming topic,
 //!   partition and offset ([`OnDeserializationError::Fail`], the default), or is skipped
-//!   and counted ([`OnDeserializationError::Skip`], [`KafkaSource::skipped_records`]).
+//!   and counted ([`OnDeserializationError::Skip`], [`KafkaSource::skipped_records`]), or
+//!   sent to a side output ([`OnDeserializationError::SideOutput`], [`crate::BadRecord`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -71,6 +72,11 @@ pub enum OnDeserializationError {
     Fail,
     /// Skip the record and count it ([`KafkaSource::skipped_records`]).
     Skip,
+    /// Send it to the side output [`BadRecord::tag`](crate::BadRecord::tag) (topic,
+    /// partition, offset, timestamp, key and value bytes, and the deserializer's message),
+    /// and count it ([`KafkaSource::skipped_records`]). Flink's Kafka source has no such
+    /// option; its users write a deserializer that never fails.
+    SideOutput,
 }
 
 /// Which topics the source reads.
@@ -531,6 +537,14 @@ fn emit<D: RecordDeserializer>(
         },
         Err(_) if config.on_error == OnDeserializationError::Skip => {
             config.skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(message) if config.on_error == OnDeserializationError::SideOutput => {
+            config.skipped.fetch_add(1, Ordering::Relaxed);
+            out.output(
+                &crate::BadRecord::tag(),
+                crate::BadRecord::of(record, message),
+            )
+            .map_err(|e| Error::Config(format!("the side output of bad records: {e}")))?;
         }
         Err(message) => {
             return Err(Error::Deserialize {

@@ -1,6 +1,7 @@
 //! A record that does not deserialize fails the job by default, with its topic, partition
 //! and offset in the error; with `Skip` it is left out and counted, and every other record
-//! arrives.
+//! arrives; with `SideOutput` it arrives on the side output `BadRecord::tag()` with its place,
+//! bytes and the deserializer's message, at parallelism 1 and 2 on both backends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
@@ -8,8 +9,8 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::{produce, Broker, Out};
-use typeinfo_kafka::{Json, KafkaSource, OnDeserializationError, Utf8};
-use typeinfo_runtime::{StreamExecutionEnvironment, WatermarkStrategy};
+use typeinfo_kafka::{BadRecord, Json, KafkaSource, OnDeserializationError, Utf8};
+use typeinfo_runtime::{StateBackend, StreamExecutionEnvironment, WatermarkStrategy};
 
 /// Partition 0: ten numbers; partition 1: four numbers, then `{oops` at offset 4, then one
 /// more, then a record that is not UTF-8 at offset 6.
@@ -128,5 +129,46 @@ fn with_skip_bad_records_are_counted_and_the_rest_arrives() {
             1,
             "the non-UTF-8 record"
         );
+    }
+}
+
+#[test]
+fn with_side_output_bad_records_arrive_on_it_with_their_place_and_bytes() {
+    let broker = Broker::start();
+    fill(&broker);
+    for (parallelism, backend) in [(1, StateBackend::Heap), (2, StateBackend::rocksdb())] {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(parallelism).set_state_backend(backend);
+        let json = KafkaSource::builder(&broker.bootstrap())
+            .topics(["numbers"])
+            .bounded()
+            .on_deserialization_error(OnDeserializationError::SideOutput)
+            .value_deserializer(Json::<u32>::new())
+            .build()
+            .unwrap();
+        let skipped = json.skipped_records();
+        let stream = env.from_source(json, WatermarkStrategy::no_watermarks(), "json");
+        let numbers = stream.collect();
+        let bad = stream.side_output(&BadRecord::tag()).collect();
+        env.execute("side output").unwrap();
+        let mut numbers = numbers.take();
+        numbers.sort_unstable();
+        assert_eq!(numbers, (0..15).collect::<Vec<u32>>(), "p{parallelism}");
+        let mut bad = bad.take();
+        bad.sort_by_key(|b| b.offset);
+        let places: Vec<_> = bad
+            .iter()
+            .map(|b| (b.topic.as_str(), b.partition, b.offset, b.value.clone()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("numbers", 1, 4, Some(b"{oops".to_vec())),
+                ("numbers", 1, 6, Some(vec![0xff, 0xfe])),
+            ],
+            "p{parallelism}"
+        );
+        assert!(bad.iter().all(|b| !b.error.is_empty()), "{bad:?}");
+        assert_eq!(skipped.load(Ordering::Relaxed), 2, "p{parallelism}");
     }
 }

@@ -590,6 +590,7 @@ fn partition_of<'p, I>(
 /// A source driver's output on timely.
 struct SourceTimelyEmit<'a, O: Data> {
     out: OutputSession<'a, O>,
+    tagged: OutputSession<'a, SideRecord>,
     caps: &'a mut Vec<Capability<Time>>,
     /// The progress of every operator downstream of the source.
     probe: &'a ProbeHandle<Time>,
@@ -600,6 +601,13 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
         if !msgs.is_empty() {
             self.out
                 .give(&self.caps[0], &mut Batch::of(std::mem::take(msgs)));
+        }
+    }
+    fn ship_tagged(&mut self, msgs: &mut Vec<Msg<SideRecord>>) {
+        if !msgs.is_empty() {
+            // The capability of the tagged output (the second).
+            self.tagged
+                .give(&self.caps[1], &mut Batch::of(std::mem::take(msgs)));
         }
     }
     fn time(&self) -> Time {
@@ -623,8 +631,10 @@ fn build_source<'s, O: Data>(
     let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
     let info = builder.operator_info();
     let (mut out, stream) = builder.new_output::<Batch<O>>();
+    let (mut tagged_out, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, stream);
+    cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
     cx.progress.push((node.id, progress_stream));
     let probe = ProbeHandle::new();
     cx.source_probes.push((node.id, probe.clone()));
@@ -661,6 +671,7 @@ fn build_source<'s, O: Data>(
             };
             let mut emit = SourceTimelyEmit {
                 out: out.activate(),
+                tagged: tagged_out.activate(),
                 caps: c,
                 probe: &probe,
             };

@@ -50,7 +50,7 @@ use crate::error::Result;
 use crate::exec::driver::Next;
 use crate::job::{epoch_of, tick_of, time_at, Epoch, JobShared, Time};
 use crate::metrics::{MetricGroup, SubtaskCounter, TimeShares};
-use crate::operator::contract::{OperatorSetup, Output, SourceFunction};
+use crate::operator::contract::{OperatorSetup, Output, SideRecord, SourceFunction};
 use crate::operator::element::{sender_id, Msg};
 use crate::types::Data;
 
@@ -58,6 +58,8 @@ use crate::types::Data;
 pub(crate) trait SourceEmit<O> {
     /// Ships records (and watermarks) at the current time.
     fn ship(&mut self, msgs: &mut Vec<Msg<O>>);
+    /// Sends records of tagged side outputs (and their watermarks) at the current time.
+    fn ship_tagged(&mut self, msgs: &mut Vec<Msg<SideRecord>>);
     /// The current time (its epoch is the current epoch).
     fn time(&self) -> Time;
     /// Moves to `time`: the next records are stamped with it.
@@ -137,6 +139,8 @@ const SOURCE_POLL_INTERVAL: Duration = Duration::from_millis(2);
 pub(crate) struct SourceDriver<O> {
     function: Box<dyn SourceFunction<O>>,
     output: Output<O>,
+    /// Records of tagged side outputs, with a copy of every watermark and idleness mark.
+    tagged: Output<SideRecord>,
     emitted: u64,
     key: String,
     /// The operator's name (for errors and metrics).
@@ -183,6 +187,7 @@ impl<O: Data> SourceDriver<O> {
         Ok(SourceDriver {
             function,
             output: Output::new(sender_id(setup.node, setup.subtask)),
+            tagged: Output::new(sender_id(setup.node, setup.subtask)),
             emitted,
             key: setup.key.clone(),
             name: setup.name.clone(),
@@ -320,7 +325,10 @@ impl<O: Data> SourceDriver<O> {
                 (s.after_records - self.emitted).min(SOURCE_CALL_BUDGET as u64) as usize
             });
             let before = self.output.msgs.len();
-            let more = self.function.run(&mut self.output, budget)?;
+            let more = self
+                .function
+                .run(&mut self.output, &mut self.tagged, budget)?;
+            self.mirror_marks(before);
             let n = self.output.msgs.len() - before;
             self.emitted += n as u64;
             self.records_out.inc_by(n as u64);
@@ -333,11 +341,27 @@ impl<O: Data> SourceDriver<O> {
             let nothing = n == 0 && more;
             let out_of_time =
                 nothing || made >= SOURCE_SLICE_RECORDS || began.elapsed() > SOURCE_SLICE_TIME;
+            if !more {
+                self.tagged.watermark(i64::MAX);
+            }
             if self.output.msgs.len() >= SOURCE_BATCH || stop_now || out_of_time {
                 emit.ship(&mut self.output.msgs);
+                emit.ship_tagged(&mut self.tagged.msgs);
             }
             if stop_now || out_of_time {
                 return Ok(more);
+            }
+        }
+    }
+
+    /// Copies the watermarks and idleness marks emitted since `from` (in the main output)
+    /// to the tagged output, so that what reads a side output sees the source's event time.
+    fn mirror_marks(&mut self, from: usize) {
+        for msg in &self.output.msgs[from..] {
+            match msg {
+                Msg::Watermark { watermark, .. } => self.tagged.watermark(*watermark),
+                Msg::Idle { .. } => self.tagged.idle(),
+                Msg::Record { .. } => {}
             }
         }
     }

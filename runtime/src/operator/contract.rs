@@ -220,8 +220,14 @@ pub(crate) trait Operator<I, O>: 'static {
 
 /// A source: emits records until it is exhausted.
 pub(crate) trait SourceFunction<O>: 'static {
-    /// Emits at most `budget` records; returns `false` once exhausted.
-    fn run(&mut self, out: &mut Output<O>, budget: usize) -> Result<bool>;
+    /// Emits at most `budget` records into `out`, and records of tagged side outputs into
+    /// `tagged`; returns `false` once exhausted.
+    fn run(
+        &mut self,
+        out: &mut Output<O>,
+        tagged: &mut Output<SideRecord>,
+        budget: usize,
+    ) -> Result<bool>;
 
     /// The position to resume from (written into checkpoints).
     fn position(&self) -> Vec<u8>;

@@ -86,7 +86,8 @@ use std::sync::Arc;
 use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
 
 use crate::error::{Error, Result};
-use crate::operator::contract::{now_ms, Output, SourceFunction};
+use crate::operator::context::OutputTag;
+use crate::operator::contract::{now_ms, Output, SideRecord, SourceFunction};
 use crate::operator::element::NO_TIMESTAMP;
 use crate::types::Data;
 use crate::user::watermark::WatermarkStrategy;
@@ -193,10 +194,11 @@ pub enum ReadStatus {
     Finished,
 }
 
-/// Where a [`SplitReader`] emits records.
+/// Where a [`SplitReader`] emits records (and records of side outputs).
 #[derive(Debug)]
 pub struct SourceOutput<'a, T> {
     records: &'a mut Vec<(i64, T)>,
+    tagged: &'a mut Vec<SideRecord>,
 }
 
 impl<T> SourceOutput<'_, T> {
@@ -207,6 +209,20 @@ impl<T> SourceOutput<'_, T> {
     /// Emits a record with an event timestamp (the timestamp assigner may replace it).
     pub fn collect_with_timestamp(&mut self, value: T, timestamp: i64) {
         self.records.push((timestamp, value));
+    }
+    /// Emits `value` to the side output `tag` (without a timestamp); read it with
+    /// [`DataStream::side_output`](crate::api::handles::DataStream::side_output) on the
+    /// source's stream. The side output carries the source's watermarks. (Flink's sources
+    /// have no side outputs; this is how a connector hands over records it cannot read,
+    /// such as Kafka's undeserializable ones.)
+    ///
+    /// # Errors
+    ///
+    /// The tag's type has no serializer, or refuses the value.
+    pub fn output<S: Data>(&mut self, tag: &OutputTag<S>, value: S) -> Result<()> {
+        let bytes = tag.encode(&value)?;
+        self.tagged.push((tag.id().to_owned(), bytes));
+        Ok(())
     }
 }
 
@@ -235,6 +251,8 @@ pub(crate) struct SplitSource<T, R: SplitReader<T>> {
     emitted_watermark: i64,
     idle: bool,
     buffer: Vec<(i64, T)>,
+    /// What a read emitted to side outputs.
+    tagged: Vec<SideRecord>,
     /// The subtask's index (a position written before splits existed names its split).
     subtask: u32,
     /// Each split's position (`None`: finished) as written into checkpoints not yet known to
@@ -273,6 +291,7 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             emitted_watermark: i64::MIN,
             idle: false,
             buffer: Vec::new(),
+            tagged: Vec::new(),
             subtask: subtask as u32,
             pending: std::collections::VecDeque::new(),
         })
@@ -329,7 +348,12 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
 }
 
 impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
-    fn run(&mut self, out: &mut Output<T>, budget: usize) -> Result<bool> {
+    fn run(
+        &mut self,
+        out: &mut Output<T>,
+        tagged: &mut Output<SideRecord>,
+        budget: usize,
+    ) -> Result<bool> {
         let mut produced = 0;
         let n = self.splits.len();
         for _ in 0..n {
@@ -345,6 +369,7 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
             let status = split.reader.read(
                 &mut SourceOutput {
                     records: &mut self.buffer,
+                    tagged: &mut self.tagged,
                 },
                 budget - produced,
             )?;
@@ -361,6 +386,9 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
                 }
                 produced += 1;
                 out.collect(ts, value);
+            }
+            for record in self.tagged.drain(..) {
+                tagged.collect(NO_TIMESTAMP, record);
             }
             if status == ReadStatus::Finished {
                 split.finished = true;
