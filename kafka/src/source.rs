@@ -473,6 +473,12 @@ impl<D: RecordDeserializer> Source<D::Output> for KafkaSource<D> {
             Boundedness::ContinuousUnbounded
         }
     }
+
+    /// The splits are the topics' partitions whatever the parallelism: a restore at another
+    /// parallelism gives each partition to its new subtask at the checkpoint's offset.
+    fn rescalable(&self) -> bool {
+        true
+    }
 }
 
 /// Reads one partition with a consumer of its own, assigned at an exact offset.

@@ -1,6 +1,8 @@
 //! Restoring the source from a savepoint continues every partition at its exact offset:
 //! a job stopped with a savepoint after some records, then restored, reads each record of
-//! the topic exactly once over both runs, at parallelism 1 and 2, on both state backends.
+//! the topic exactly once over both runs, at parallelism 1 and 2, on both state backends,
+//! and when the restore runs at another parallelism (1 to 2, 2 to 3, 3 to 1: the partitions
+//! are reassigned to the new subtasks, each at its offset).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
@@ -69,11 +71,14 @@ fn run(
 fn a_restored_source_reads_every_record_exactly_once() {
     let broker = Broker::start();
     let cases = [
-        (1, StateBackend::Heap),
-        (2, StateBackend::Heap),
-        (2, StateBackend::rocksdb()),
+        (1, 1, StateBackend::Heap),
+        (2, 2, StateBackend::Heap),
+        (2, 2, StateBackend::rocksdb()),
+        (1, 2, StateBackend::Heap),
+        (2, 3, StateBackend::rocksdb()),
+        (3, 1, StateBackend::Heap),
     ];
-    for (n, (parallelism, backend)) in cases.into_iter().enumerate() {
+    for (n, (parallelism, restored_at, backend)) in cases.into_iter().enumerate() {
         let topic = format!("lines-{n}");
         broker.topic(&topic, 3);
         let values: Vec<String> = (0..RECORDS).map(|i| format!("line {i:04}")).collect();
@@ -106,7 +111,7 @@ fn a_restored_source_reads_every_record_exactly_once() {
         let second = run(
             &broker,
             &topic,
-            parallelism,
+            restored_at,
             backend,
             dir.path(),
             None,
@@ -116,7 +121,7 @@ fn a_restored_source_reads_every_record_exactly_once() {
         all.sort();
         assert_eq!(
             all, values,
-            "parallelism {parallelism}: every record once over both runs"
+            "parallelism {parallelism} restored at {restored_at}: every record once over both runs"
         );
     }
 }

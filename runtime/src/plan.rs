@@ -98,6 +98,9 @@ pub(crate) struct Transformation {
     pub(crate) non_parallel: bool,
     /// A source: whether it is bounded (batch mode needs every source bounded).
     pub(crate) bounded: Option<bool>,
+    /// A source whose splits do not depend on its parallelism (see
+    /// [`Source::rescalable`](crate::user::source::Source::rescalable)).
+    pub(crate) rescalable: bool,
 }
 
 impl Transformation {
@@ -145,6 +148,8 @@ pub struct StreamNode {
     pub(crate) description: String,
     pub(crate) output_type: Option<&'static str>,
     pub(crate) side_outputs: Vec<String>,
+    /// A source that may restore at another parallelism.
+    pub(crate) rescalable: bool,
 }
 
 impl StreamNode {
@@ -451,6 +456,7 @@ fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<Strea
         description: t.description.clone(),
         output_type: t.output.map(|o| o.name),
         side_outputs: t.side_outputs.clone(),
+        rescalable: t.rescalable,
     })
 }
 

@@ -578,6 +578,7 @@ impl StreamExecutionEnvironment {
         let spec = NodeSpec {
             parallelism,
             bounded: Some(source.boundedness() == Boundedness::Bounded),
+            rescalable: source.rescalable(),
             ..NodeSpec::new(NodeKind::Source, name, description)
         };
         let source = Arc::new(source);

@@ -18,6 +18,7 @@ pub(crate) struct NodeSpec {
     pub(crate) invalid: Option<String>,
     pub(crate) non_parallel: bool,
     pub(crate) bounded: Option<bool>,
+    pub(crate) rescalable: bool,
 }
 
 impl NodeSpec {
@@ -31,6 +32,7 @@ impl NodeSpec {
             invalid: None,
             non_parallel: false,
             bounded: None,
+            rescalable: false,
         }
     }
 
@@ -52,6 +54,7 @@ impl NodeSpec {
             invalid: self.invalid,
             non_parallel: self.non_parallel,
             bounded: self.bounded,
+            rescalable: self.rescalable,
         }
     }
 }

@@ -275,9 +275,13 @@ impl Restore {
                          give the operator its old uid, or allow non-restored state to drop it"
                     )));
                 }
-                Some(node) if graph.is_source(node.id()) && node.parallelism() != *p => {
+                Some(node)
+                    if graph.is_source(node.id())
+                        && node.parallelism() != *p
+                        && !node.rescalable =>
+                {
                     return Err(Error::Config(format!(
-                        "source `{}` ran at parallelism {p} in {shown}; sources restore at their old parallelism",
+                        "source `{}` ran at parallelism {p} in {shown}; a source whose splits depend on its parallelism restores at its old parallelism (see `Source::rescalable`)",
                         node.name(),
                     )));
                 }

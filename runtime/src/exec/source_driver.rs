@@ -176,10 +176,19 @@ impl<O: Data> SourceDriver<O> {
         let mut emitted = 0;
         if let Some(restore) = &setup.restore {
             let parts = restore.parts(&setup.key)?;
-            if let Some(part) = parts.get(setup.subtask) {
-                let part = SourcePart::decode(&part.data)?;
-                emitted = part.emitted;
-                function.seek(&part.position)?;
+            if parts.len() == setup.parallelism {
+                if let Some(part) = parts.get(setup.subtask) {
+                    let part = SourcePart::decode(&part.data)?;
+                    emitted = part.emitted;
+                    function.seek(&part.position)?;
+                }
+            } else {
+                // Restored at another parallelism (a rescalable source): every old
+                // subtask's part may hold splits this subtask reads now. Its count of
+                // records emitted starts again.
+                for part in &parts {
+                    function.seek_rescaled(&SourcePart::decode(&part.data)?.position)?;
+                }
             }
         }
         let savepoint = stop.as_ref().map(|s| Storage::open(&s.dir)).transpose()?;

@@ -235,6 +235,11 @@ pub(crate) trait SourceFunction<O>: 'static {
     /// Resumes from a position written by [`position`](Self::position).
     fn seek(&mut self, position: &[u8]) -> Result<()>;
 
+    /// Resumes the splits this subtask reads from a position another subtask wrote at
+    /// another parallelism (a restore that rescales a source); the splits it holds that
+    /// this subtask does not read are left to theirs.
+    fn seek_rescaled(&mut self, position: &[u8]) -> Result<()>;
+
     /// The position [`position`](Self::position) gave was written into checkpoint
     /// `checkpoint` (remembered for [`checkpoint_complete`](Self::checkpoint_complete)).
     fn checkpointed(&mut self, _checkpoint: u64) {}

@@ -123,6 +123,17 @@ pub trait Source<T>: Send + Sync + 'static {
     fn boundedness(&self) -> Boundedness {
         Boundedness::ContinuousUnbounded
     }
+
+    /// Whether [`splits`](Self::splits) gives the same splits in the same order whatever
+    /// the parallelism (a Kafka topic's partitions, a list of files), so that the source may
+    /// restore at another parallelism: each split then goes to its new subtask and continues
+    /// at the position the checkpoint holds for it (Flink reassigns splits the same way).
+    /// `false` by default: a source whose splits depend on its parallelism (a range per
+    /// subtask) restores only at the parallelism it had, and a restore at another is refused
+    /// before the job starts.
+    fn rescalable(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a [`Source`] ends.
@@ -447,18 +458,40 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
     }
 
     fn seek(&mut self, bytes: &[u8]) -> Result<()> {
-        let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
         if let Ok(word) = <[u8; 8]>::try_from(bytes) {
             // Written before sources had splits: one `u64` position of the subtask's only
             // split (the built-in sources had one split per subtask, with this index).
             return self.seek_legacy(u64::from_le_bytes(word));
         }
+        self.seek_splits(bytes, false)
+    }
+
+    fn seek_rescaled(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() == 8 {
+            return Err(Error::Config(
+                "a source position of the layout before splits cannot be restored at another parallelism"
+                    .into(),
+            ));
+        }
+        self.seek_splits(bytes, true)
+    }
+}
+
+impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
+    /// Moves each split the position holds to its position; `rescaled`: the position was
+    /// written at another parallelism, and the splits this subtask does not read are skipped.
+    fn seek_splits(&mut self, bytes: &[u8], rescaled: bool) -> Result<()> {
+        let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
         let mut input = DataInputView::new(bytes);
         let count = input.read_u32().map_err(corrupt)?;
         for _ in 0..count {
             let index = input.read_u32().map_err(corrupt)?;
             let finished = input.read_bool().map_err(corrupt)?;
             let mut position = DataInputView::new(input.read_len_prefixed().map_err(corrupt)?);
+            let mine = self.splits.iter().any(|s| s.index == index);
+            if rescaled && !mine {
+                continue;
+            }
             let split = self
                 .splits
                 .iter_mut()
