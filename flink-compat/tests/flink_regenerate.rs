@@ -10,23 +10,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
-
-fn flink_jar() -> PathBuf {
-    let dir = std::env::var_os("FLINK_BENCH_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/flink-bench")))
-        .unwrap_or_default();
-    dir.join("x/pyflink/lib/flink-dist-2.3.0.jar")
-}
-
-fn has(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 fn names(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -41,16 +28,7 @@ fn names(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn flink_writes_the_committed_goldens() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if !(has("java") && has("javac") && flink_jar().is_file()) {
-        let why = format!(
-            "skipped: needs java, javac and {} (run flink-compat/tests/flink/run.sh once)",
-            flink_jar().display()
-        );
-        assert!(
-            std::env::var("FLINK_COMPAT_REQUIRE_FLINK").as_deref() != Ok("1"),
-            "{why}"
-        );
-        eprintln!("{why}");
+    if !common::flink_available() {
         return;
     }
     let out = tempfile::tempdir().expect("tempdir");

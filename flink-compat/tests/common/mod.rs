@@ -106,3 +106,34 @@ pub fn sorted_lines(
     lines.sort();
     Ok(lines)
 }
+
+/// Whether Flink can be run here (`java`, `javac` and Flink 2.3's jars in `$FLINK_BENCH_DIR`,
+/// default `~/.cache/flink-bench`, which `./dev setup` fetches). Without them a test that
+/// compares the committed files with what Flink writes says so and passes, unless
+/// `FLINK_COMPAT_REQUIRE_FLINK=1` (what `./dev test` sets), which makes it fail.
+pub fn flink_available() -> bool {
+    let jars = std::env::var_os("FLINK_BENCH_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/flink-bench")))
+        .unwrap_or_default()
+        .join("x/pyflink/lib/flink-dist-2.3.0.jar");
+    let has = |tool: &str| {
+        std::process::Command::new(tool)
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if has("java") && has("javac") && jars.is_file() {
+        return true;
+    }
+    let why = format!(
+        "skipped: needs java, javac and {} (`./dev setup` fetches them)",
+        jars.display()
+    );
+    assert!(
+        std::env::var("FLINK_COMPAT_REQUIRE_FLINK").as_deref() != Ok("1"),
+        "{why}"
+    );
+    eprintln!("{why}");
+    false
+}

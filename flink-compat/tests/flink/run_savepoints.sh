@@ -9,17 +9,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../savepoints}
-work=${FLINK_BENCH_DIR:-$HOME/.cache/flink-bench}
-if [ ! -f "$work/x/pyflink/lib/flink-dist-2.3.0.jar" ]; then
-  if [ "${FLINK_COMPAT_NO_DOWNLOAD:-}" = 1 ]; then
-    echo "Flink 2.3's jars are not in $work/x/pyflink/lib" >&2
-    exit 3
-  fi
-  mkdir -p "$work"
-  (cd "$work" && pip download -q --no-deps -d . apache-flink-libraries==2.3.0 >&2 && mkdir -p x && cd x && unzip -q -o ../apache_flink_libraries-2.3.0-*.whl)
-fi
-L="$work/x/pyflink/lib"
-CP="$L/flink-dist-2.3.0.jar:$L/log4j-api-2.25.3.jar:$L/log4j-core-2.25.3.jar:$L/log4j-slf4j-impl-2.25.3.jar"
+# shellcheck source=jars.sh
+. "$here/jars.sh"
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
 javac -nowarn -Xlint:none -d "$classes" -cp "$CP" "$here/FlinkSavepoints.java" >&2
