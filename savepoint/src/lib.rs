@@ -73,6 +73,7 @@
 mod bootstrap;
 mod dump;
 mod error;
+pub mod flink;
 mod inspect;
 pub mod json;
 mod render;

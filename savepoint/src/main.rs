@@ -18,12 +18,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use typeinfo_savepoint::{dump, inspect, verify, Savepoint, SavepointWriter};
+use typeinfo_savepoint::{dump, flink, inspect, verify, Savepoint, SavepointWriter};
 
 /// What every command's `DIR` and `UID` are, and the exit statuses (after the help).
 const AFTER_HELP: &str = "\
 DIR is a savepoint, a checkpoint (chk-N) or a checkpoint directory (its latest completed
-checkpoint). UID is an operator's uid, or its key as `_metadata` lists it (node-3).
+checkpoint); `inspect` and `dump` also read an Apache Flink 2.3 canonical savepoint (its
+operators and states; `dump` prints a state's entries as tab-separated lines). UID is an operator's uid, or its key as `_metadata` lists it (node-3).
 The writing commands write a new savepoint, never modifying DIR.
 
 Exit status: 0 on success, 1 when the savepoint or the request is refused, 2 for a usage
@@ -125,7 +126,33 @@ impl From<typeinfo_savepoint::Error> for Refused {
     }
 }
 
+/// `inspect` and `dump` of an Apache Flink savepoint (see [`flink`]); `None` for every
+/// other command or directory.
+fn run_flink(command: &Command) -> Option<Result<(), Refused>> {
+    let refused = |e: typeinfo::Error| Refused(e.to_string());
+    match command {
+        Command::Inspect { dir, .. } if flink::is_flink_savepoint(dir) => Some(
+            flink::inspect_flink(dir)
+                .map(|text| print!("{text}"))
+                .map_err(refused),
+        ),
+        Command::Dump {
+            dir,
+            operator,
+            state,
+        } if flink::is_flink_savepoint(dir) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            Some(flink::dump_flink(dir, operator, state, &mut out).map_err(refused))
+        }
+        _ => None,
+    }
+}
+
 fn run(command: Command) -> Result<(), Refused> {
+    if let Some(done) = run_flink(&command) {
+        return done;
+    }
     match command {
         Command::Inspect { dir, key_groups } => {
             print!("{}", inspect(&Savepoint::open(&dir)?)?.render(key_groups));
