@@ -1,5 +1,6 @@
-//! Apache Flink's byte layouts (`typeinfo-flink-compat`): values and serializer snapshots
-//! as Flink 2.3 writes them, from outside (a Flink savepoint's state files and metadata).
+//! Apache Flink's byte layouts (`typeinfo-flink-compat`): values, serializer snapshots and
+//! savepoints as Flink 2.3 writes them, from outside (a Flink savepoint's state files and
+//! metadata).
 //! The seeds are the golden files Flink itself wrote (`flink-compat/tests/golden`), so the
 //! mutations start from real Flink bytes.
 //!
@@ -9,6 +10,8 @@
 //! type-free reader: Flink's layouts have none). Snapshots: a snapshot that reads is resolved
 //! against the Rust serializers of its golden's type (as is, migrated with a POJO's or an
 //! enum's migration reader reading values, or incompatible with a message), without a panic.
+//! Savepoints: one file of a savepoint Flink wrote (its `_metadata` or a state file) is
+//! corrupted, the others left whole; the savepoint is opened and every operator dumped.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -230,9 +233,74 @@ fn value_subs() -> Result<Vec<Sub>, String> {
     ])
 }
 
+/// The committed Flink savepoint `name` (written by Flink 2.3's own job): its files, by name.
+fn savepoint_files(name: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../flink-compat/tests/savepoints")
+        .join(name);
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let bytes = std::fs::read(entry.path()).map_err(|e| e.to_string())?;
+        files.push((name, bytes));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// A sub-target that corrupts file `victim` of Flink savepoint `name` (the others whole):
+/// each case writes the savepoint into a scratch directory with the mutated file, opens it
+/// and dumps every operator; an error is fine, a panic is not, and what reads must print.
+fn savepoint_sub(name: &str, victim: usize) -> Result<Sub, String> {
+    let files = savepoint_files(name)?;
+    let (victim_name, seed) = files
+        .get(victim)
+        .map(|(n, b)| (n.clone(), b.clone()))
+        .ok_or_else(|| format!("savepoint {name} has no file {victim}"))?;
+    let label = if victim_name == "_metadata" {
+        "_metadata".to_owned()
+    } else {
+        format!("file{victim}")
+    };
+    Ok(Sub::new(
+        format!("savepoint_{name}_{label}"),
+        vec![seed],
+        move |bytes| {
+            let dir = crate::targets::scratch_dir()?;
+            for (file, content) in &files {
+                let content = if *file == victim_name { bytes } else { content };
+                std::fs::write(dir.path().join(file), content).map_err(|e| e.to_string())?;
+            }
+            let Ok(savepoint) = typeinfo_flink_compat::savepoint::FlinkSavepoint::open(dir.path())
+            else {
+                return Ok(Outcome::Error);
+            };
+            match savepoint.dump() {
+                Ok(operators) => {
+                    for op in &operators {
+                        let _ = op.lines();
+                    }
+                    Ok(Outcome::Value)
+                }
+                Err(e) => {
+                    let _ = e.to_string();
+                    Ok(Outcome::Error)
+                }
+            }
+        },
+    ))
+}
+
 /// Builds the sub-targets.
 pub fn build(_g: &mut Gen) -> Result<Vec<Sub>, String> {
     let mut subs = value_subs()?;
+    // Every file of a hashmap savepoint and of a snappy-compressed RocksDB one.
+    for name in ["hashmap", "rocksdb_snappy"] {
+        for victim in 0..savepoint_files(name)?.len() {
+            subs.push(savepoint_sub(name, victim)?);
+        }
+    }
     let orders = golden("pojo_order")?;
     subs.push(snapshot("pojo_order", move |s| {
         let order = Order::flink_serializer();
