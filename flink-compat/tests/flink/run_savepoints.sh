@@ -15,8 +15,16 @@ classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
 javac -nowarn -Xlint:none -d "$classes" -cp "$CP" "$here/FlinkSavepoints.java" >&2
 mkdir -p "$out"
+# Flink writes the absolute path of every state file into `_metadata`: the savepoints are
+# written under a fixed scratch folder, the same on every machine, so that the committed
+# files name no folder of the machine that wrote them, then copied to OUT_DIR.
+gen=/tmp/typeinfo-flink-savepoints
+rm -rf "$gen"
+mkdir -p "$gen"
 for spec in "hashmap hashmap false" "rocksdb rocksdb false" "hashmap_snappy hashmap true" "rocksdb_snappy rocksdb true"; do
   set -- $spec
   rm -rf "${out:?}/$1" "$out/$1.expected"
-  java -Dlog4j2.level=WARN -cp "$classes:$CP" FlinkSavepoints "$out" "$1" "$2" "$3" >&2
+  java -Dlog4j2.level=WARN -cp "$classes:$CP" FlinkSavepoints "$gen" "$1" "$2" "$3" >&2
+  cp -r "$gen/$1" "$gen/$1.expected" "$out/"
 done
+rm -rf "$gen"
