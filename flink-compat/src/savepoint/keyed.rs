@@ -327,7 +327,7 @@ impl EntryDecoder<'_> {
     }
 }
 
-fn composite_part<'a>(
+pub(crate) fn composite_part<'a>(
     snapshot: &'a FlinkSnapshot,
     name: &str,
     i: usize,

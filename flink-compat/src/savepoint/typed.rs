@@ -6,10 +6,10 @@
 
 use typeinfo::{DataInputView, Error, Result, TypeSerializer, Verdict};
 
-use crate::flink_snapshot::read::{FlinkSnapshot, SnapshotContent};
+use crate::flink_snapshot::read::FlinkSnapshot;
 use crate::flink_snapshot::resolve::resolve;
 use crate::java_io;
-use crate::savepoint::keyed::RawEntry;
+use crate::savepoint::keyed::{composite_part, RawEntry};
 use crate::savepoint::meta_info::StateMetaInfo;
 use crate::savepoint::value::{read_value, FlinkValue};
 
@@ -36,20 +36,6 @@ pub struct TypedEntry<K, V> {
     pub namespace: FlinkValue,
     /// The value.
     pub value: V,
-}
-
-fn nested_part<'a>(snapshot: &'a FlinkSnapshot, name: &str, i: usize) -> Result<&'a FlinkSnapshot> {
-    match &snapshot.content {
-        SnapshotContent::Composite {
-            serializer, nested, ..
-        } if serializer == name => nested
-            .get(i)
-            .ok_or_else(|| Error::CorruptSnapshot(format!("{name} without part {i}"))),
-        _ => Err(Error::custom(format!(
-            "expected a {name}, the state's serializer is a {}",
-            snapshot.serializer_name()
-        ))),
-    }
 }
 
 impl RawKeyedState {
@@ -166,7 +152,11 @@ impl RawKeyedState {
         self.expect_kind(&["LIST"])?;
         self.check("key", &self.key_serializer, key)?;
         let list = self.meta.serializer("VALUE_SERIALIZER")?;
-        self.check("element", nested_part(list, "ListSerializer", 0)?, element)?;
+        self.check(
+            "element",
+            composite_part(list, "ListSerializer", 0)?,
+            element,
+        )?;
         self.decode_each(|raw| {
             let (k, namespace, rest) = self.key_and_namespace(raw, key)?;
             ensure_empty(&rest, "key")?;
@@ -207,10 +197,14 @@ impl RawKeyedState {
         self.expect_kind(&["MAP"])?;
         self.check("key", &self.key_serializer, key)?;
         let map = self.meta.serializer("VALUE_SERIALIZER")?;
-        self.check("user key", nested_part(map, "MapSerializer", 0)?, user_key)?;
+        self.check(
+            "user key",
+            composite_part(map, "MapSerializer", 0)?,
+            user_key,
+        )?;
         self.check(
             "user value",
-            nested_part(map, "MapSerializer", 1)?,
+            composite_part(map, "MapSerializer", 1)?,
             user_value,
         )?;
         self.decode_each(|raw| {

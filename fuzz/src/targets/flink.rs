@@ -28,7 +28,7 @@ use typeinfo_flink_compat::{
 };
 
 use crate::harness::{Outcome, Sub};
-use crate::targets::typed::{hex, round_trip};
+use crate::targets::typed::{hex, round_trip, same};
 use crate::values::Gen;
 
 /// At most this many values are read from one input (a golden file holds a handful).
@@ -61,11 +61,6 @@ fn golden(name: &str) -> Result<Vec<u8>, String> {
         .join("../flink-compat/tests/golden")
         .join(format!("{name}.bin"));
     std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Whether two values are the same: equal, or (NaN) equal bytes.
-fn same<T: PartialEq, S: TypeSerializer<T>>(s: &S, a: &T, b: &T) -> bool {
-    a == b || matches!((to_bytes(s, a), to_bytes(s, b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// The typed checks of one value at `bytes[start..]` that `s` read up to `end`.

@@ -24,7 +24,7 @@ use crate::values::{Arb, Gen};
 pub const SEEDS: usize = 12;
 
 /// Whether two values are the same: equal, or (NaN, hash collections) equal bytes.
-fn same<T: PartialEq, S: TypeSerializer<T>>(s: &S, a: &T, b: &T) -> bool {
+pub fn same<T: PartialEq, S: TypeSerializer<T>>(s: &S, a: &T, b: &T) -> bool {
     a == b || matches!((to_bytes(s, a), to_bytes(s, b)), (Ok(x), Ok(y)) if x == y)
 }
 
