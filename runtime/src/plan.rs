@@ -69,6 +69,20 @@ pub(crate) struct Input {
     pub(crate) partitioning: Partitioning,
 }
 
+/// Whether an operator chains with its neighbours (Flink's `ChainingStrategy`): set by
+/// [`start_new_chain`](crate::DataStream::start_new_chain) and
+/// [`disable_chaining`](crate::DataStream::disable_chaining).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Chaining {
+    /// Chains with its input and its consumer where the rules allow (the default).
+    #[default]
+    Always,
+    /// Begins a chain: does not chain with its input, may with its consumer.
+    Head,
+    /// Chains with neither.
+    Never,
+}
+
 /// What a transformation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NodeKind {
@@ -101,6 +115,8 @@ pub(crate) struct Transformation {
     /// A source whose splits do not depend on its parallelism (see
     /// [`Source::rescalable`](crate::user::source::Source::rescalable)).
     pub(crate) rescalable: bool,
+    /// Whether it chains with its neighbours.
+    pub(crate) chaining: Chaining,
 }
 
 impl Transformation {
@@ -150,6 +166,12 @@ pub struct StreamNode {
     pub(crate) side_outputs: Vec<String>,
     /// A source that may restore at another parallelism.
     pub(crate) rescalable: bool,
+    pub(crate) chaining: Chaining,
+    /// The node chained after this one (it consumes this node's main output in the same
+    /// timely operator; see [`StreamGraph::chains`]).
+    pub(crate) chained_next: Option<usize>,
+    /// This node is chained to its input (built by the chain's head).
+    pub(crate) chained: bool,
 }
 
 impl StreamNode {
@@ -176,6 +198,11 @@ impl StreamNode {
     /// The Rust type of the operator's records (none for sinks).
     pub fn output_type(&self) -> Option<&'static str> {
         self.output_type
+    }
+    /// The operator chained after this one: it runs in the same subtask, handed this
+    /// operator's records by value (see [`StreamGraph::chains`]).
+    pub fn chained_next(&self) -> Option<usize> {
+        self.chained_next
     }
 }
 
@@ -252,6 +279,33 @@ impl StreamGraph {
         inputs
     }
 
+    /// The operator chains: each a list of nodes, head first, that run as one timely
+    /// operator per subtask, each handing its main output to the next by value (no
+    /// serialization, no channel between them; each keeps its own state, checkpoint part,
+    /// watermark and metrics). Every node is in exactly one chain (most in a chain of one).
+    ///
+    /// Flink's rules (`StreamingJobGraphGenerator.isChainable`): a node chains to its input
+    /// when it has exactly one input, a forward edge from its producer's main output (same
+    /// parallelism), the producer's main output has no other consumer, neither is a sink
+    /// feeding on, chaining is on for the job
+    /// ([`disable_operator_chaining`](crate::StreamExecutionEnvironment::disable_operator_chaining))
+    /// and neither operator asked otherwise.
+    pub fn chains(&self) -> Vec<Vec<usize>> {
+        self.nodes
+            .iter()
+            .filter(|n| !n.chained)
+            .map(|head| {
+                let mut chain = vec![head.id];
+                let mut at = head;
+                while let Some(next) = at.chained_next {
+                    chain.push(next);
+                    at = &self.nodes[next];
+                }
+                chain
+            })
+            .collect()
+    }
+
     /// Whether `node` is a source.
     pub(crate) fn is_source(&self, node: usize) -> bool {
         self.nodes
@@ -277,6 +331,9 @@ impl StreamGraph {
                 let _ = write!(s, ", uid \"{uid}\"");
             }
             let _ = writeln!(s, ")");
+            if let Some(next) = n.chained_next {
+                let _ = writeln!(s, "    chained to: [{next}]");
+            }
             let _ = writeln!(s, "    operator: {}", n.description);
             if let Some(t) = n.output_type {
                 let _ = writeln!(s, "    output: {t}");
@@ -419,6 +476,7 @@ pub(crate) fn translate(
         }
     }
     check_uids(&nodes)?;
+    chain(&mut nodes, &edges, config);
     let batch = batch_mode(transformations, config)?;
     Ok(StreamGraph {
         nodes,
@@ -457,7 +515,37 @@ fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<Strea
         output_type: t.output.map(|o| o.name),
         side_outputs: t.side_outputs.clone(),
         rescalable: t.rescalable,
+        chaining: t.chaining,
+        chained_next: None,
+        chained: false,
     })
+}
+
+/// Links each node to the one chained after it (see [`StreamGraph::chains`]).
+fn chain(nodes: &mut [StreamNode], edges: &[StreamEdge], config: &ExecutionConfig) {
+    if !config.chaining {
+        return;
+    }
+    for e in edges {
+        let (up, down) = (&nodes[e.source], &nodes[e.target]);
+        let chainable = e.partitioner == PartitionerKind::Forward
+            && e.source_port == 0
+            && up.parallelism == down.parallelism
+            && up.kind != NodeKind::Sink
+            && down.kind != NodeKind::Source
+            && up.chaining != Chaining::Never
+            && down.chaining == Chaining::Always
+            && edges.iter().filter(|o| o.target == e.target).count() == 1
+            && edges
+                .iter()
+                .filter(|o| o.source == e.source && o.source_port == 0)
+                .count()
+                == 1;
+        if chainable {
+            nodes[e.source].chained_next = Some(e.target);
+            nodes[e.target].chained = true;
+        }
+    }
 }
 
 /// The edge into input `position` of node `id` (the last of `nodes`), with its partitioner:

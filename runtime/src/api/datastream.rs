@@ -28,7 +28,7 @@ use crate::exec::compile::{OneInputBuilder, Partition, SinkBuilder};
 use crate::operator::builtin::{FilterOp, FlatMapOp, MapOp, SideOutputReader};
 use crate::operator::context::OutputTag;
 use crate::operator::contract::{KeyOf, Operator, OperatorSetup, SideRecord};
-use crate::plan::{Input, NodeKind, OutputType, Partitioning, TAGGED_PORT};
+use crate::plan::{Chaining, Input, NodeKind, OutputType, Partitioning, TAGGED_PORT};
 use crate::types::{Data, Key};
 use crate::user::broadcast::BroadcastStateDeclaration;
 use crate::user::one_input::{
@@ -182,6 +182,28 @@ impl<T: Data> DataStream<T> {
                     t.parallelism = Some(parallelism);
                 }
             });
+        }
+        self
+    }
+
+    /// Makes the operator that makes this stream begin a new operator chain: it does not
+    /// chain with its input (Flink's `startNewChain`; see [`StreamGraph::chains`]).
+    ///
+    /// [`StreamGraph::chains`]: crate::StreamGraph::chains
+    pub fn start_new_chain(self) -> Self {
+        self.set_chaining(Chaining::Head)
+    }
+
+    /// Keeps the operator that makes this stream out of every operator chain: it runs as an
+    /// operator of its own, its input and output passed through timely channels (Flink's
+    /// `disableChaining`).
+    pub fn disable_chaining(self) -> Self {
+        self.set_chaining(Chaining::Never)
+    }
+
+    fn set_chaining(self, chaining: Chaining) -> Self {
+        if let Some(id) = self.node {
+            self.env.with_transformation(id, |t| t.chaining = chaining);
         }
         self
     }
@@ -532,6 +554,12 @@ impl DataStreamSink {
     pub fn set_parallelism(self, parallelism: u32) -> Self {
         self.env
             .with_transformation(self.id, |t| t.parallelism = Some(parallelism));
+        self
+    }
+    /// Keeps the sink out of its input's operator chain (Flink's `disableChaining`).
+    pub fn disable_chaining(self) -> Self {
+        self.env
+            .with_transformation(self.id, |t| t.chaining = Chaining::Never);
         self
     }
 }

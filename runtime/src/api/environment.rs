@@ -176,6 +176,15 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Turns operator chaining off for the whole job (Flink's `disableOperatorChaining`):
+    /// every operator runs as a timely operator of its own. Chaining changes no result, no
+    /// checkpoint and no metric name; it is on by default (see
+    /// [`StreamGraph::chains`](crate::StreamGraph::chains)).
+    pub fn disable_operator_chaining(&self) -> &Self {
+        self.state.borrow_mut().config.chaining = false;
+        self
+    }
+
     /// Batch mode: the memory budget of each keyed operator subtask's sorter, in bytes
     /// (default 128 MiB); beyond it sorted runs spill to temporary files.
     pub fn set_batch_sort_memory(&self, bytes: usize) -> &Self {

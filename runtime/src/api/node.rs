@@ -55,6 +55,7 @@ impl NodeSpec {
             non_parallel: self.non_parallel,
             bounded: self.bounded,
             rescalable: self.rescalable,
+            chaining: Default::default(),
         }
     }
 }

@@ -215,6 +215,9 @@ pub struct ExecutionConfig {
     /// How long the metrics endpoint stays up after the job ends, so that a scrape sees the
     /// final values (default: not at all).
     pub metrics_linger: Duration,
+    /// Operator chaining (on by default): consecutive operators joined by a forward edge
+    /// run as one timely operator (see [`StreamGraph::chains`](crate::StreamGraph::chains)).
+    pub chaining: bool,
 }
 
 /// What a failing job does (Flink's restart strategies): a function's error or panic, a
@@ -320,6 +323,7 @@ impl Default for ExecutionConfig {
             max_in_flight_records: DEFAULT_MAX_IN_FLIGHT_RECORDS,
             metrics_address: None,
             metrics_linger: Duration::ZERO,
+            chaining: true,
         }
     }
 }

@@ -12,10 +12,12 @@
 //! dataflow); a node with parallelism `p` runs its operator on workers `0..p` and leaves the
 //! others idle.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use timely::dataflow::channels::pushers;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::Capability;
@@ -29,12 +31,13 @@ use crate::checkpoint::restore::Restore;
 use crate::checkpoint::store::CheckpointStore;
 use crate::config::ExecutionConfig;
 use crate::error::{Error, Result};
+use crate::exec::chain::{both, MainOut, NodeOutputs, OperatorStage, Stage};
 use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
 use crate::exec::coordinator::{Coordinator, CoordinatorThread, NodeCommitter};
-use crate::exec::driver::{Emit, Next, OperatorDriver, OperatorDriverSetup};
+use crate::exec::driver::{Next, OperatorDriver, OperatorDriverSetup};
 use crate::exec::source_driver::{SourceDriver, SourceEmit};
 use crate::job::{epoch_of, guarded, time_at, Epoch, JobShared, Time};
-use crate::operator::contract::{Operator, OperatorSetup, Outputs, SideRecord, SourceFunction};
+use crate::operator::contract::{Operator, OperatorSetup, SideRecord, SourceFunction};
 use crate::operator::element::{sender_id, Batch, Msg};
 use crate::plan::{PartitionerKind, StreamEdge, StreamGraph, StreamNode, TAGGED_PORT};
 use crate::types::Data;
@@ -50,6 +53,24 @@ pub(crate) trait NodeBuilder: Send + Sync {
         node: &StreamNode,
         inputs: &[&StreamEdge],
     ) -> Result<()>;
+
+    /// Builds the node as a stage chained after another node of `builder`'s timely
+    /// operator (see [`crate::exec::chain`]): a `Box<dyn Stage<I>>` of the node's input
+    /// type `I`, boxed as `Any` because the builders of a graph's nodes have different
+    /// types (the caller knows `I`: its own output type).
+    fn stage<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        _inputs: &[&StreamEdge],
+        _builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Any>> {
+        let _ = cx;
+        Err(Error::Graph(format!(
+            "`{}` cannot be chained after another operator",
+            node.name
+        )))
+    }
 
     /// The committer of a two-phase sink (see [`crate::sink`]).
     fn committer(&self, _config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
@@ -86,6 +107,24 @@ impl<T: Data, S: Sink<T>> NodeBuilder for SinkBuilder<T, S> {
         build_operator::<T, ()>(cx, node, inputs, &self.partitions, move |setup| {
             Ok(Box::new(SinkOperator::new(setup, committer)?))
         })
+    }
+
+    fn stage<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Any>> {
+        let committer = Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            &cx.config.serializer_config,
+        )?);
+        let stage = operator_stage::<T, ()>(cx, node, inputs, builder, move |setup| {
+            Ok(Box::new(SinkOperator::new(setup, committer)?))
+        })?;
+        let stage: Box<dyn Stage<T>> = Box::new(stage);
+        Ok(Box::new(stage))
     }
 
     fn committer(&self, config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
@@ -182,6 +221,18 @@ where
     ) -> Result<()> {
         build_operator::<I, O>(cx, node, inputs, &self.partitions, &self.make)
     }
+
+    fn stage<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Any>> {
+        let stage = operator_stage::<I, O>(cx, node, inputs, builder, &self.make)?;
+        let stage: Box<dyn Stage<I>> = Box::new(stage);
+        Ok(Box::new(stage))
+    }
 }
 
 /// What compiling the graph on one worker needs and collects.
@@ -193,6 +244,7 @@ pub(crate) struct CompileCx<'s> {
     state_root: PathBuf,
     job: Arc<JobShared>,
     graph: Arc<StreamGraph>,
+    builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
     streams: table::StreamTable<'s>,
     /// Every operator's progress output (by node), for the checkpoint coordinator and the
     /// sources' flow control.
@@ -241,6 +293,7 @@ pub(crate) fn compile(scope: Scope<'_, Time>, worker: usize, settings: CompileSe
         state_root,
         job: Arc::clone(&job),
         graph: Arc::clone(&graph),
+        builders: Arc::clone(&builders),
         streams: table::StreamTable::default(),
         progress: Vec::new(),
         source_probes: Vec::new(),
@@ -251,6 +304,8 @@ pub(crate) fn compile(scope: Scope<'_, Time>, worker: usize, settings: CompileSe
     let mut committers = Vec::new();
     for node in graph.nodes() {
         let built = match builders.get(node.id()) {
+            // A node chained to its input is built with the head of its chain.
+            Some(builder) if node.chained => builder.committer(&cx.config.serializer_config),
             Some(builder) => builder
                 .build(&mut cx, node, &graph.inputs(node.id()))
                 .and_then(|()| builder.committer(&cx.config.serializer_config)),
@@ -423,6 +478,32 @@ impl<'s> CompileCx<'s> {
         Ok(driver)
     }
 
+    /// Builds node `node`, chained after a node of `builder`'s timely operator whose output
+    /// type is `M`, as a stage of that operator.
+    fn stage<M: Data>(
+        &mut self,
+        node: usize,
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Stage<M>>> {
+        let graph = Arc::clone(&self.graph);
+        let builders = Arc::clone(&self.builders);
+        let n = &graph.nodes[node];
+        let stage = builders
+            .get(node)
+            .ok_or_else(|| Error::Graph(format!("node {node} has no builder")))?
+            .stage(self, n, &graph.inputs(node), builder)?;
+        stage
+            .downcast::<Box<dyn Stage<M>>>()
+            .map(|stage| *stage)
+            .map_err(|_| {
+                Error::Graph(format!(
+                    "`{}` is chained after an operator whose output is not {}",
+                    n.name,
+                    std::any::type_name::<M>()
+                ))
+            })
+    }
+
     fn checkpoint_store(&self) -> Option<CheckpointStore> {
         self.checkpoints.clone()
     }
@@ -443,55 +524,8 @@ fn frontier_min(frontiers: &[MutableAntichain<Time>]) -> Option<Time> {
         .min()
 }
 
-type OutputSession<'a, T> = timely::dataflow::channels::pushers::progress::ProgressSession<
-    'a,
-    Time,
-    Batch<T>,
-    timely::dataflow::channels::pushers::Counter<
-        Time,
-        timely::dataflow::channels::pushers::Tee<Time, Batch<T>>,
-    >,
->;
-
-/// An operator driver's outputs on timely: the main and side output sessions and the
-/// operator's capabilities (main, side, progress).
-struct TimelyEmit<'a, O: Data, I: Data> {
-    main: OutputSession<'a, O>,
-    side: OutputSession<'a, I>,
-    tagged: OutputSession<'a, SideRecord>,
-    caps: &'a mut Vec<Capability<Time>>,
-}
-
-impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
-    fn ship(&mut self, epoch: Time, outputs: &mut Outputs<O, I>) {
-        if !outputs.main.msgs.is_empty() {
-            self.main.give(
-                &self.caps[0].delayed(&epoch),
-                &mut Batch::of(std::mem::take(&mut outputs.main.msgs)),
-            );
-        }
-        if !outputs.side.msgs.is_empty() {
-            self.side.give(
-                &self.caps[1].delayed(&epoch),
-                &mut Batch::of(std::mem::take(&mut outputs.side.msgs)),
-            );
-        }
-        if !outputs.tagged.msgs.is_empty() {
-            self.tagged.give(
-                &self.caps[2].delayed(&epoch),
-                &mut Batch::of(std::mem::take(&mut outputs.tagged.msgs)),
-            );
-        }
-    }
-
-    fn advance(&mut self, time: Time) {
-        self.caps.iter_mut().for_each(|c| c.downgrade(&time));
-    }
-}
-
-/// Builds a node with a one-input operator: main output of `O` (port 0), late-data side
-/// output of `I` (port 1), tagged side outputs (port 2), and a progress output (no data; its capability tells the
-/// checkpoint coordinator which epochs the operator has finished).
+/// Builds a chain whose head is an operator node: the timely operator reads the head's
+/// inputs and runs the chain's stages (see [`crate::exec::chain`]).
 fn build_operator<'s, I: Data, O: Data>(
     cx: &mut CompileCx<'s>,
     node: &StreamNode,
@@ -506,71 +540,82 @@ fn build_operator<'s, I: Data, O: Data>(
         let (stream, pact) = cx.input::<I>(edge, partition_of(node, edge, partitions)?)?;
         handles.push(builder.new_input(stream, pact));
     }
-    let (mut main_out, main_stream) = builder.new_output::<Batch<O>>();
-    let (mut side_out, side_stream) = builder.new_output::<Batch<I>>();
-    let (mut tagged_out, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
-    let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
-    cx.streams.insert(node.id, 0, main_stream);
-    cx.streams.insert(node.id, 1, side_stream);
-    cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
-    cx.progress.push((node.id, progress_stream));
-
-    let job = Arc::clone(&cx.job);
-    let name = node.name.clone();
+    let mut stage = operator_stage::<I, O>(cx, node, inputs, &mut builder, make)?;
     let activator = cx.scope.activator_for(info.address.clone());
     let start = time_at(cx.start_epoch, 0);
-    let mut driver = cx.open_driver(node, inputs, make)?;
-
     builder.build(move |caps| {
-        let mut caps = driver.is_some().then(|| {
-            let mut caps = caps;
-            caps.iter_mut().for_each(|c| c.downgrade(&start));
-            caps
-        });
+        let mut caps: Vec<Option<Capability<Time>>> = caps.into_iter().map(Some).collect();
+        stage.start(&mut caps, start);
+        drop(caps);
         move |frontiers: &[MutableAntichain<Time>]| {
-            if job.failed() {
-                driver = None;
-                caps = None;
-            }
-            let (Some(d), Some(cap)) = (driver.as_mut(), caps.as_mut()) else {
-                for handle in &mut handles {
-                    handle.for_each(|_, batch| drop(std::mem::take(batch)));
-                }
-                return;
-            };
-            let current = *cap[0].time();
+            let current = stage.current().filter(|_| stage.running());
             for handle in &mut handles {
                 handle.for_each(|time, batch| {
-                    // Our messages carry one time each (the least of their stamp).
-                    let time = time.least().copied().unwrap_or(current);
-                    d.receive(time, std::mem::take(batch));
+                    let batch = std::mem::take(batch);
+                    if let Some(current) = current {
+                        // Our messages carry one time each (the least of their stamp).
+                        stage.receive(time.least().copied().unwrap_or(current), batch);
+                    }
                 });
             }
-            let frontier = frontier_min(frontiers);
-            let mut emit = TimelyEmit {
-                main: main_out.activate(),
-                side: side_out.activate(),
-                tagged: tagged_out.activate(),
-                caps: cap,
-            };
-            let mut next = Next::Finished;
-            let ok = guarded(&job, &name, || {
-                next = d.step(frontier, &mut emit)?;
-                Ok(())
-            });
-            drop(emit);
-            match next {
-                Next::Wait { wake: Some(after) } if ok => activator.activate_after(after),
-                Next::Now if ok => activator.activate(),
-                Next::Wait { .. } | Next::Now if ok => {}
-                _ => {
-                    driver = None;
-                    caps = None;
-                }
+            match stage.step(frontier_min(frontiers)) {
+                Next::Wait { wake: Some(after) } => activator.activate_after(after),
+                Next::Now => activator.activate(),
+                Next::Wait { .. } | Next::Finished => {}
             }
         }
     });
     Ok(())
+}
+
+/// Creates the timely outputs of operator node `node` (see [`crate::exec::chain::OPERATOR_OUTPUTS`]) and
+/// registers their streams under the node's id.
+fn node_outputs<'s, O: Data, I: Data>(
+    cx: &mut CompileCx<'s>,
+    node: &StreamNode,
+    builder: &mut OperatorBuilder<'s, Time>,
+) -> NodeOutputs<O, I> {
+    let first = builder.shape().outputs();
+    let (main, main_stream) = builder.new_output::<Batch<O>>();
+    let (side, side_stream) = builder.new_output::<Batch<I>>();
+    let (tagged, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
+    let (progress, progress_stream) = builder.new_output::<Batch<()>>();
+    cx.streams.insert(node.id, 0, main_stream);
+    cx.streams.insert(node.id, 1, side_stream);
+    cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
+    cx.progress.push((node.id, progress_stream));
+    NodeOutputs {
+        main,
+        side,
+        tagged,
+        _progress: progress,
+        first,
+    }
+}
+
+/// The stage of operator node `node` in the timely operator `builder` builds: its outputs
+/// (main output of `O`, late-data side output of `I`, tagged side outputs, progress), its
+/// driver, and the stages chained after it.
+fn operator_stage<'s, I: Data, O: Data>(
+    cx: &mut CompileCx<'s>,
+    node: &StreamNode,
+    inputs: &[&StreamEdge],
+    builder: &mut OperatorBuilder<'s, Time>,
+    make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
+) -> Result<OperatorStage<I, O>> {
+    let outputs = node_outputs::<O, I>(cx, node, builder);
+    let driver = cx.open_driver(node, inputs, make)?;
+    let next = match node.chained_next {
+        Some(next) => Some(cx.stage::<O>(next, builder)?),
+        None => None,
+    };
+    Ok(OperatorStage::new(
+        node.name.clone(),
+        Arc::clone(&cx.job),
+        driver,
+        outputs,
+        next,
+    ))
 }
 
 /// The partition of `edge`'s input of `node`.
@@ -589,8 +634,8 @@ fn partition_of<'p, I>(
 
 /// A source driver's output on timely.
 struct SourceTimelyEmit<'a, O: Data> {
-    out: OutputSession<'a, O>,
-    tagged: OutputSession<'a, SideRecord>,
+    out: MainOut<'a, O>,
+    tagged: pushers::OutputSession<'a, Time, Batch<SideRecord>>,
     caps: &'a mut Vec<Capability<Time>>,
     /// The progress of every operator downstream of the source.
     probe: &'a ProbeHandle<Time>,
@@ -598,10 +643,8 @@ struct SourceTimelyEmit<'a, O: Data> {
 
 impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
     fn ship(&mut self, msgs: &mut Vec<Msg<O>>) {
-        if !msgs.is_empty() {
-            self.out
-                .give(&self.caps[0], &mut Batch::of(std::mem::take(msgs)));
-        }
+        let time = *self.caps[0].time();
+        self.out.ship(&self.caps[0], &time, msgs);
     }
     fn ship_tagged(&mut self, msgs: &mut Vec<Msg<SideRecord>>) {
         if !msgs.is_empty() {
@@ -614,6 +657,7 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
         *self.caps[0].time()
     }
     fn advance(&mut self, time: Time) {
+        self.out.before_advance(*self.caps[0].time());
         self.caps.iter_mut().for_each(|c| c.downgrade(&time));
     }
     fn frontier(&self) -> Option<Time> {
@@ -621,8 +665,8 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
     }
 }
 
-/// Builds a source node: its subtasks run the source driver until the function is
-/// exhausted (see [`SourceDriver`]).
+/// Builds a chain whose head is a source node: its subtasks run the source driver until
+/// the function is exhausted (see [`SourceDriver`]), then the stages chained after it.
 fn build_source<'s, O: Data>(
     cx: &mut CompileCx<'s>,
     node: &StreamNode,
@@ -630,8 +674,8 @@ fn build_source<'s, O: Data>(
 ) -> Result<()> {
     let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
     let info = builder.operator_info();
-    let (mut out, stream) = builder.new_output::<Batch<O>>();
-    let (mut tagged_out, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
+    let (out, stream) = builder.new_output::<Batch<O>>();
+    let (tagged, tagged_stream) = builder.new_output::<Batch<SideRecord>>();
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
@@ -639,7 +683,6 @@ fn build_source<'s, O: Data>(
     let probe = ProbeHandle::new();
     cx.source_probes.push((node.id, probe.clone()));
     let job = Arc::clone(&cx.job);
-    let name = node.name.clone();
     let activator = cx.scope.activator_for(info.address.clone());
     let start = time_at(cx.start_epoch, 0);
     let mut driver: Option<SourceDriver<O>> = None;
@@ -649,49 +692,109 @@ fn build_source<'s, O: Data>(
             .checkpoint_store()
             .zip(cx.config.checkpointing.as_ref().map(|c| c.interval));
         let stop = cx.config.stop_with_savepoint.clone();
-        guarded(&job, &name, || {
+        guarded(&job, &node.name, || {
             driver = Some(SourceDriver::open(&setup, checkpoints, stop, make)?);
             Ok(())
         });
     }
+    let next = match node.chained_next {
+        Some(next) => Some(cx.stage::<O>(next, &mut builder)?),
+        None => None,
+    };
+    let mut head = SourceHead {
+        name: node.name.clone(),
+        job,
+        driver,
+        caps: None,
+        out,
+        tagged,
+        _progress: _progress_out,
+        probe,
+        next,
+    };
     builder.build(move |caps| {
-        let mut caps = driver.is_some().then(|| {
-            let mut caps = caps;
-            caps.iter_mut().for_each(|c| c.downgrade(&start));
-            caps
-        });
+        let mut caps: Vec<Option<Capability<Time>>> = caps.into_iter().map(Some).collect();
+        head.start(&mut caps, start);
+        drop(caps);
         activator.activate();
-        move |_frontiers: &[MutableAntichain<Time>]| {
-            if job.failed() {
-                driver = None;
-                caps = None;
-            }
-            let (Some(d), Some(c)) = (driver.as_mut(), caps.as_mut()) else {
-                return;
+        move |_frontiers: &[MutableAntichain<Time>]| match head.step() {
+            Next::Now => activator.activate(),
+            Next::Wait { wake: Some(after) } => activator.activate_after(after),
+            Next::Wait { wake: None } | Next::Finished => {}
+        }
+    });
+    Ok(())
+}
+
+/// A source node at the head of its chain: its driver, its timely outputs (main, tagged
+/// side outputs, progress) and the stages chained after it.
+struct SourceHead<O: Data> {
+    name: String,
+    job: Arc<JobShared>,
+    driver: Option<SourceDriver<O>>,
+    caps: Option<Vec<Capability<Time>>>,
+    out: pushers::Output<Time, Batch<O>>,
+    tagged: pushers::Output<Time, Batch<SideRecord>>,
+    _progress: pushers::Output<Time, Batch<()>>,
+    /// The progress of every operator downstream of the source (its flow control).
+    probe: ProbeHandle<Time>,
+    next: Option<Box<dyn Stage<O>>>,
+}
+
+impl<O: Data> SourceHead<O> {
+    /// Takes the source's capabilities (its three outputs come first) and gives the rest
+    /// to the chain.
+    fn start(&mut self, caps: &mut [Option<Capability<Time>>], start: Time) {
+        let mine: Option<Vec<Capability<Time>>> =
+            caps.iter_mut().take(3).map(Option::take).collect();
+        self.caps = mine.filter(|_| self.driver.is_some()).map(|mut c| {
+            c.iter_mut().for_each(|c| c.downgrade(&start));
+            c
+        });
+        if let Some(next) = self.next.as_mut() {
+            next.start(caps, start);
+        }
+    }
+
+    /// Runs the source driver (until it is exhausted, or the job failed), then the chain
+    /// with the source's time as its input frontier.
+    fn step(&mut self) -> Next {
+        if self.job.failed() {
+            self.driver = None;
+            self.caps = None;
+        }
+        let mut next = Next::Finished;
+        if let (Some(d), Some(c)) = (self.driver.as_mut(), self.caps.as_mut()) {
+            let out = match self.next.as_mut() {
+                Some(stage) => MainOut::Chained(stage.as_mut()),
+                None => MainOut::Timely(self.out.activate()),
             };
             let mut emit = SourceTimelyEmit {
-                out: out.activate(),
-                tagged: tagged_out.activate(),
+                out,
+                tagged: self.tagged.activate(),
                 caps: c,
-                probe: &probe,
+                probe: &self.probe,
             };
-            let mut next = Next::Finished;
-            let ok = guarded(&job, &name, || {
+            let ok = guarded(&self.job, &self.name, || {
                 next = d.step(&mut emit)?;
                 Ok(())
             });
             drop(emit);
-            match next {
-                Next::Now if ok => activator.activate(),
-                Next::Wait { wake: Some(after) } if ok => activator.activate_after(after),
-                _ => {
-                    driver = None;
-                    caps = None;
-                }
+            // A source runs at once or at a time; anything else ends it.
+            if !ok || !matches!(next, Next::Now | Next::Wait { wake: Some(_) }) {
+                next = Next::Finished;
+                self.driver = None;
+                self.caps = None;
             }
         }
-    });
-    Ok(())
+        match self.next.as_mut() {
+            Some(stage) => {
+                let frontier = self.caps.as_ref().map(|c| *c[0].time());
+                both(next, stage.step(frontier))
+            }
+            None => next,
+        }
+    }
 }
 
 /// Builds the checkpoint coordinator: an operator on every worker (timely builds the same

@@ -273,6 +273,12 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
         })
     }
 
+    /// The time the driver holds its capabilities at: every earlier time is finished (the
+    /// input frontier of an operator chained after it).
+    pub(crate) fn current(&self) -> Time {
+        self.current
+    }
+
     /// Takes an input batch of `time` (processed in [`step`](Self::step)).
     pub(crate) fn receive(&mut self, time: Time, batch: Batch<I>) {
         self.setup.job.saw_tick(tick_of(time));

@@ -2,6 +2,7 @@
 //! that run sources and operators, the edges between them, the checkpoint coordinator,
 //! the run loop with its restarts, and the job's HTTP server (Prometheus and REST).
 
+pub(crate) mod chain;
 pub(crate) mod channel;
 pub(crate) mod compile;
 pub(crate) mod coordinator;

@@ -254,12 +254,15 @@ impl<T> TimestampsAndWatermarks<T> {
         }
     }
 
-    fn emit<O, I>(&mut self, out: &mut Outputs<O, I>) {
+    /// Emits the watermark if it advanced; `true` if it did.
+    fn emit<O, I>(&mut self, out: &mut Outputs<O, I>) -> bool {
         let w = self.current();
-        if w > self.emitted {
+        let advanced = w > self.emitted;
+        if advanced {
             self.emitted = w;
             out.watermark(w);
         }
+        advanced
     }
 }
 
@@ -274,7 +277,7 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
         if ts != NO_TIMESTAMP && ts > self.max_timestamp {
             self.max_timestamp = ts;
             if self.strategy.emission == Emission::PerEvent {
-                self.emit(out);
+                let _ = self.emit(out);
             }
         }
         Ok(())
@@ -290,12 +293,15 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
 
     fn end_of_activation(&mut self, out: &mut Outputs<T, T>) -> Result<()> {
         if self.strategy.emission == Emission::Periodic && self.interval_ms == 0 {
-            self.emit(out);
+            let _ = self.emit(out);
         } else if self.strategy.emission == Emission::Periodic {
+            // The interval counts from the last watermark emitted, not from the last look:
+            // a watermark that became due while nothing could be emitted goes out at the
+            // first activation that has one (with chained operators, the one that processed
+            // the records, before the next checkpoint barrier).
             let now = now_ms();
-            if now - self.last_emit_ms >= self.interval_ms {
+            if now - self.last_emit_ms >= self.interval_ms && self.emit(out) {
                 self.last_emit_ms = now;
-                self.emit(out);
             }
         }
         Ok(())
@@ -310,7 +316,7 @@ impl<T: 'static> Operator<T, T> for TimestampsAndWatermarks<T> {
 
     fn processing_time(&mut self, now: i64, out: &mut Outputs<T, T>) -> Result<()> {
         self.last_emit_ms = now;
-        self.emit(out);
+        let _ = self.emit(out);
         Ok(())
     }
 
