@@ -175,6 +175,9 @@ struct Args {
     /// Where keyed state lives: in memory, or in RocksDB in a temporary directory
     #[arg(long, default_value = "heap", value_parser = ["heap", "rocksdb"])]
     state: String,
+    /// Every operator a timely operator of its own (operator chaining off)
+    #[arg(long)]
+    no_chaining: bool,
 }
 
 /// `--query`: lower case, and one this crate runs (the refused ones say why).
@@ -250,6 +253,9 @@ fn environment(args: &Args, state: StateBackend) -> StreamExecutionEnvironment {
     let env = StreamExecutionEnvironment::new();
     env.set_parallelism(args.parallelism)
         .set_state_backend(state);
+    if args.no_chaining {
+        env.disable_operator_chaining();
+    }
     env
 }
 

@@ -87,6 +87,9 @@ struct Args {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+    /// Every operator a timely operator of its own (chaining off, as before issue 28).
+    #[arg(long)]
+    no_chaining: bool,
 }
 
 fn run() -> Result<(), String> {
@@ -122,6 +125,9 @@ fn run() -> Result<(), String> {
         .set_batch_sort_memory((sort_mib as usize) << 20);
     if in_flight > 0 {
         env.set_max_in_flight_records(in_flight);
+    }
+    if args.no_chaining {
+        env.disable_operator_chaining();
     }
     if checkpoint_ms > 0 {
         env.enable_checkpointing(CheckpointConfig::new(

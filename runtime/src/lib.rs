@@ -12,6 +12,14 @@
 //! its operator with its real types around a driver), and runs it, restarting from the latest
 //! checkpoint by its [`RestartStrategy`].
 //!
+//! Operators are chained as Flink chains them (on by default): consecutive operators joined
+//! by a forward edge at equal parallelism, a source included, run as one timely operator per
+//! subtask, each handing its records to the next by value in the same activation, each
+//! keeping its own state, checkpoint part, watermark and metrics
+//! ([`StreamGraph::chains`] gives the rules; [`StreamExecutionEnvironment::disable_operator_chaining`],
+//! [`DataStream::start_new_chain`] and [`DataStream::disable_chaining`] the controls). A
+//! checkpoint written with chaining restores without it, and the other way round.
+//!
 //! The crate is a folder per layer, and each layer imports only the layers below it (the
 //! test `tests/architecture.rs` reads every file, derives the module graph from its
 //! `crate::` paths and fails on an import upward, through a re-export, or in a circle):

@@ -372,7 +372,7 @@ impl StreamGraph {
 impl StreamGraph {
     /// The plan as a Graphviz DOT digraph (`dot -Tsvg`): one box per operator with its name,
     /// parallelism and uid, one arrow per edge labelled with its partitioner (and key type),
-    /// side outputs dashed.
+    /// side outputs dashed, the edges inside an operator chain bold and labelled `chained`.
     ///
     /// # Examples
     ///
@@ -398,7 +398,7 @@ impl StreamGraph {
     ///     n1 [label="Keyed Reduce\nparallelism 2\nuid totals"];
     ///     n2 [label="Collect Sink\nparallelism 2"];
     ///     n0 -> n1 [label="HASH by char"];
-    ///     n1 -> n2 [label="FORWARD"];
+    ///     n1 -> n2 [label="FORWARD, chained", style=bold];
     /// }
     /// "#
     /// );
@@ -436,8 +436,14 @@ impl StreamGraph {
             if let Some(k) = e.key_type {
                 let _ = write!(label, " by {k}");
             }
+            let chained = e.source_port == 0 && self.nodes[e.source].chained_next == Some(e.target);
+            if chained {
+                label.push_str(", chained");
+            }
             let style = if e.source_port > 0 {
                 ", style=dashed"
+            } else if chained {
+                ", style=bold"
             } else {
                 ""
             };

@@ -15,24 +15,25 @@ use typeinfo_runtime::{
     StateBackend, StopWithSavepoint, StreamExecutionEnvironment, TimeDomain,
     TumblingEventTimeWindows, WatermarkStrategy,
 };
-use typeinfo_state::{ValueState, ValueStateDescriptor};
+use typeinfo_state::{MapState, MapStateDescriptor};
 
 /// An event: key, timestamp, value.
 type Event = (u8, i64, i64);
 
 const NOTES: &str = "notes";
 
-/// Sums per key, emits the running sum on a timer 7 ms after each key's first record, and
-/// notes every tenth value on a side output.
+/// Sums per key the values of each 10 ms of event time and emits the sum on a timer at the
+/// end of those 10 ms (every record of them has arrived by then, however the upstream
+/// subtasks interleave); notes every tenth value on a side output.
 #[derive(Clone, Default)]
-struct RunningSum {
-    sum: Option<ValueState<(), i64>>,
+struct BucketSums {
+    sums: Option<MapState<(), i64, i64>>,
 }
 
-impl KeyedProcessFunction<u8, Event, String> for RunningSum {
+impl KeyedProcessFunction<u8, Event, String> for BucketSums {
     fn open(&mut self, state: &mut KeyedBackend<u8>) -> typeinfo_runtime::Result<()> {
         use typeinfo_state::KeyedStateBackend;
-        self.sum = Some(state.value_state(&ValueStateDescriptor::new("sum"))?);
+        self.sums = Some(state.map_state(&MapStateDescriptor::new("sums"))?);
         Ok(())
     }
 
@@ -41,12 +42,13 @@ impl KeyedProcessFunction<u8, Event, String> for RunningSum {
         e: Event,
         ctx: &mut KeyedContext<'_, u8, String>,
     ) -> typeinfo_runtime::Result<()> {
-        let sum = self.sum.as_ref().expect("opened");
-        let before = sum.value(ctx.state(), &())?;
+        let sums = self.sums.as_ref().expect("opened");
+        let end = e.1 / 10 * 10 + 9;
+        let before = sums.get(ctx.state(), &(), &end)?;
         if before.is_none() {
-            ctx.register_event_time_timer(e.1 + 7);
+            ctx.register_event_time_timer(end);
         }
-        sum.update(ctx.state(), &(), before.unwrap_or(0) + e.2)?;
+        sums.put(ctx.state(), &(), end, before.unwrap_or(0) + e.2)?;
         if e.2 % 10 == 0 {
             ctx.output(
                 &OutputTag::<String>::new(NOTES),
@@ -63,8 +65,9 @@ impl KeyedProcessFunction<u8, Event, String> for RunningSum {
         _domain: TimeDomain,
         ctx: &mut KeyedContext<'_, u8, String>,
     ) -> typeinfo_runtime::Result<()> {
-        let sum = self.sum.as_ref().expect("opened");
-        let total = sum.value(ctx.state(), &())?.unwrap_or(0);
+        let sums = self.sums.as_ref().expect("opened");
+        let total = sums.get(ctx.state(), &(), &ts)?.unwrap_or_default();
+        sums.remove(ctx.state(), &(), &ts)?;
         ctx.collect(format!("timer {} {ts} {total}", ctx.key()));
         Ok(())
     }
@@ -101,7 +104,7 @@ fn run(events: &[Event], parallelism: u32, state: StateBackend, chaining: bool) 
         });
     let processed = stamped
         .key_by(|e: &Event| e.0)
-        .process(RunningSum::default());
+        .process(BucketSums::default());
     let notes = processed
         .side_output(&OutputTag::<String>::new(NOTES))
         .map(|s| format!("note {s}"))

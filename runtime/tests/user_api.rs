@@ -385,7 +385,10 @@ fn the_plan_as_graphviz_dot() {
     );
     assert!(dot.contains("uid totals"), "{dot}");
     assert!(dot.contains("n0 -> n1 [label=\"HASH by u32\"];"), "{dot}");
-    assert!(dot.contains("n1 -> n2 [label=\"FORWARD\"];"), "{dot}");
+    assert!(
+        dot.contains("n1 -> n2 [label=\"FORWARD, chained\", style=bold];"),
+        "{dot}"
+    );
     assert!(dot.trim_end().ends_with('}'));
 }
 

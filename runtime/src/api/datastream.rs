@@ -24,7 +24,9 @@ use crate::api::node::{NodeSpec, Producer, Selector};
 use crate::batch::keyed::keyed_operator;
 use crate::error::Result;
 use crate::exec::channel::{KeyGroupRouter, Router, RouterFactory};
-use crate::exec::compile::{OneInputBuilder, Partition, SinkBuilder};
+use crate::exec::compile::{
+    ChainSlot, NodeBuilder, OneInputBuilder, Partition, SinkBuilder, StageMaker,
+};
 use crate::operator::builtin::{FilterOp, FlatMapOp, MapOp, SideOutputReader};
 use crate::operator::context::OutputTag;
 use crate::operator::contract::{KeyOf, Operator, OperatorSetup, SideRecord};
@@ -67,8 +69,14 @@ impl<T> std::fmt::Debug for DataStream<T> {
 }
 
 impl<T: Data> DataStream<T> {
-    /// The output `port` of operator `node`.
-    pub(crate) fn of_node(env: &StreamExecutionEnvironment, node: usize, port: usize) -> Self {
+    /// The output `port` of operator `node`; `chain` the slot where the operators reading
+    /// its main output register, so that one of them may be chained after it.
+    pub(crate) fn of_node(
+        env: &StreamExecutionEnvironment,
+        node: usize,
+        port: usize,
+        chain: Option<Arc<ChainSlot<T>>>,
+    ) -> Self {
         DataStream {
             env: env.clone(),
             node: (port == 0).then_some(node),
@@ -77,7 +85,15 @@ impl<T: Data> DataStream<T> {
                 port,
                 partition: Partition::Default,
                 partitioning: Partitioning::Default,
+                chain: chain.filter(|_| port == 0),
             }],
+        }
+    }
+
+    /// Node `node` reads this stream: it may be chained after a producer (the plan decides).
+    fn chain_to(&self, node: usize, maker: Arc<dyn StageMaker<T>>) {
+        for chain in self.producers.iter().filter_map(|p| p.chain.as_ref()) {
+            chain.register(node, Arc::clone(&maker));
         }
     }
 
@@ -120,18 +136,23 @@ impl<T: Data> DataStream<T> {
         &self.env
     }
 
-    /// Adds an operator (or sink) that reads this stream; returns its id.
+    /// Adds an operator (or sink) that reads this stream; returns its id and the slot where
+    /// the operators reading its output register.
     pub(crate) fn add_operator<O: Data>(
         &self,
         spec: NodeSpec,
         output: Option<OutputType>,
         make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, O>>> + Send + Sync + 'static,
-    ) -> usize {
+    ) -> (usize, Arc<ChainSlot<O>>) {
         let (inputs, partitions) = self.inputs();
-        self.env.add(
+        let chain = ChainSlot::new();
+        let builder = Arc::new(OneInputBuilder::new(partitions, make, Arc::clone(&chain)));
+        let id = self.env.add(
             spec.transformation(inputs, output),
-            Arc::new(OneInputBuilder::new(partitions, make)),
-        )
+            Arc::clone(&builder) as Arc<dyn NodeBuilder>,
+        );
+        self.chain_to(id, builder);
+        (id, chain)
     }
 
     /// Adds a one-input operator with output `O`.
@@ -141,12 +162,12 @@ impl<T: Data> DataStream<T> {
         description: impl Into<String>,
         make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, O>>> + Send + Sync + 'static,
     ) -> DataStream<O> {
-        let id = self.add_operator(
+        let (id, chain) = self.add_operator(
             NodeSpec::new(NodeKind::Operator, name, description),
             Some(OutputType::of::<O>()),
             make,
         );
-        DataStream::of_node(&self.env, id, 0)
+        DataStream::of_node(&self.env, id, 0, Some(chain))
     }
 
     /// Names the operator that makes this stream.
@@ -410,7 +431,7 @@ impl<T: Data> DataStream<T> {
         // A window's late data has its own typed output; every other tag travels on the
         // operator's tagged output and is read back by a node per tag.
         if let Some(port) = self.env.transformation(id, |t| t.side_port(tag.id())) {
-            return DataStream::of_node(&self.env, id, port);
+            return DataStream::of_node(&self.env, id, port, None);
         }
         if tag.serializer().is_none() {
             self.env.problem(format!(
@@ -419,7 +440,7 @@ impl<T: Data> DataStream<T> {
                 std::any::type_name::<S>()
             ));
         }
-        let tagged = DataStream::<SideRecord>::of_node(&self.env, id, TAGGED_PORT);
+        let tagged = DataStream::<SideRecord>::of_node(&self.env, id, TAGGED_PORT, None);
         let reader = SideOutputReader { tag: tag.clone() };
         let name = format!("Side output {}", tag.id());
         tagged.then(&name, name.clone(), move |_| Ok(Box::new(reader.clone())))
@@ -430,7 +451,7 @@ impl<T: Data> DataStream<T> {
         spec: NodeSpec,
         make: impl Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, ()>>> + Send + Sync + 'static,
     ) -> DataStreamSink {
-        let id = self.add_operator::<()>(spec, None, make);
+        let (id, _) = self.add_operator::<()>(spec, None, make);
         DataStreamSink {
             env: self.env.clone(),
             id,
@@ -517,10 +538,12 @@ impl<T: Data> DataStream<T> {
         description: String,
     ) -> DataStreamSink {
         let (inputs, partitions) = self.inputs();
+        let builder = Arc::new(SinkBuilder::new(partitions, sink));
         let id = self.env.add(
             NodeSpec::new(NodeKind::Sink, name, description).transformation(inputs, None),
-            Arc::new(SinkBuilder::new(partitions, sink)),
+            Arc::clone(&builder) as Arc<dyn NodeBuilder>,
         );
+        self.chain_to(id, builder);
         DataStreamSink {
             env: self.env.clone(),
             id,

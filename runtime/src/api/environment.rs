@@ -19,7 +19,7 @@ use crate::config::{
     StateBackend, StopWithSavepoint,
 };
 use crate::error::{Error, Result};
-use crate::exec::compile::{NodeBuilder, SourceBuilder};
+use crate::exec::compile::{ChainSlot, NodeBuilder, SourceBuilder};
 use crate::job::{JobShared, JobStatus};
 use crate::metrics::{HistogramStatistics, Metrics};
 use crate::operator::contract::OperatorSetup;
@@ -600,11 +600,12 @@ impl StreamExecutionEnvironment {
                 setup.parallelism,
             )
         };
+        let chain = ChainSlot::new();
         let id = self.add(
             spec.transformation(Vec::new(), Some(OutputType::of::<O>())),
-            Arc::new(SourceBuilder::new(make)),
+            Arc::new(SourceBuilder::new(make, Arc::clone(&chain))),
         );
-        DataStream::of_node(self, id, 0)
+        DataStream::of_node(self, id, 0, Some(chain))
     }
 
     /// A stream read from a user's [`Source`] (see [`crate::source`]): its splits spread over

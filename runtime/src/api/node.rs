@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::exec::compile::Partition;
+use crate::exec::compile::{ChainSlot, Partition};
 use crate::plan::{Input, NodeKind, OutputType, Partitioning, Transformation};
 
 pub(crate) type Selector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
@@ -67,6 +67,9 @@ pub(crate) struct Producer<T> {
     pub(crate) port: usize,
     pub(crate) partition: Partition<T>,
     pub(crate) partitioning: Partitioning,
+    /// Where the operators reading the producer's main output register (none for a side
+    /// output: nothing is chained to one).
+    pub(crate) chain: Option<Arc<ChainSlot<T>>>,
 }
 
 impl<T> Clone for Producer<T> {
@@ -76,6 +79,7 @@ impl<T> Clone for Producer<T> {
             port: self.port,
             partition: self.partition.clone(),
             partitioning: self.partitioning,
+            chain: self.chain.clone(),
         }
     }
 }

@@ -152,11 +152,11 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             non_parallel: self.non_parallel,
             ..NodeSpec::new(NodeKind::Operator, name, description)
         };
-        let id = self
+        let (id, chain) = self
             .keyed
             .stream
             .add_operator(spec, Some(OutputType::of::<O>()), make);
-        DataStream::of_node(&self.keyed.stream.env, id, 0)
+        DataStream::of_node(&self.keyed.stream.env, id, 0, Some(chain))
     }
 
     /// The window operator's description for `explain`.

@@ -17,10 +17,19 @@
 //! What stays between two chained operators: the receiving driver's stash of input batches
 //! by time (one map entry per batch, not per record) and its epoch bookkeeping, which is
 //! what keeps each operator's checkpoint its own.
+//!
+//! A stage's input frontier is what timely would have shown it without chaining: the least
+//! time the node before it still holds on *any* worker (read from a probe of that node's
+//! progress output), not only on this one. So a subtask whose predecessor on this worker
+//! ended goes on taking part in checkpoints while the predecessor's other subtasks run, and
+//! ends with them, as it did unchained; while it waits on other workers it asks to be
+//! woken every [`WAIT_ON_PEERS`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use timely::dataflow::channels::pushers;
+use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::Capability;
 
 use crate::exec::driver::{Emit, Next, OperatorDriver};
@@ -32,6 +41,45 @@ use crate::types::Data;
 /// How many timely outputs an operator node has: main, late data, tagged side outputs,
 /// progress (see `compile::build_operator`).
 pub(crate) const OPERATOR_OUTPUTS: usize = 4;
+
+/// How often a stage whose input frontier waits on other workers looks again.
+pub(crate) const WAIT_ON_PEERS: Duration = Duration::from_millis(5);
+
+/// The stage chained after a node, and a probe of that node's progress on every worker.
+pub(crate) struct Chained<M: Data> {
+    pub(crate) stage: Box<dyn Stage<M>>,
+    pub(crate) upstream: ProbeHandle<Time>,
+}
+
+impl<M: Data> Chained<M> {
+    /// The stage's input frontier, given the time the node before it holds on this worker
+    /// (`None` once it finished here): the least of that and what the node's other subtasks
+    /// hold; and whether that waits on other workers.
+    fn frontier(&self, local: Option<Time>) -> (Option<Time>, bool) {
+        let global = self.upstream.with_frontier(|f| f.iter().min().copied());
+        match (local, global) {
+            (Some(l), Some(g)) => (Some(l.min(g)), g < l),
+            (None, Some(g)) => (Some(g), true),
+            (local, None) => (local, false),
+        }
+    }
+
+    /// Runs the stage (and the rest of the chain) with the node before it at `local`.
+    pub(crate) fn step(&mut self, local: Option<Time>) -> Next {
+        let (frontier, waiting) = self.frontier(local);
+        let next = self.stage.step(frontier);
+        if waiting {
+            both(
+                next,
+                Next::Wait {
+                    wake: Some(WAIT_ON_PEERS),
+                },
+            )
+        } else {
+            next
+        }
+    }
+}
 
 /// A node chained after another: takes the batches its predecessor emits, runs its driver
 /// after the predecessor's, and the rest of the chain after it.
@@ -51,7 +99,7 @@ pub(crate) enum MainOut<'a, O: Data> {
     /// A timely output (the last node of a chain).
     Timely(pushers::OutputSession<'a, Time, Batch<O>>),
     /// The next stage of the chain.
-    Chained(&'a mut dyn Stage<O>),
+    Chained(&'a mut Chained<O>),
 }
 
 impl<O: Data> MainOut<'_, O> {
@@ -69,7 +117,7 @@ impl<O: Data> MainOut<'_, O> {
             MainOut::Timely(session) => {
                 session.give(&cap.delayed(time), &mut Batch::of(std::mem::take(msgs)))
             }
-            MainOut::Chained(next) => next.receive(*time, Batch::of(std::mem::take(msgs))),
+            MainOut::Chained(next) => next.stage.receive(*time, Batch::of(std::mem::take(msgs))),
         }
     }
 
@@ -138,7 +186,7 @@ pub(crate) struct OperatorStage<I: Data, O: Data> {
     driver: Option<OperatorDriver<I, O>>,
     outputs: NodeOutputs<O, I>,
     caps: Option<Vec<Capability<Time>>>,
-    next: Option<Box<dyn Stage<O>>>,
+    next: Option<Chained<O>>,
 }
 
 impl<I: Data, O: Data> OperatorStage<I, O> {
@@ -147,7 +195,7 @@ impl<I: Data, O: Data> OperatorStage<I, O> {
         job: Arc<JobShared>,
         driver: Option<OperatorDriver<I, O>>,
         outputs: NodeOutputs<O, I>,
-        next: Option<Box<dyn Stage<O>>>,
+        next: Option<Chained<O>>,
     ) -> Self {
         OperatorStage {
             name,
@@ -189,7 +237,7 @@ impl<I: Data, O: Data> Stage<I> for OperatorStage<I, O> {
             c
         });
         if let Some(next) = self.next.as_mut() {
-            next.start(caps, start);
+            next.stage.start(caps, start);
         }
     }
 
@@ -201,7 +249,7 @@ impl<I: Data, O: Data> Stage<I> for OperatorStage<I, O> {
         let mut next = Next::Finished;
         if let (Some(d), Some(caps)) = (self.driver.as_mut(), self.caps.as_mut()) {
             let main = match self.next.as_mut() {
-                Some(stage) => MainOut::Chained(stage.as_mut()),
+                Some(next) => MainOut::Chained(next),
                 None => MainOut::Timely(self.outputs.main.activate()),
             };
             let mut emit = TimelyEmit {
@@ -222,9 +270,9 @@ impl<I: Data, O: Data> Stage<I> for OperatorStage<I, O> {
             }
         }
         match self.next.as_mut() {
-            Some(stage) => {
-                let frontier = self.driver.as_ref().map(OperatorDriver::current);
-                both(next, stage.step(frontier))
+            Some(chained) => {
+                let local = self.driver.as_ref().map(OperatorDriver::current);
+                both(next, chained.step(local))
             }
             None => next,
         }

@@ -12,8 +12,6 @@
 //! dataflow); a node with parallelism `p` runs its operator on workers `0..p` and leaves the
 //! others idle.
 
-use std::any::Any;
-use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -31,7 +29,7 @@ use crate::checkpoint::restore::Restore;
 use crate::checkpoint::store::CheckpointStore;
 use crate::config::ExecutionConfig;
 use crate::error::{Error, Result};
-use crate::exec::chain::{both, MainOut, NodeOutputs, OperatorStage, Stage};
+use crate::exec::chain::{both, Chained, MainOut, NodeOutputs, OperatorStage, Stage};
 use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
 use crate::exec::coordinator::{Coordinator, CoordinatorThread, NodeCommitter};
 use crate::exec::driver::{Next, OperatorDriver, OperatorDriverSetup};
@@ -54,27 +52,94 @@ pub(crate) trait NodeBuilder: Send + Sync {
         inputs: &[&StreamEdge],
     ) -> Result<()>;
 
-    /// Builds the node as a stage chained after another node of `builder`'s timely
-    /// operator (see [`crate::exec::chain`]): a `Box<dyn Stage<I>>` of the node's input
-    /// type `I`, boxed as `Any` because the builders of a graph's nodes have different
-    /// types (the caller knows `I`: its own output type).
+    /// The committer of a two-phase sink (see [`crate::sink`]).
+    fn committer(&self, _config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(None)
+    }
+}
+
+/// Builds a node as a stage chained after another node, whose output is `I` (see
+/// [`crate::exec::chain`]).
+pub(crate) trait StageMaker<I: Data>: Send + Sync {
+    /// Builds node `node` as a stage of the timely operator `builder` builds.
     fn stage<'s>(
         &self,
         cx: &mut CompileCx<'s>,
         node: &StreamNode,
-        _inputs: &[&StreamEdge],
-        _builder: &mut OperatorBuilder<'s, Time>,
-    ) -> Result<Box<dyn Any>> {
-        let _ = cx;
-        Err(Error::Graph(format!(
-            "`{}` cannot be chained after another operator",
-            node.name
-        )))
+        inputs: &[&StreamEdge],
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Stage<I>>>;
+}
+
+/// The consumers of a node's main output that could be chained after it, by node id,
+/// typed by the output: the API registers each operator that reads the stream (the plan
+/// decides which one, if any, is chained); the node's builder finds it here when it
+/// builds the chain. Keeps the chain typed end to end.
+pub(crate) struct ChainSlot<T> {
+    consumers: std::sync::Mutex<Vec<(usize, Arc<dyn StageMaker<T>>)>>,
+}
+
+impl<T: Data> ChainSlot<T> {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(ChainSlot {
+            consumers: std::sync::Mutex::new(Vec::new()),
+        })
     }
 
-    /// The committer of a two-phase sink (see [`crate::sink`]).
-    fn committer(&self, _config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
-        Ok(None)
+    /// Node `node` reads the stream, and can be built as a stage with `maker`.
+    pub(crate) fn register(&self, node: usize, maker: Arc<dyn StageMaker<T>>) {
+        self.consumers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((node, maker));
+    }
+
+    /// Builds node `node`, chained after node `after` (the node of this slot), as a stage of
+    /// the timely operator `builder` builds, with a probe of `after`'s progress on every
+    /// worker.
+    fn chained<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        after: usize,
+        node: usize,
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Chained<T>> {
+        let upstream = ProbeHandle::new();
+        let progress = cx
+            .chain_probes
+            .iter()
+            .find(|(n, _)| *n == after)
+            .map(|(_, stream)| stream.clone())
+            .ok_or_else(|| Error::Graph(format!("node {after} has no progress output")))?;
+        progress.probe_with(&upstream);
+        Ok(Chained {
+            stage: self.stage(cx, node, builder)?,
+            upstream,
+        })
+    }
+
+    /// Builds node `node`, chained after the node of this slot, as a stage of the timely
+    /// operator `builder` builds.
+    fn stage<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: usize,
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Stage<T>>> {
+        let maker = self
+            .consumers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map(|(_, maker)| Arc::clone(maker))
+            .ok_or_else(|| {
+                Error::Graph(format!(
+                    "node {node} is chained to a stream it does not read"
+                ))
+            })?;
+        let graph = Arc::clone(&cx.graph);
+        maker.stage(cx, &graph.nodes[node], &graph.inputs(node), builder)
     }
 }
 
@@ -104,27 +169,9 @@ impl<T: Data, S: Sink<T>> NodeBuilder for SinkBuilder<T, S> {
             Arc::clone(&self.sink),
             &cx.config.serializer_config,
         )?);
-        build_operator::<T, ()>(cx, node, inputs, &self.partitions, move |setup| {
+        build_operator::<T, ()>(cx, node, inputs, &self.partitions, None, move |setup| {
             Ok(Box::new(SinkOperator::new(setup, committer)?))
         })
-    }
-
-    fn stage<'s>(
-        &self,
-        cx: &mut CompileCx<'s>,
-        node: &StreamNode,
-        inputs: &[&StreamEdge],
-        builder: &mut OperatorBuilder<'s, Time>,
-    ) -> Result<Box<dyn Any>> {
-        let committer = Arc::new(SinkCommitter::new(
-            Arc::clone(&self.sink),
-            &cx.config.serializer_config,
-        )?);
-        let stage = operator_stage::<T, ()>(cx, node, inputs, builder, move |setup| {
-            Ok(Box::new(SinkOperator::new(setup, committer)?))
-        })?;
-        let stage: Box<dyn Stage<T>> = Box::new(stage);
-        Ok(Box::new(stage))
     }
 
     fn committer(&self, config: &SerializerConfig) -> Result<Option<Arc<dyn Committer>>> {
@@ -132,6 +179,25 @@ impl<T: Data, S: Sink<T>> NodeBuilder for SinkBuilder<T, S> {
             Arc::clone(&self.sink),
             config,
         )?)))
+    }
+}
+
+impl<T: Data, S: Sink<T>> StageMaker<T> for SinkBuilder<T, S> {
+    fn stage<'s>(
+        &self,
+        cx: &mut CompileCx<'s>,
+        node: &StreamNode,
+        inputs: &[&StreamEdge],
+        builder: &mut OperatorBuilder<'s, Time>,
+    ) -> Result<Box<dyn Stage<T>>> {
+        let committer = Arc::new(SinkCommitter::new(
+            Arc::clone(&self.sink),
+            &cx.config.serializer_config,
+        )?);
+        let stage = operator_stage::<T, ()>(cx, node, inputs, builder, None, move |setup| {
+            Ok(Box::new(SinkOperator::new(setup, committer)?))
+        })?;
+        Ok(Box::new(stage))
     }
 }
 
@@ -161,15 +227,13 @@ impl<T> Clone for Partition<T> {
 /// The builder of a source node.
 pub(crate) struct SourceBuilder<O, M> {
     make: M,
-    _o: PhantomData<fn() -> O>,
+    /// What reads the source's records (one of them may be chained after it).
+    chain: Arc<ChainSlot<O>>,
 }
 
 impl<O, M> SourceBuilder<O, M> {
-    pub(crate) fn new(make: M) -> Self {
-        SourceBuilder {
-            make,
-            _o: PhantomData,
-        }
+    pub(crate) fn new(make: M, chain: Arc<ChainSlot<O>>) -> Self {
+        SourceBuilder { make, chain }
     }
 }
 
@@ -184,7 +248,7 @@ where
         node: &StreamNode,
         _: &[&StreamEdge],
     ) -> Result<()> {
-        build_source::<O>(cx, node, &self.make)
+        build_source::<O>(cx, node, &self.chain, &self.make)
     }
 }
 
@@ -194,15 +258,16 @@ pub(crate) struct OneInputBuilder<I, O, M> {
     /// The partitioning of each input, in the order of the node's inputs.
     partitions: Vec<Partition<I>>,
     make: M,
-    _o: PhantomData<fn() -> O>,
+    /// What reads the operator's main output (one of them may be chained after it).
+    chain: Arc<ChainSlot<O>>,
 }
 
 impl<I, O, M> OneInputBuilder<I, O, M> {
-    pub(crate) fn new(partitions: Vec<Partition<I>>, make: M) -> Self {
+    pub(crate) fn new(partitions: Vec<Partition<I>>, make: M, chain: Arc<ChainSlot<O>>) -> Self {
         OneInputBuilder {
             partitions,
             make,
-            _o: PhantomData,
+            chain,
         }
     }
 }
@@ -219,18 +284,32 @@ where
         node: &StreamNode,
         inputs: &[&StreamEdge],
     ) -> Result<()> {
-        build_operator::<I, O>(cx, node, inputs, &self.partitions, &self.make)
+        build_operator::<I, O>(
+            cx,
+            node,
+            inputs,
+            &self.partitions,
+            Some(&self.chain),
+            &self.make,
+        )
     }
+}
 
+impl<I, O, M> StageMaker<I> for OneInputBuilder<I, O, M>
+where
+    I: Data,
+    O: Data,
+    M: Fn(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>> + Send + Sync,
+{
     fn stage<'s>(
         &self,
         cx: &mut CompileCx<'s>,
         node: &StreamNode,
         inputs: &[&StreamEdge],
         builder: &mut OperatorBuilder<'s, Time>,
-    ) -> Result<Box<dyn Any>> {
-        let stage = operator_stage::<I, O>(cx, node, inputs, builder, &self.make)?;
-        let stage: Box<dyn Stage<I>> = Box::new(stage);
+    ) -> Result<Box<dyn Stage<I>>> {
+        let stage =
+            operator_stage::<I, O>(cx, node, inputs, builder, Some(&self.chain), &self.make)?;
         Ok(Box::new(stage))
     }
 }
@@ -244,11 +323,13 @@ pub(crate) struct CompileCx<'s> {
     state_root: PathBuf,
     job: Arc<JobShared>,
     graph: Arc<StreamGraph>,
-    builders: Arc<Vec<Arc<dyn NodeBuilder>>>,
     streams: table::StreamTable<'s>,
     /// Every operator's progress output (by node), for the checkpoint coordinator and the
     /// sources' flow control.
     progress: Vec<(usize, Stream<'s, Time, Batch<()>>)>,
+    /// The same, for the stage chained after a node (its input frontier, see
+    /// [`crate::exec::chain`]).
+    chain_probes: Vec<(usize, Stream<'s, Time, Batch<()>>)>,
     /// Each source node's probe of the operators downstream of it (flow control).
     source_probes: Vec<(usize, ProbeHandle<Time>)>,
     /// The first epoch of this run (the restored checkpoint's plus one).
@@ -293,9 +374,9 @@ pub(crate) fn compile(scope: Scope<'_, Time>, worker: usize, settings: CompileSe
         state_root,
         job: Arc::clone(&job),
         graph: Arc::clone(&graph),
-        builders: Arc::clone(&builders),
         streams: table::StreamTable::default(),
         progress: Vec::new(),
+        chain_probes: Vec::new(),
         source_probes: Vec::new(),
         start_epoch,
         restore,
@@ -478,32 +559,6 @@ impl<'s> CompileCx<'s> {
         Ok(driver)
     }
 
-    /// Builds node `node`, chained after a node of `builder`'s timely operator whose output
-    /// type is `M`, as a stage of that operator.
-    fn stage<M: Data>(
-        &mut self,
-        node: usize,
-        builder: &mut OperatorBuilder<'s, Time>,
-    ) -> Result<Box<dyn Stage<M>>> {
-        let graph = Arc::clone(&self.graph);
-        let builders = Arc::clone(&self.builders);
-        let n = &graph.nodes[node];
-        let stage = builders
-            .get(node)
-            .ok_or_else(|| Error::Graph(format!("node {node} has no builder")))?
-            .stage(self, n, &graph.inputs(node), builder)?;
-        stage
-            .downcast::<Box<dyn Stage<M>>>()
-            .map(|stage| *stage)
-            .map_err(|_| {
-                Error::Graph(format!(
-                    "`{}` is chained after an operator whose output is not {}",
-                    n.name,
-                    std::any::type_name::<M>()
-                ))
-            })
-    }
-
     fn checkpoint_store(&self) -> Option<CheckpointStore> {
         self.checkpoints.clone()
     }
@@ -531,6 +586,7 @@ fn build_operator<'s, I: Data, O: Data>(
     node: &StreamNode,
     inputs: &[&StreamEdge],
     partitions: &[Partition<I>],
+    chain: Option<&ChainSlot<O>>,
     make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
 ) -> Result<()> {
     let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
@@ -540,7 +596,7 @@ fn build_operator<'s, I: Data, O: Data>(
         let (stream, pact) = cx.input::<I>(edge, partition_of(node, edge, partitions)?)?;
         handles.push(builder.new_input(stream, pact));
     }
-    let mut stage = operator_stage::<I, O>(cx, node, inputs, &mut builder, make)?;
+    let mut stage = operator_stage::<I, O>(cx, node, inputs, &mut builder, chain, make)?;
     let activator = cx.scope.activator_for(info.address.clone());
     let start = time_at(cx.start_epoch, 0);
     builder.build(move |caps| {
@@ -583,6 +639,7 @@ fn node_outputs<'s, O: Data, I: Data>(
     cx.streams.insert(node.id, 0, main_stream);
     cx.streams.insert(node.id, 1, side_stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
+    cx.chain_probes.push((node.id, progress_stream.clone()));
     cx.progress.push((node.id, progress_stream));
     NodeOutputs {
         main,
@@ -601,13 +658,20 @@ fn operator_stage<'s, I: Data, O: Data>(
     node: &StreamNode,
     inputs: &[&StreamEdge],
     builder: &mut OperatorBuilder<'s, Time>,
+    chain: Option<&ChainSlot<O>>,
     make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn Operator<I, O>>>,
 ) -> Result<OperatorStage<I, O>> {
     let outputs = node_outputs::<O, I>(cx, node, builder);
     let driver = cx.open_driver(node, inputs, make)?;
-    let next = match node.chained_next {
-        Some(next) => Some(cx.stage::<O>(next, builder)?),
-        None => None,
+    let next = match (node.chained_next, chain) {
+        (Some(next), Some(chain)) => Some(chain.chained(cx, node.id, next, builder)?),
+        (Some(next), None) => {
+            return Err(Error::Graph(format!(
+                "`{}` cannot have node {next} chained after it",
+                node.name
+            )))
+        }
+        (None, _) => None,
     };
     Ok(OperatorStage::new(
         node.name.clone(),
@@ -670,6 +734,7 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
 fn build_source<'s, O: Data>(
     cx: &mut CompileCx<'s>,
     node: &StreamNode,
+    chain: &ChainSlot<O>,
     make: impl FnOnce(&OperatorSetup) -> Result<Box<dyn SourceFunction<O>>>,
 ) -> Result<()> {
     let mut builder = OperatorBuilder::new(node.name.clone(), cx.scope);
@@ -679,6 +744,7 @@ fn build_source<'s, O: Data>(
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
+    cx.chain_probes.push((node.id, progress_stream.clone()));
     cx.progress.push((node.id, progress_stream));
     let probe = ProbeHandle::new();
     cx.source_probes.push((node.id, probe.clone()));
@@ -698,7 +764,7 @@ fn build_source<'s, O: Data>(
         });
     }
     let next = match node.chained_next {
-        Some(next) => Some(cx.stage::<O>(next, &mut builder)?),
+        Some(next) => Some(chain.chained(cx, node.id, next, &mut builder)?),
         None => None,
     };
     let mut head = SourceHead {
@@ -738,7 +804,7 @@ struct SourceHead<O: Data> {
     _progress: pushers::Output<Time, Batch<()>>,
     /// The progress of every operator downstream of the source (its flow control).
     probe: ProbeHandle<Time>,
-    next: Option<Box<dyn Stage<O>>>,
+    next: Option<Chained<O>>,
 }
 
 impl<O: Data> SourceHead<O> {
@@ -752,7 +818,7 @@ impl<O: Data> SourceHead<O> {
             c
         });
         if let Some(next) = self.next.as_mut() {
-            next.start(caps, start);
+            next.stage.start(caps, start);
         }
     }
 
@@ -766,7 +832,7 @@ impl<O: Data> SourceHead<O> {
         let mut next = Next::Finished;
         if let (Some(d), Some(c)) = (self.driver.as_mut(), self.caps.as_mut()) {
             let out = match self.next.as_mut() {
-                Some(stage) => MainOut::Chained(stage.as_mut()),
+                Some(next) => MainOut::Chained(next),
                 None => MainOut::Timely(self.out.activate()),
             };
             let mut emit = SourceTimelyEmit {
@@ -788,9 +854,9 @@ impl<O: Data> SourceHead<O> {
             }
         }
         match self.next.as_mut() {
-            Some(stage) => {
-                let frontier = self.caps.as_ref().map(|c| *c[0].time());
-                both(next, stage.step(frontier))
+            Some(chained) => {
+                let local = self.caps.as_ref().map(|c| *c[0].time());
+                both(next, chained.step(local))
             }
             None => next,
         }
