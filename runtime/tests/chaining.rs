@@ -5,6 +5,8 @@
 //! part of every checkpoint).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -274,30 +276,12 @@ fn windowed_job(
     env.execute("windows").map(drop)
 }
 
-fn published(dir: &Path) -> Vec<String> {
-    let mut lines: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
-        .flat_map(|e| {
-            std::fs::read_to_string(e.path())
-                .unwrap()
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn a_savepoint_taken_with_chaining_restores_without_it_and_the_other_way_round() {
     let tmp = tempfile::tempdir().unwrap();
     let p = |name: &str| -> PathBuf { tmp.path().join(name) };
     windowed_job(&p("ref"), &p("ref-ck"), false, None, None).unwrap();
-    let reference = published(&p("ref"));
+    let reference = common::published(&p("ref"));
     assert!(reference.len() > 100, "{}", reference.len());
     for (first, second) in [(true, false), (false, true)] {
         let name = format!("{first}-{second}");
@@ -307,11 +291,11 @@ fn a_savepoint_taken_with_chaining_restores_without_it_and_the_other_way_round()
             sp.join("_metadata").exists(),
             "the first run stopped with a savepoint"
         );
-        let halfway = published(&out).len();
+        let halfway = common::published_up_to(&out, common::savepoint_epoch(&sp)).len();
         assert!(halfway < reference.len(), "the first run stopped half-way");
         windowed_job(&out, &p(&format!("ck2-{name}")), second, Some(&sp), None).unwrap();
         assert_eq!(
-            published(&out),
+            common::published(&out),
             reference,
             "chaining {first} then {second}: the output equals the uninterrupted run's"
         );

@@ -33,7 +33,7 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::Capability;
 
 use crate::exec::driver::{Emit, Next, OperatorDriver};
-use crate::job::{guarded, JobShared, Time};
+use crate::job::{epoch_of, guarded, JobShared, Time};
 use crate::operator::contract::{Outputs, SideRecord};
 use crate::operator::element::Batch;
 use crate::types::Data;
@@ -45,10 +45,11 @@ pub(crate) const OPERATOR_OUTPUTS: usize = 4;
 /// How often a stage whose input frontier waits on other workers looks again.
 pub(crate) const WAIT_ON_PEERS: Duration = Duration::from_millis(5);
 
-/// The stage chained after a node, and a probe of that node's progress on every worker.
+/// The stage chained after a node, and a probe of that node's progress on every worker
+/// (none when the node runs on one worker: its time here is all there is).
 pub(crate) struct Chained<M: Data> {
     pub(crate) stage: Box<dyn Stage<M>>,
-    pub(crate) upstream: ProbeHandle<Time>,
+    pub(crate) upstream: Option<ProbeHandle<Time>>,
 }
 
 impl<M: Data> Chained<M> {
@@ -56,7 +57,10 @@ impl<M: Data> Chained<M> {
     /// (`None` once it finished here): the least of that and what the node's other subtasks
     /// hold; and whether that waits on other workers.
     fn frontier(&self, local: Option<Time>) -> (Option<Time>, bool) {
-        let global = self.upstream.with_frontier(|f| f.iter().min().copied());
+        let Some(upstream) = &self.upstream else {
+            return (local, false);
+        };
+        let global = upstream.with_frontier(|f| f.iter().min().copied());
         match (local, global) {
             (Some(l), Some(g)) => (Some(l.min(g)), g < l),
             (None, Some(g)) => (Some(g), true),
@@ -121,12 +125,17 @@ impl<O: Data> MainOut<'_, O> {
         }
     }
 
-    /// The driver is about to give up every time before a later one: the next stage runs
-    /// first with the driver's frontier still at `now`, so that it finishes what arrived
+    /// The driver is about to give up every time before `to`, in a later epoch: the next
+    /// stage runs first with the driver's frontier still at `now`, so that it finishes what arrived
     /// before the driver moves on, as it would have in an activation of its own (what
     /// its operator makes at the end of an activation, a periodic watermark, then belongs
     /// to the same epoch as without chaining).
-    pub(crate) fn before_advance(&mut self, now: Time) {
+    pub(crate) fn before_advance(&mut self, now: Time, to: Time) {
+        // Within an epoch (the driver's time moving on by ticks) the next stage runs after
+        // the driver's step, as it would have in its own activation.
+        if epoch_of(now) == epoch_of(to) {
+            return;
+        }
         if let MainOut::Chained(next) = self {
             // Its wish for the next activation is asked again after the driver's step.
             let _ = next.step(Some(now));
@@ -162,7 +171,7 @@ impl<O: Data, I: Data> Emit<O, I> for TimelyEmit<'_, O, I> {
     }
 
     fn advance(&mut self, time: Time) {
-        self.main.before_advance(*self.caps[0].time());
+        self.main.before_advance(*self.caps[0].time(), time);
         self.caps.iter_mut().for_each(|c| c.downgrade(&time));
     }
 }
@@ -226,16 +235,8 @@ impl<I: Data, O: Data> Stage<I> for OperatorStage<I, O> {
     }
 
     fn start(&mut self, caps: &mut [Option<Capability<Time>>], start: Time) {
-        let mine: Option<Vec<Capability<Time>>> = caps
-            .iter_mut()
-            .skip(self.outputs.first)
-            .take(OPERATOR_OUTPUTS)
-            .map(Option::take)
-            .collect();
-        self.caps = mine.filter(|_| self.driver.is_some()).map(|mut c| {
-            c.iter_mut().for_each(|c| c.downgrade(&start));
-            c
-        });
+        let range = self.outputs.first..self.outputs.first + OPERATOR_OUTPUTS;
+        self.caps = take_caps(caps, range, start, self.driver.is_some());
         if let Some(next) = self.next.as_mut() {
             next.stage.start(caps, start);
         }
@@ -277,6 +278,23 @@ impl<I: Data, O: Data> Stage<I> for OperatorStage<I, O> {
             None => next,
         }
     }
+}
+
+/// Takes the capabilities of the outputs `range` of a timely operator's, downgraded to
+/// `start`, for a driver that runs on this worker (`running`); none otherwise (dropping
+/// them ends those outputs).
+pub(crate) fn take_caps(
+    caps: &mut [Option<Capability<Time>>],
+    range: std::ops::Range<usize>,
+    start: Time,
+    running: bool,
+) -> Option<Vec<Capability<Time>>> {
+    let mine: Option<Vec<Capability<Time>>> =
+        caps.get_mut(range)?.iter_mut().map(Option::take).collect();
+    mine.filter(|_| running).map(|mut c| {
+        c.iter_mut().for_each(|c| c.downgrade(&start));
+        c
+    })
 }
 
 /// What a timely operator running two stages asks of its next activation: at once if

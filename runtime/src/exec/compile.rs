@@ -29,7 +29,7 @@ use crate::checkpoint::restore::Restore;
 use crate::checkpoint::store::CheckpointStore;
 use crate::config::ExecutionConfig;
 use crate::error::{Error, Result};
-use crate::exec::chain::{both, Chained, MainOut, NodeOutputs, OperatorStage, Stage};
+use crate::exec::chain::{both, take_caps, Chained, MainOut, NodeOutputs, OperatorStage, Stage};
 use crate::exec::channel::{EdgeDistributor, EdgePact, Route, RouterFactory};
 use crate::exec::coordinator::{Coordinator, CoordinatorThread, NodeCommitter};
 use crate::exec::driver::{Next, OperatorDriver, OperatorDriverSetup};
@@ -76,8 +76,11 @@ pub(crate) trait StageMaker<I: Data>: Send + Sync {
 /// decides which one, if any, is chained); the node's builder finds it here when it
 /// builds the chain. Keeps the chain typed end to end.
 pub(crate) struct ChainSlot<T> {
-    consumers: std::sync::Mutex<Vec<(usize, Arc<dyn StageMaker<T>>)>>,
+    consumers: std::sync::Mutex<Vec<Consumer<T>>>,
 }
+
+/// A node reading a stream, and how to build it as a stage chained after the producer.
+type Consumer<T> = (usize, Arc<dyn StageMaker<T>>);
 
 impl<T: Data> ChainSlot<T> {
     pub(crate) fn new() -> Arc<Self> {
@@ -104,14 +107,18 @@ impl<T: Data> ChainSlot<T> {
         node: usize,
         builder: &mut OperatorBuilder<'s, Time>,
     ) -> Result<Chained<T>> {
-        let upstream = ProbeHandle::new();
-        let progress = cx
-            .chain_probes
-            .iter()
-            .find(|(n, _)| *n == after)
-            .map(|(_, stream)| stream.clone())
-            .ok_or_else(|| Error::Graph(format!("node {after} has no progress output")))?;
-        progress.probe_with(&upstream);
+        let mut upstream = None;
+        if cx.graph.nodes[after].parallelism > 1 {
+            let progress = cx
+                .chain_probes
+                .iter()
+                .find(|(n, _)| *n == after)
+                .map(|(_, stream)| stream.clone())
+                .ok_or_else(|| Error::Graph(format!("node {after} has no progress output")))?;
+            let probe = ProbeHandle::new();
+            progress.probe_with(&probe);
+            upstream = Some(probe);
+        }
         Ok(Chained {
             stage: self.stage(cx, node, builder)?,
             upstream,
@@ -721,7 +728,7 @@ impl<O: Data> SourceEmit<O> for SourceTimelyEmit<'_, O> {
         *self.caps[0].time()
     }
     fn advance(&mut self, time: Time) {
-        self.out.before_advance(*self.caps[0].time());
+        self.out.before_advance(*self.caps[0].time(), time);
         self.caps.iter_mut().for_each(|c| c.downgrade(&time));
     }
     fn frontier(&self) -> Option<Time> {
@@ -811,12 +818,7 @@ impl<O: Data> SourceHead<O> {
     /// Takes the source's capabilities (its three outputs come first) and gives the rest
     /// to the chain.
     fn start(&mut self, caps: &mut [Option<Capability<Time>>], start: Time) {
-        let mine: Option<Vec<Capability<Time>>> =
-            caps.iter_mut().take(3).map(Option::take).collect();
-        self.caps = mine.filter(|_| self.driver.is_some()).map(|mut c| {
-            c.iter_mut().for_each(|c| c.downgrade(&start));
-            c
-        });
+        self.caps = take_caps(caps, 0..3, start, self.driver.is_some());
         if let Some(next) = self.next.as_mut() {
             next.stage.start(caps, start);
         }
