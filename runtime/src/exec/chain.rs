@@ -118,6 +118,11 @@ impl<O: Data> MainOut<'_, O> {
             return;
         }
         match self {
+            // At the capability's own time (a source's output, most of an operator's) the
+            // capability itself; a later time needs one of its own.
+            MainOut::Timely(session) if time == cap.time() => {
+                session.give(cap, &mut Batch::of(std::mem::take(msgs)))
+            }
             MainOut::Timely(session) => {
                 session.give(&cap.delayed(time), &mut Batch::of(std::mem::take(msgs)))
             }

@@ -109,8 +109,9 @@ impl<T: Data> ChainSlot<T> {
     ) -> Result<Chained<T>> {
         let mut upstream = None;
         if cx.graph.nodes[after].parallelism > 1 {
+            // Its progress output, also what the coordinator and the sources' flow control read.
             let progress = cx
-                .chain_probes
+                .progress
                 .iter()
                 .find(|(n, _)| *n == after)
                 .map(|(_, stream)| stream.clone())
@@ -334,9 +335,6 @@ pub(crate) struct CompileCx<'s> {
     /// Every operator's progress output (by node), for the checkpoint coordinator and the
     /// sources' flow control.
     progress: Vec<(usize, Stream<'s, Time, Batch<()>>)>,
-    /// The same, for the stage chained after a node (its input frontier, see
-    /// [`crate::exec::chain`]).
-    chain_probes: Vec<(usize, Stream<'s, Time, Batch<()>>)>,
     /// Each source node's probe of the operators downstream of it (flow control).
     source_probes: Vec<(usize, ProbeHandle<Time>)>,
     /// The first epoch of this run (the restored checkpoint's plus one).
@@ -383,7 +381,6 @@ pub(crate) fn compile(scope: Scope<'_, Time>, worker: usize, settings: CompileSe
         graph: Arc::clone(&graph),
         streams: table::StreamTable::default(),
         progress: Vec::new(),
-        chain_probes: Vec::new(),
         source_probes: Vec::new(),
         start_epoch,
         restore,
@@ -646,7 +643,6 @@ fn node_outputs<'s, O: Data, I: Data>(
     cx.streams.insert(node.id, 0, main_stream);
     cx.streams.insert(node.id, 1, side_stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
-    cx.chain_probes.push((node.id, progress_stream.clone()));
     cx.progress.push((node.id, progress_stream));
     NodeOutputs {
         main,
@@ -751,7 +747,6 @@ fn build_source<'s, O: Data>(
     let (_progress_out, progress_stream) = builder.new_output::<Batch<()>>();
     cx.streams.insert(node.id, 0, stream);
     cx.streams.insert(node.id, TAGGED_PORT, tagged_stream);
-    cx.chain_probes.push((node.id, progress_stream.clone()));
     cx.progress.push((node.id, progress_stream));
     let probe = ProbeHandle::new();
     cx.source_probes.push((node.id, probe.clone()));
