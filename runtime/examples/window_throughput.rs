@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p typeinfo-runtime --example window_throughput -- --events N --keys K \
 //!   --events-per-ms E --window-ms W --parallelism P --state heap|rocksdb [--count-window N] \
-//!   [--mode streaming|batch] [--batch-sort-memory-mib M] [--quiet]
+//!   [--mode streaming|batch] [--batch-sort-memory-mib M] [--no-hash-aggregation] [--quiet]
 //! ```
 //!
 //! `--help` lists every flag with its default.
@@ -17,9 +17,11 @@
 //! (and optionally `--checkpoint-dir DIR`, a temporary directory otherwise) the job takes a
 //! checkpoint every `MS` milliseconds, to measure what checkpointing costs. A progress line
 //! (metrics) goes to stderr every 2 seconds unless `--quiet`. With `--mode batch` the same bounded job
-//! runs in batch mode (`typeinfo_runtime::batch`: sorted by key, one key's state at a time;
-//! `--state` and checkpoints do not apply; `--batch-sort-memory-mib` sets each keyed
-//! subtask's sort budget, 128 MiB by default, beyond which sorted runs spill to disk).
+//! runs in batch mode (`typeinfo_runtime::batch`: the windows' aggregation by hash,
+//! `typeinfo_runtime::batch::hash`, or with `--no-hash-aggregation` sorted by key, one key's
+//! state at a time; `--state` and checkpoints do not apply; `--batch-sort-memory-mib` sets
+//! each keyed subtask's memory budget, 128 MiB by default, beyond which sorted runs spill to
+//! disk).
 //! `--managed-memory-mib M` bounds RocksDB's memory (block cache and write buffers of every
 //! instance of the process; a quarter of the machine's memory by default) and
 //! `--max-in-flight-records N` sets the flow-control budget of each source subtask.
@@ -90,6 +92,10 @@ struct Args {
     /// Every operator a timely operator of its own (chaining off, as before issue 28).
     #[arg(long)]
     no_chaining: bool,
+    /// Batch mode: sort every keyed input, windows included (no hash aggregation, as before
+    /// issue 28).
+    #[arg(long)]
+    no_hash_aggregation: bool,
 }
 
 fn run() -> Result<(), String> {
@@ -122,7 +128,8 @@ fn run() -> Result<(), String> {
     env.set_parallelism(parallelism)
         .set_state_backend(state)
         .set_runtime_mode(mode)
-        .set_batch_sort_memory((sort_mib as usize) << 20);
+        .set_batch_sort_memory((sort_mib as usize) << 20)
+        .set_batch_hash_aggregation(!args.no_hash_aggregation);
     if in_flight > 0 {
         env.set_max_in_flight_records(in_flight);
     }

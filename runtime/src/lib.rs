@@ -29,7 +29,8 @@
 //! | API | `api/` | the environment and the stream handles (plan-building only) |
 //! | execution | `exec/` | compiling the plan onto timely, drivers, edges, coordinator, run |
 //! | processes | `net/` | connecting the processes of a job, the handshake |
-//! | user contracts, windowing, batch | `user/`, `windowing/`, `batch/` | what users implement; windows; sorted execution |
+//! | user contracts, batch | `user/`, `batch/` | what users implement; batch execution (sorted inputs, hash aggregation of windows) |
+//! | windowing | `windowing/` | window assigners, triggers, evictors, the window operator |
 //! | operators | `operator/` | the operator contract, records, contexts, timers, built-ins |
 //! | checkpoints | `checkpoint/` | format, store, restore, incremental parts, storage |
 //! | plan | `plan.rs` | transformations and the stream graph |

@@ -2,8 +2,10 @@
 //! run's output equals a streaming run's (order aside) for every window kind, rolling
 //! aggregations (the final value per key) and keyed process functions with event-time
 //! timers; a random-input property test checks it; out-of-order input is never late in batch
-//! mode; a sort beyond its memory budget spills and gives the same output; an unbounded
-//! source is refused by name.
+//! mode; a sort beyond its memory budget spills and gives the same output; windows that
+//! reduce or aggregate give the same output by hash aggregation, in memory and spilled, as
+//! by the sorted path and in streaming (with the same timestamps); an unbounded source is
+//! refused by name.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test (or bench) panics on what it does not expect
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,10 +13,10 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use typeinfo_runtime::{
-    Boundedness, DataStream, EventTimeSessionWindows, KeyedContext, KeyedProcessFunction,
-    OutputTag, ReadStatus, RestartStrategy, RuntimeMode, SlidingEventTimeWindows, Source,
-    SourceOutput, SplitReader, StateBackend, StreamExecutionEnvironment, TimeDomain,
-    TumblingEventTimeWindows, WatermarkStrategy,
+    AggregateFunction, Boundedness, DataStream, EventTimeSessionWindows, KeyedContext,
+    KeyedProcessFunction, OperatorContext, OutputTag, ProcessFunction, ReadStatus, RestartStrategy,
+    RuntimeMode, SlidingEventTimeWindows, Source, SourceOutput, SplitReader, StateBackend,
+    StreamExecutionEnvironment, TimeDomain, TumblingEventTimeWindows, WatermarkStrategy,
 };
 use typeinfo_state::{KeyedStateBackend, MapState, MapStateDescriptor};
 
@@ -626,6 +628,158 @@ fn batch_mode_refuses_a_restore_and_ignores_checkpointing() {
     });
     let err = env.execute("restore").unwrap_err().to_string();
     assert!(err.contains("BATCH") && err.contains("restore"), "{err}");
+}
+
+/// `(count, sum)` of the amounts, with a real `merge`.
+struct CountSum;
+
+impl AggregateFunction<Event, (i64, i64), (i64, i64)> for CountSum {
+    fn create_accumulator(&self) -> (i64, i64) {
+        (0, 0)
+    }
+    fn add(&self, e: &Event, acc: &mut (i64, i64)) {
+        acc.0 += 1;
+        acc.1 += e.2;
+    }
+    fn get_result(&self, acc: &(i64, i64)) -> (i64, i64) {
+        *acc
+    }
+    fn merge(&self, a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
+        (a.0 + b.0, a.1 + b.1)
+    }
+}
+
+/// A window result: `(which function, key, three values, timestamp)`.
+type Stamped = (u8, u32, i64, i64, i64, i64);
+
+/// Adds each record's timestamp to it.
+#[derive(Clone)]
+struct Stamp;
+
+impl ProcessFunction<(u8, u32, i64, i64, i64), Stamped> for Stamp {
+    fn process_element(
+        &mut self,
+        v: (u8, u32, i64, i64, i64),
+        ctx: &mut OperatorContext<'_, (), Stamped>,
+    ) -> typeinfo_runtime::Result<()> {
+        let ts = ctx.timestamp().unwrap_or(i64::MIN);
+        ctx.collect((v.0, v.1, v.2, v.3, v.4, ts));
+        Ok(())
+    }
+}
+
+/// How a run of [`aggregations_job`] aggregates its windows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Path {
+    Streaming,
+    /// Batch mode's sorted input (hash aggregation off).
+    Sorted,
+    /// Batch mode's hash aggregation with this memory budget.
+    Hash(usize),
+}
+
+/// Every windowed aggregation batch mode may run by hash: `reduce`, `aggregate`,
+/// `aggregate_with` (key and window in the result) on keyed windows of `windows`, and a
+/// `reduce` over all records (`window_all`), each result with its timestamp; and the windows'
+/// spilled runs. Batch runs read `input` shuffled.
+fn aggregations_job(
+    input: &[Event],
+    windows: Windows,
+    path: Path,
+    parallelism: u32,
+) -> (Vec<Stamped>, u64) {
+    let env = StreamExecutionEnvironment::new();
+    env.set_parallelism(parallelism);
+    let input = match path {
+        Path::Streaming => input.to_vec(),
+        Path::Sorted | Path::Hash(_) => {
+            env.set_runtime_mode(RuntimeMode::Batch)
+                .set_batch_hash_aggregation(path != Path::Sorted);
+            shuffled(input)
+        }
+    };
+    if let Path::Hash(budget) = path {
+        env.set_batch_sort_memory(budget);
+    }
+    let stream = timestamped(&env, &input);
+    let keyed = stream.key_by(|e: &Event| e.0);
+    let reduce = |a: &Event, b: &Event| (a.0, a.1.max(b.1), a.2 + b.2);
+    let assigner = match windows {
+        Windows::Tumbling(size) => TumblingEventTimeWindows::of_millis(size),
+        Windows::Sliding(size, slide) => SlidingEventTimeWindows::of_millis(size, slide),
+        other => panic!("{other:?} is not aggregated by hash"),
+    };
+    let reduced = keyed
+        .window(assigner)
+        .reduce(reduce)
+        .name("reduced")
+        .map(|e| (0u8, e.0, e.1, e.2, 0));
+    let aggregated = keyed
+        .window(assigner)
+        .aggregate(CountSum)
+        .map(|(count, sum)| (1u8, 0, count, sum, 0));
+    let with_window = keyed
+        .window(assigner)
+        .aggregate_with(CountSum, |k: &u32, w, (count, sum): (i64, i64)| {
+            (2u8, *k, w.start, count, sum)
+        });
+    let all = stream
+        .window_all(assigner)
+        .reduce(reduce)
+        .map(|e| (3u8, 0, e.1, e.2, 0));
+    let out = reduced
+        .union(&[aggregated, with_window, all])
+        .process(Stamp)
+        .collect();
+    let result = env.execute("aggregations").unwrap();
+    (sorted(out.take()), result.metric("reduced.numSpilledRuns"))
+}
+
+#[test]
+fn hash_aggregation_spilled_and_in_memory_equals_the_sorted_path_and_streaming() {
+    let input = events(40_000, 2_000);
+    for windows in [Windows::Tumbling(1_000), Windows::Sliding(1_000, 300)] {
+        let (want, _) = aggregations_job(&input, windows, Path::Streaming, 1);
+        assert!(want.len() > 4_000, "{windows:?}: {} results", want.len());
+        let (sorted_path, _) = aggregations_job(&input, windows, Path::Sorted, 2);
+        assert_eq!(sorted_path, want, "{windows:?}: sorted path");
+        let (in_memory, runs) = aggregations_job(&input, windows, Path::Hash(64 << 20), 2);
+        assert_eq!(runs, 0, "{windows:?}: nothing spilled");
+        assert_eq!(in_memory, want, "{windows:?}: hash aggregation in memory");
+        // The smallest budget: the tables spill at every growth, the runs go to disk.
+        let (spilled, runs) = aggregations_job(&input, windows, Path::Hash(64 << 10), 1);
+        assert!(runs >= 2, "{windows:?}: {runs} runs");
+        assert_eq!(spilled, want, "{windows:?}: hash aggregation spilled");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random keys, gaps and amounts through every windowed aggregation: hash aggregation
+    /// (with room, and with the smallest budget, which spills at every table growth) and the
+    /// sorted path at parallelism 1 or 2 give the streaming run's results and timestamps.
+    #[test]
+    fn hash_aggregation_gives_the_streaming_result(
+        raw in prop::collection::vec((0u32..6, 0i64..40, -50i64..50), 1..300),
+        sliding in any::<bool>(),
+        parallelism in 1u32..3,
+    ) {
+        let mut ts = 0;
+        let input: Vec<Event> = raw
+            .iter()
+            .map(|&(k, gap, amount)| {
+                ts += gap + 1;
+                (k, ts, amount)
+            })
+            .collect();
+        let windows = if sliding { Windows::Sliding(100, 30) } else { Windows::Tumbling(100) };
+        let (want, _) = aggregations_job(&input, windows, Path::Streaming, 1);
+        for path in [Path::Hash(64 << 20), Path::Hash(64 << 10), Path::Sorted] {
+            let (got, _) = aggregations_job(&input, windows, path, parallelism);
+            prop_assert_eq!(&got, &want, "{:?}", path);
+        }
+    }
 }
 
 proptest! {

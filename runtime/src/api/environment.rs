@@ -192,6 +192,15 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// Batch mode: whether keyed event-time windows that `reduce` or `aggregate` run as a
+    /// hash aggregation (the default) or sort their input as every other keyed operator does.
+    /// Turn it off for an aggregate whose `merge` does not combine two partial accumulators
+    /// (see [`crate::batch::hash`]).
+    pub fn set_batch_hash_aggregation(&self, enabled: bool) -> &Self {
+        self.state.borrow_mut().config.batch_hash_aggregation = enabled;
+        self
+    }
+
     /// Flow control: how many records each source subtask may have in flight before it
     /// waits for the operators downstream of it (default
     /// [`DEFAULT_MAX_IN_FLIGHT_RECORDS`](crate::config::DEFAULT_MAX_IN_FLIGHT_RECORDS)). Memory

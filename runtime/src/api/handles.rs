@@ -173,6 +173,8 @@ pub struct WindowedStream<K, T, A: WindowAssigner, Tr> {
     pub(crate) late: Option<String>,
     /// `window_all`: one subtask.
     pub(crate) non_parallel: bool,
+    /// The trigger is the assigner's default (not replaced by [`WindowedStream::trigger`]).
+    pub(crate) default_trigger: bool,
 }
 
 /// A stream cut into windows over all its records (Flink's `AllWindowedStream`): one

@@ -77,6 +77,7 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
             allowed_lateness: 0,
             late: None,
             non_parallel: false,
+            default_trigger: true,
         }
     }
 

@@ -11,6 +11,9 @@ use typeinfo_state::{
 
 use crate::api::handles::{DataStream, WindowedStream};
 use crate::api::node::NodeSpec;
+use crate::batch::hash::{
+    Accumulate, Aggregating, Finish, HashWindowAggregate, HashWindowSpec, Reducing,
+};
 use crate::batch::keyed::keyed_operator;
 use crate::error::Result;
 use crate::operator::context::OutputTag;
@@ -93,6 +96,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             allowed_lateness: self.allowed_lateness,
             late: self.late,
             non_parallel: self.non_parallel,
+            default_trigger: false,
         }
     }
 
@@ -108,6 +112,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         &self,
         what: &str,
         contents: ContentsFactory<K, A::Window, T, O>,
+        hash: Option<HashMake<T, O>>,
     ) -> DataStream<O> {
         let (selector, assigner, trigger, lateness, late) = (
             Arc::clone(&self.keyed.selector),
@@ -137,6 +142,11 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         );
         let selector = Arc::clone(&self.keyed.selector);
         let make = move |setup: &OperatorSetup| {
+            if let Some(hash) = hash.as_ref() {
+                if setup.batch && setup.batch_hash_aggregation {
+                    return hash(setup);
+                }
+            }
             let window = Arc::clone(&window);
             keyed_operator(
                 setup,
@@ -205,6 +215,31 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         })
     }
 
+    /// Batch mode's hash aggregation of this window (see [`crate::batch::hash`]), when it
+    /// applies: event-time windows that do not merge, the assigner's own trigger, no evictor,
+    /// and a result computed from the accumulator alone (`finish`, no process function).
+    fn hash_aggregation<Acc: Data, O: Data>(
+        &self,
+        accumulate: Arc<dyn Accumulate<T, Acc>>,
+        finish: Option<Finish<K, A::Window, Acc, O>>,
+    ) -> Option<HashMake<T, O>> {
+        let applies = self.default_trigger
+            && self.evictor.is_none()
+            && self.assigner.is_event_time()
+            && !self.assigner.is_merging();
+        let spec = HashWindowSpec {
+            selector: Arc::clone(&self.keyed.selector),
+            assigner: self.assigner.clone(),
+            accumulate,
+            finish: finish.filter(|_| applies)?,
+        };
+        Some(Arc::new(
+            move |setup: &OperatorSetup| -> Result<Box<dyn Operator<T, O>>> {
+                Ok(Box::new(HashWindowAggregate::new(setup, spec.clone())?))
+            },
+        ))
+    }
+
     /// The contents of a window whose function takes one value folded from the elements:
     /// incremental state, or every element when there is an evictor.
     fn folded<R: 'static, O: Data, F>(
@@ -216,6 +251,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             + 'static,
         fold: Fold<T, R>,
         function: F,
+        hash: Option<HashMake<T, O>>,
     ) -> DataStream<O>
     where
         F: InternalWindowFunction<K, A::Window, R, O> + Clone + Sync,
@@ -234,7 +270,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
                 })
             }
         };
-        self.build(what, contents)
+        self.build(what, contents, hash)
     }
 
     /// The contents of a window whose function takes all elements.
@@ -264,18 +300,22 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
                 })
             }
         };
-        self.build(what, contents)
+        self.build(what, contents, None)
     }
 
+    /// `reduce`, with `finish` when the result is the reduced record's alone (batch mode may
+    /// then aggregate by hash).
     fn reduced<O: Data, F>(
         &self,
         f: impl Fn(&T, &T) -> T + Send + Sync + 'static,
         function: F,
+        finish: Option<Finish<K, A::Window, T, O>>,
     ) -> DataStream<O>
     where
         F: InternalWindowFunction<K, A::Window, T, O> + Clone + Sync,
     {
         let f: typeinfo_state::ReduceFn<T> = Arc::new(f);
+        let hash = self.hash_aggregation(Arc::new(Reducing(Arc::clone(&f))), finish);
         let g = Arc::clone(&f);
         let descriptor =
             ReducingStateDescriptor::new("window-contents", move |a: &T, b: &T| g(a, b));
@@ -289,18 +329,31 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             },
             reduce_fold(f),
             function,
+            hash,
         )
     }
 
+    /// `aggregate`, with `finish` when the result is computed from the aggregate's result
+    /// alone (batch mode may then aggregate by hash).
     fn aggregated<Acc: Data + Sync, R: 'static, O: Data, F>(
         &self,
         aggregate: impl AggregateFunction<T, Acc, R> + 'static,
         function: F,
+        finish: Option<Finish<K, A::Window, R, O>>,
     ) -> DataStream<O>
     where
         F: InternalWindowFunction<K, A::Window, R, O> + Clone + Sync,
     {
         let aggregate: Arc<dyn AggregateFunction<T, Acc, R>> = Arc::new(aggregate);
+        let finish = finish.map(|f| {
+            let aggregate = Arc::clone(&aggregate);
+            let finish: Finish<K, A::Window, Acc, O> =
+                Arc::new(move |key: &K, window: &A::Window, acc: Acc| {
+                    f(key, window, aggregate.get_result(&acc))
+                });
+            finish
+        });
+        let hash = self.hash_aggregation(Arc::new(Aggregating(Arc::clone(&aggregate))), finish);
         let shared = SharedAggregate(Arc::clone(&aggregate));
         let descriptor = AggregatingStateDescriptor::new("window-contents", shared);
         self.folded(
@@ -313,12 +366,17 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
             },
             aggregate_fold(aggregate),
             function,
+            hash,
         )
     }
 
     /// Reduces each window's records with `f`; emits the reduced record when it fires.
     pub fn reduce(&self, f: impl Fn(&T, &T) -> T + Send + Sync + 'static) -> DataStream<T> {
-        self.reduced(f, ResultFn(Arc::new(|_: &K, _: &A::Window, r: T| r)))
+        self.reduced(
+            f,
+            ResultFn(Arc::new(|_: &K, _: &A::Window, r: T| r)),
+            Some(Arc::new(|_: &K, _: &A::Window, r: T| r)),
+        )
     }
 
     /// Reduces each window incrementally with `f`, then runs `function` on the one reduced
@@ -328,7 +386,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         f: impl Fn(&T, &T) -> T + Send + Sync + 'static,
         function: F,
     ) -> DataStream<O> {
-        self.reduced(f, ProcessOne(function))
+        self.reduced(f, ProcessOne(function), None)
     }
 
     /// Aggregates each window's records incrementally with `function`; emits its result.
@@ -346,7 +404,8 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         function: impl AggregateFunction<T, Acc, R> + 'static,
         f: impl Fn(&K, &A::Window, R) -> O + Send + Sync + 'static,
     ) -> DataStream<O> {
-        self.aggregated(function, ResultFn(Arc::new(f)))
+        let f = Arc::new(f);
+        self.aggregated(function, ResultFn(Arc::clone(&f)), Some(f))
     }
 
     /// Aggregates each window incrementally with `aggregate`, then runs `function` on the one
@@ -392,7 +451,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
     where
         F: ProcessWindowFunction<K, R, O, A::Window> + Clone + Sync,
     {
-        self.aggregated(aggregate, ProcessOne(function))
+        self.aggregated(aggregate, ProcessOne(function), None)
     }
 
     /// Keeps every record of a window and calls `f(key, window, records, out)` when it fires
@@ -414,6 +473,9 @@ impl<K: Key, T: Data, A: WindowAssigner, Tr: Trigger<K, T, A::Window>> WindowedS
         self.listed("process", ProcessAll(function))
     }
 }
+
+/// Makes a subtask's hash-aggregated window operator (batch mode).
+type HashMake<T, O> = Arc<dyn Fn(&OperatorSetup) -> Result<Box<dyn Operator<T, O>>> + Send + Sync>;
 
 /// An aggregate function shared between the window's state and its evicting fold.
 struct SharedAggregate<T, Acc, R>(Arc<dyn AggregateFunction<T, Acc, R>>);

@@ -20,6 +20,14 @@
 //!   one key after another, each key's records in timestamp order. A keyed operator emits
 //!   nothing before its input ended: the exchange in front of it is blocking, as Flink's
 //!   batch shuffles are; non-keyed operators stay pipelined.
+//! - **Windows that reduce or aggregate, by hash.** A keyed event-time window (tumbling or
+//!   sliding, the assigner's trigger, no evictor) whose function is `reduce`, `aggregate`
+//!   or `aggregate_with` does not sort its input: one hash table per subtask holds every
+//!   (key, window)'s accumulator and the results go out at the end of the input; beyond
+//!   the memory budget the tables spill sorted runs of partial accumulators that are merged
+//!   at the end ([`hash`], Flink SQL's `HashAggregate`).
+//!   [`StreamExecutionEnvironment::set_batch_hash_aggregation`]`(false)` sorts them as
+//!   every other keyed operator.
 //! - **A single key's state.** Keyed state lives on the heap whatever the configured
 //!   backend, and only for the current key: at the key change it is dropped (Flink's
 //!   single-key state backend), so memory holds one key's state, not every key's.
@@ -94,6 +102,8 @@
 //!
 //! [`StreamExecutionEnvironment::set_runtime_mode`]: crate::api::handles::StreamExecutionEnvironment::set_runtime_mode
 //! [`StreamExecutionEnvironment::set_batch_sort_memory`]: crate::api::handles::StreamExecutionEnvironment::set_batch_sort_memory
+//! [`StreamExecutionEnvironment::set_batch_hash_aggregation`]: crate::api::handles::StreamExecutionEnvironment::set_batch_hash_aggregation
 
+pub mod hash;
 pub(crate) mod keyed;
 pub mod sort;

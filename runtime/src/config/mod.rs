@@ -204,6 +204,10 @@ pub struct ExecutionConfig {
     /// Batch mode: the memory budget of each keyed operator subtask's sorter (bytes; beyond
     /// it sorted runs spill to temporary files). Default 128 MiB.
     pub batch_sort_memory: usize,
+    /// Batch mode: keyed event-time windows that `reduce` or `aggregate` run as a hash
+    /// aggregation (one table per subtask, spilling sorted runs beyond the memory budget)
+    /// instead of sorting their input; on by default. See [`crate::batch::hash`].
+    pub batch_hash_aggregation: bool,
     /// Flow control: how many records each source subtask may have in flight (emitted and
     /// not yet finished with by every operator downstream of it) before it waits for its
     /// consumers; [`DEFAULT_MAX_IN_FLIGHT_RECORDS`] by default. See
@@ -320,6 +324,7 @@ impl Default for ExecutionConfig {
             restart_strategy: RestartStrategy::None,
             runtime_mode: RuntimeMode::Streaming,
             batch_sort_memory: DEFAULT_SORT_MEMORY,
+            batch_hash_aggregation: true,
             max_in_flight_records: DEFAULT_MAX_IN_FLIGHT_RECORDS,
             metrics_address: None,
             metrics_linger: Duration::ZERO,

@@ -461,6 +461,7 @@ impl<'s> CompileCx<'s> {
             checkpoints: self.checkpoint_store(),
             batch: self.graph.is_batch(),
             batch_sort_memory: self.config.batch_sort_memory,
+            batch_hash_aggregation: self.config.batch_hash_aggregation,
             max_in_flight_records: self.config.max_in_flight_records,
             restart_strategy: self.config.restart_strategy.clone(),
         }

@@ -276,6 +276,8 @@ pub(crate) struct OperatorSetup {
     pub(crate) batch: bool,
     /// Batch mode: the memory budget of a keyed operator's sorter.
     pub(crate) batch_sort_memory: usize,
+    /// Batch mode: windows that reduce or aggregate may run as a hash aggregation.
+    pub(crate) batch_hash_aggregation: bool,
     /// Flow control: a source subtask's in-flight budget, in records.
     pub(crate) max_in_flight_records: u64,
     /// The job's restart strategy (batch mode reruns a failed stage by it).
