@@ -7,11 +7,13 @@ Usage (after the bench has run):
     cargo bench --workspace --bench windows
     python3 benches/report_batch.py
 
-The same bounded keyed-window job (the README's workload) in batch mode (`typeinfo_batch`)
-and in streaming mode, measured in the same run: at 2M events beside the heap backend and
-at 200k events beside RocksDB. Issue 15's targets, fixed before measuring: batch at least
-2x the streaming heap figure and at least 10x the streaming RocksDB figure. Exits 1 on a
-miss.
+The same bounded keyed-window job (the README's workload) in batch mode and in streaming mode,
+measured in the same run: at 2M events beside the heap backend and at 200k events beside
+RocksDB. Batch mode twice: `typeinfo_batch` (the windows aggregated by hash, issue 28) and
+`typeinfo_batch_sorted` (hash aggregation off: the sorted input, as before issue 28), which is
+reported, not judged. Targets, fixed before measuring: issue 15's, batch at least 2x the
+streaming heap figure and at least 10x the streaming RocksDB figure (issue 28's 2x of both
+is within them). Exits 1 on a miss.
 """
 
 import os
@@ -28,8 +30,8 @@ def main():
     results = load(os.path.join(target, "criterion"), "slope", with_value=True)
     rows = {(name, events): v[0] for (group, name, events), v in results.items() if group == "windows"}
     failures = []
-    print("| events | streaming | streaming time | batch time | batch speed-up | target |")
-    print("|--:|---|--:|--:|--:|--:|")
+    print("| events | streaming | streaming time | batch time (hash) | batch speed-up | target | batch sorted (before) | its speed-up |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|")
     for streaming, want in TARGETS.items():
         found = [(e, t) for (n, e), t in rows.items() if n == streaming]
         if not found:
@@ -41,7 +43,9 @@ def main():
                 failures.append(f"typeinfo_batch/{events}: no result")
                 continue
             speedup = t / b
-            print(f"| {int(events):,} | {streaming} | {t / 1e6:,.1f} ms | {b / 1e6:,.1f} ms | {speedup:.2f}x | {want:.0f}x |")
+            s = rows.get(("typeinfo_batch_sorted", events))
+            before = f"{s / 1e6:,.1f} ms | {t / s:.2f}x" if s else "- | -"
+            print(f"| {int(events):,} | {streaming} | {t / 1e6:,.1f} ms | {b / 1e6:,.1f} ms | {speedup:.2f}x | {want:.0f}x | {before} |")
             if speedup < want:
                 failures.append(f"batch {speedup:.2f}x {streaming} at {events} events < {want}x")
     print()

@@ -5,9 +5,10 @@
 //! that keeps incremental checkpoints small; and count windows of 100 records per key
 //! (`count_window(100)`: a purging `CountTrigger::of(100)`, trigger state per window in the
 //! backend) beside the default event-time trigger; and the same bounded job in batch mode
-//! (`typeinfo_batch`: sorted by key, one key's state at a time) beside streaming on the heap
-//! and on RocksDB (issue 15's targets: at least 2x the heap, 10x RocksDB;
-//! `benches/report_batch.py` checks them).
+//! (`typeinfo_batch`: the windows aggregated by hash, issue 28; `typeinfo_batch_sorted`: hash
+//! aggregation off, sorted by key, one key's state at a time, as before) beside streaming on
+//! the heap and on RocksDB (issue 15's targets: at least 2x the heap, 10x RocksDB; issue 28's:
+//! 2x both; `benches/report_batch.py` checks them).
 //!
 //! The workload is `window_throughput`'s: event `i` has key `(i * 2654435761) % keys`,
 //! timestamp `i / 100` ms and amount `(i % 1000) / 10`; 1-second windows, count and sum per
@@ -46,9 +47,19 @@ fn run(workload: Workload, backend: StateBackend) -> u64 {
     run_in(workload, backend, RuntimeMode::Streaming)
 }
 
-/// The job in batch mode.
+/// The job in batch mode (windows aggregated by hash).
 fn batch(events: u64) -> u64 {
     run_in(workload(events), StateBackend::Heap, RuntimeMode::Batch)
+}
+
+/// The job in batch mode with hash aggregation off: the windows sort their input.
+fn batch_sorted(events: u64) -> u64 {
+    let env = StreamExecutionEnvironment::new();
+    env.set_runtime_mode(RuntimeMode::Batch)
+        .set_batch_hash_aggregation(false);
+    let results = workload(events).build(&env);
+    env.execute("bench").expect("the job runs");
+    results.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 fn run_in(workload: Workload, backend: StateBackend, mode: RuntimeMode) -> u64 {
@@ -162,6 +173,12 @@ fn bench(c: &mut Criterion) {
             BenchmarkId::new("typeinfo_batch", events),
             &events,
             |b, &n| b.iter(|| batch(n)),
+        );
+        assert_eq!(batch_sorted(events), by_hand(events), "sorted batch: same results");
+        group.bench_with_input(
+            BenchmarkId::new("typeinfo_batch_sorted", events),
+            &events,
+            |b, &n| b.iter(|| batch_sorted(n)),
         );
         group.bench_with_input(
             BenchmarkId::new("hand_written_loop", events),
