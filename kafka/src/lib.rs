@@ -54,7 +54,8 @@
 //!   is tested with real commits and a `read_committed` consumer (`tests/exactly_once.rs`).
 //!   Gaps found: `InitProducerId` for a transactional id whose transaction is open does not
 //!   abort it (Kafka's fencing does), so a transaction left open by a crashed process keeps
-//!   holding `read_committed` consumers back; and transaction state does not survive a
+//!   holding `read_committed` consumers back (`tests/crash.rs`'s exactly-once test, ignored
+//!   for it: two of three runs read 0 and 34 of 40,000 lines); and transaction state does not survive a
 //!   restart of the broker (a producer that lived through it fails with
 //!   `OUT_OF_ORDER_SEQUENCE_NUMBER`; records of a transaction open at the stop are skipped
 //!   by `read_committed` consumers for good).

@@ -1,17 +1,25 @@
 //! The example job (`kafka/examples/orders_per_user.rs`: orders from a topic, counted per
 //! region in event-time windows, the counts written to another topic) killed with SIGKILL at
-//! least ten times at seeded random moments and restarted from its checkpoints until it
-//! finishes, at least once: a consumer then finds every line of the failure-free run's
-//! output (nothing lost) and nothing else (duplicates allowed, counted). The sink's producer
-//! lingers 300 ms, so that records emitted before a checkpoint are still in the producer when
-//! it completes unless the sink flushed them at the barrier: with no delivery guarantee the
-//! same test loses lines (tried by hand).
+//! least ten times at seeded random moments and restarted from its checkpoints (heap and
+//! RocksDB in turn) until it finishes:
+//! - **exactly once** (ignored: the test broker cannot run it, see below): a
+//!   `read_committed` consumer should then find exactly the failure-free run's output,
+//!   every line once;
+//! - **at least once**: a consumer finds every line of the failure-free run's output
+//!   (nothing lost) and nothing else (duplicates allowed, counted). The sink's producer
+//!   lingers 300 ms here, so that records emitted before a checkpoint are still in the
+//!   producer when it completes unless the sink flushed them at the barrier: with no delivery
+//!   guarantee the same test loses lines (tried by hand: 1,808 of 40,000 lost).
 //!
-//! The same with exactly-once is not here: on the test broker (noida-db 0.2.2) a killed
-//! process's open transaction stays open, since its `InitProducerId` for the same
-//! transactional id does not abort it, and a `read_committed` consumer then stops at it
-//! forever (see `kafka/src/lib.rs`). Exactly-once recovery is tested where the job fails
-//! inside one process and restarts from its checkpoint (`exactly_once.rs`).
+//! Why the exactly-once test is ignored: on noida-db 0.2.2, the broker the tests start, an
+//! `InitProducerId` for a transactional id whose transaction is open does not abort that
+//! transaction (Kafka's fencing does), so the open transaction of a killed process stays
+//! open and a `read_committed` consumer stops at it: of three runs on 2026-12-06, one read
+//! all 40,000 lines once, two read 0 and 34 lines. A second, rarer loss is the connector's
+//! own: a process killed after a checkpoint completed and before its sink committed the
+//! checkpoint's transaction leaves it prepared, and librdkafka cannot resume another
+//! process's transaction to commit it (`KafkaSink::commit` says so on stderr). Run it with
+//! `cargo test -p typeinfo-kafka --test crash -- --ignored` against a broker that fences.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
@@ -56,10 +64,10 @@ fn run(broker: &Broker, args: &[&str]) {
     );
 }
 
-/// How many times each line of `topic` is there (2 partitions, read uncommitted).
-fn lines(broker: &Broker, topic: &str) -> BTreeMap<String, u32> {
+/// How many times each line of `topic` is there (2 partitions, read with `isolation`).
+fn lines(broker: &Broker, topic: &str, isolation: &str) -> BTreeMap<String, u32> {
     let mut counts = BTreeMap::new();
-    for record in read_all(&broker.bootstrap(), topic, 2, "read_uncommitted") {
+    for record in read_all(&broker.bootstrap(), topic, 2, isolation) {
         *counts
             .entry(String::from_utf8(record.value).unwrap())
             .or_insert(0) += 1;
@@ -77,18 +85,38 @@ fn has_completed_checkpoint(dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// The job writing to `crashed` at least once, checkpointing every 100 ms, restored from
+/// How a crash test's job writes and how its output is read.
+#[derive(Debug, Clone, Copy)]
+struct Delivery {
+    /// `--guarantee`.
+    guarantee: &'static str,
+    /// The sink producer's `linger.ms`.
+    linger_ms: &'static str,
+    /// The consumer's `isolation.level`.
+    isolation: &'static str,
+}
+
+/// The job writing to `crashed` with `delivery`, checkpointing every 100 ms, restored from
 /// the latest completed checkpoint when there is one; stderr into `log`.
-fn start(broker: &Broker, checkpoints: &Path, state: &str, log: &Path) -> Child {
+fn start(
+    broker: &Broker,
+    delivery: Delivery,
+    checkpoints: &Path,
+    state: &str,
+    log: &Path,
+) -> Child {
     let mut cmd = Command::new(example());
     cmd.arg(broker.bootstrap())
-        .args(["--output-topic", "crashed", "--guarantee", "at-least-once"])
+        .args([
+            "--output-topic",
+            "crashed",
+            "--guarantee",
+            delivery.guarantee,
+        ])
         .args(["--parallelism", "2", "--state", state])
         .args(["--checkpoint-interval-ms", "100"])
-        // Records wait in the producer up to 300 ms before they are sent: only the flush at
-        // the checkpoint barrier puts them in Kafka before the checkpoint completes (with
-        // `--guarantee none` this test loses lines).
-        .args(["--producer-property", "linger.ms=300"])
+        .arg("--producer-property")
+        .arg(format!("linger.ms={}", delivery.linger_ms))
         .arg("--checkpoint-dir")
         .arg(checkpoints)
         .stdout(Stdio::null())
@@ -115,7 +143,52 @@ impl Rng {
 }
 
 #[test]
+#[ignore = "noida-db 0.2.2 does not abort a killed producer's open transaction (see the module docs)"]
+fn the_example_killed_ten_times_exactly_once_gives_the_failure_free_output() {
+    let (reference, crashed) = killed_ten_times(Delivery {
+        guarantee: "exactly-once",
+        linger_ms: "5",
+        isolation: "read_committed",
+    });
+    assert_eq!(
+        crashed.values().filter(|&&n| n > 1).count(),
+        0,
+        "a line written twice"
+    );
+    assert_eq!(crashed, reference);
+}
+
+#[test]
 fn the_example_killed_ten_times_at_least_once_loses_nothing() {
+    // Records wait in the producer up to 300 ms before they are sent: only the flush at the
+    // checkpoint barrier puts them in Kafka before the checkpoint completes.
+    let (reference, crashed) = killed_ten_times(Delivery {
+        guarantee: "at-least-once",
+        linger_ms: "300",
+        isolation: "read_uncommitted",
+    });
+    let missing: Vec<&String> = reference
+        .keys()
+        .filter(|l| !crashed.contains_key(*l))
+        .collect();
+    let unexpected: Vec<&String> = crashed
+        .keys()
+        .filter(|l| !reference.contains_key(*l))
+        .collect();
+    assert!(
+        missing.is_empty() && unexpected.is_empty(),
+        "{} lines lost (first {:?}), {} not in the failure-free run (first {:?})",
+        missing.len(),
+        missing.first(),
+        unexpected.len(),
+        unexpected.first()
+    );
+}
+
+/// Seeds a broker's `orders`, runs the job once without failures into `reference`, then
+/// into `crashed` with `delivery`, killed [`KILLS`] times and restarted from its checkpoints
+/// until it ends; the lines of both topics with their counts.
+fn killed_ten_times(delivery: Delivery) -> (BTreeMap<String, u32>, BTreeMap<String, u32>) {
     let broker = Broker::start();
     // Kept forever (the broker deletes by record time).
     for (topic, partitions) in [("orders", 3), ("reference", 2), ("crashed", 2)] {
@@ -124,7 +197,7 @@ fn the_example_killed_ten_times_at_least_once_loses_nothing() {
     run(&broker, &["--seed-only", "--orders", &ORDERS.to_string()]);
     // The failure-free run, at least once without a failure: every line once.
     run(&broker, &["--output-topic", "reference"]);
-    let reference = lines(&broker, "reference");
+    let reference = lines(&broker, "reference", "read_uncommitted");
     assert!(reference.len() > 10_000, "{} lines", reference.len());
     assert!(
         reference.values().all(|&n| n == 1),
@@ -144,7 +217,7 @@ fn the_example_killed_ten_times_at_least_once_loses_nothing() {
         );
         // Both backends: a run restores what the run before it (of either backend) wrote.
         let state = if runs % 2 == 0 { "heap" } else { "rocksdb" };
-        let mut child = start(&broker, &checkpoints, state, &log);
+        let mut child = start(&broker, delivery, &checkpoints, state, &log);
         runs += 1;
         let kill_at = Instant::now() + Duration::from_millis(rng.between(300, 1_200));
         let mut finished = None;
@@ -169,27 +242,11 @@ fn the_example_killed_ten_times_at_least_once_loses_nothing() {
     }
     assert!(kills >= KILLS, "only {kills} kills: the job ended first");
 
-    let crashed = lines(&broker, "crashed");
-    let missing: Vec<&String> = reference
-        .keys()
-        .filter(|l| !crashed.contains_key(*l))
-        .collect();
-    let unexpected: Vec<&String> = crashed
-        .keys()
-        .filter(|l| !reference.contains_key(*l))
-        .collect();
-    let twice = crashed.values().filter(|&&n| n > 1).count();
+    let crashed = lines(&broker, "crashed", delivery.isolation);
     eprintln!(
-        "{kills} kills, {runs} runs; {} lines, {} of them written more than once",
+        "{delivery:?}: {kills} kills, {runs} runs; {} lines, {} of them written more than once",
         crashed.len(),
-        twice
+        crashed.values().filter(|&&n| n > 1).count()
     );
-    assert!(
-        missing.is_empty() && unexpected.is_empty(),
-        "{} lines lost (first {:?}), {} not in the failure-free run (first {:?})",
-        missing.len(),
-        missing.first(),
-        unexpected.len(),
-        unexpected.first()
-    );
+    (reference, crashed)
 }
