@@ -2,7 +2,15 @@
 //!
 //! - **Splits**: every partition of the topics (named, or every topic a filter accepts),
 //!   ordered by topic and partition, listed when the job starts; split `i` goes to subtask
-//!   `i % parallelism` (the runtime's rule).
+//!   `i % parallelism` (the runtime's rule). Each is named `topic-partition`, and a
+//!   checkpoint holds its offset under that name, so a restore finds it whatever else the
+//!   topics gained in between.
+//! - **Partition discovery** (Flink's `partition.discovery.interval.ms`, every 5 minutes by
+//!   default, [`KafkaSourceBuilder::partition_discovery_interval`], not in bounded mode):
+//!   each subtask lists the topics' partitions again and reads the new ones that fall to it
+//!   (by the runtime's rule for discovered splits), from their earliest offset, as Flink
+//!   does; a topic created later that the filter accepts is found the same way. After a
+//!   restore, a partition the checkpoint does not hold starts at its earliest offset too.
 //! - **Positions**: a split's position is the offset of the next record to read (and, when
 //!   bounded, the offset it stops at); checkpoints hold it, and a restore assigns the
 //!   partition at exactly that offset: no record is skipped or read twice.
@@ -117,6 +125,8 @@ struct SourceConfig {
     /// Commit each split's offset to the consumer group when a checkpoint completes (only
     /// with a group the user named).
     commit_on_checkpoint: bool,
+    /// How often to look for new partitions (zero: never).
+    discovery: Duration,
 }
 
 /// Builds a [`KafkaSource`].
@@ -185,6 +195,7 @@ impl KafkaSource<()> {
                 timeout: Duration::from_secs(30),
                 skipped: Arc::new(AtomicU64::new(0)),
                 commit_on_checkpoint: true,
+                discovery: Duration::from_secs(300),
             },
             group: None,
             deserializer: (),
@@ -212,6 +223,17 @@ impl<D> KafkaSourceBuilder<D> {
     #[must_use]
     pub fn starting_offsets(mut self, starting: StartingOffsets) -> Self {
         self.config.starting = starting;
+        self
+    }
+
+    /// How often each subtask looks for partitions added to the topics, or topics the
+    /// [`topic_filter`](Self::topic_filter) accepts that were created, while the job runs
+    /// (Flink's `partition.discovery.interval.ms`; default 5 minutes; `Duration::ZERO`
+    /// turns it off; never in [`bounded`](Self::bounded) mode). New partitions are read from
+    /// their earliest offset.
+    #[must_use]
+    pub fn partition_discovery_interval(mut self, interval: Duration) -> Self {
+        self.config.discovery = interval;
         self
     }
 
@@ -378,11 +400,16 @@ impl SourceConfig {
         Ok(splits)
     }
 
-    /// The offset a split starts at when no checkpoint says.
-    fn starting_offset(&self, consumer: &BaseConsumer, split: &KafkaSplit) -> Result<i64> {
+    /// The offset a split starts at when no checkpoint says, by `starting`.
+    fn starting_offset(
+        &self,
+        consumer: &BaseConsumer,
+        split: &KafkaSplit,
+        starting: StartingOffsets,
+    ) -> Result<i64> {
         let (low, high) = watermarks(consumer, split, self.timeout)?;
         let at = |what: &str| format!("{what} of `{}` partition {}", split.topic, split.partition);
-        Ok(match self.starting {
+        Ok(match starting {
             StartingOffsets::Earliest => low,
             StartingOffsets::Latest => high,
             StartingOffsets::Timestamp(ts) => {
@@ -441,8 +468,58 @@ impl<D: RecordDeserializer> Source<D::Output> for KafkaSource<D> {
     }
 
     fn reader(&self, split: &KafkaSplit) -> typeinfo_runtime::Result<KafkaSplitReader<D>> {
+        self.open_reader(split, self.config.starting)
+    }
+
+    /// A partition found by discovery, or one a restore's checkpoint does not hold: from its
+    /// earliest offset (Flink's choice for partitions it discovers).
+    fn new_split_reader(
+        &self,
+        split: &KafkaSplit,
+    ) -> typeinfo_runtime::Result<KafkaSplitReader<D>> {
+        self.open_reader(split, StartingOffsets::Earliest)
+    }
+
+    /// `topic-partition`, as Kafka names a partition.
+    fn split_id(&self, split: &KafkaSplit) -> Option<String> {
+        Some(format!("{}-{}", split.topic, split.partition))
+    }
+
+    fn discovery_interval(&self) -> Option<Duration> {
+        let every = self.config.discovery;
+        (!self.config.bounded && !every.is_zero()).then_some(every)
+    }
+
+    fn discover(&self, known: &[KafkaSplit]) -> typeinfo_runtime::Result<Vec<KafkaSplit>> {
+        let mut all = self.config.partitions()?;
+        all.retain(|split| !known.contains(split));
+        Ok(all)
+    }
+
+    fn boundedness(&self) -> Boundedness {
+        if self.config.bounded {
+            Boundedness::Bounded
+        } else {
+            Boundedness::ContinuousUnbounded
+        }
+    }
+
+    /// The splits are the topics' partitions whatever the parallelism: a restore at another
+    /// parallelism gives each partition to its new subtask at the checkpoint's offset.
+    fn rescalable(&self) -> bool {
+        true
+    }
+}
+
+impl<D: RecordDeserializer> KafkaSource<D> {
+    /// A reader of `split` starting by `starting` (unless a restore seeks it).
+    fn open_reader(
+        &self,
+        split: &KafkaSplit,
+        starting: StartingOffsets,
+    ) -> typeinfo_runtime::Result<KafkaSplitReader<D>> {
         let consumer = self.config.consumer(self.config.bounded)?;
-        let offset = self.config.starting_offset(&consumer, split)?;
+        let offset = self.config.starting_offset(&consumer, split, starting)?;
         let stopping_offset = if self.config.bounded {
             Some(watermarks(&consumer, split, self.config.timeout)?.1)
         } else {
@@ -464,20 +541,6 @@ impl<D: RecordDeserializer> Source<D::Output> for KafkaSource<D> {
             config: Arc::clone(&self.config),
             deserializer: Arc::clone(&self.deserializer),
         })
-    }
-
-    fn boundedness(&self) -> Boundedness {
-        if self.config.bounded {
-            Boundedness::Bounded
-        } else {
-            Boundedness::ContinuousUnbounded
-        }
-    }
-
-    /// The splits are the topics' partitions whatever the parallelism: a restore at another
-    /// parallelism gives each partition to its new subtask at the checkpoint's offset.
-    fn rescalable(&self) -> bool {
-        true
     }
 }
 

@@ -176,19 +176,26 @@ impl<O: Data> SourceDriver<O> {
         let mut emitted = 0;
         if let Some(restore) = &setup.restore {
             let parts = restore.parts(&setup.key)?;
-            if parts.len() == setup.parallelism {
+            if parts.len() == setup.parallelism && !function.restores_by_split_id() {
                 if let Some(part) = parts.get(setup.subtask) {
                     let part = SourcePart::decode(&part.data)?;
                     emitted = part.emitted;
                     function.seek(&part.position)?;
                 }
             } else {
-                // Restored at another parallelism (a rescalable source): every old
-                // subtask's part may hold splits this subtask reads now. Its count of
-                // records emitted starts again.
-                for part in &parts {
-                    function.seek_rescaled(&SourcePart::decode(&part.data)?.position)?;
+                // Restored at another parallelism (a rescalable source), or by split names:
+                // every old subtask's part may hold splits this subtask reads now. Its count
+                // of records emitted starts again at another parallelism.
+                for (i, part) in parts.iter().enumerate() {
+                    let part = SourcePart::decode(&part.data)?;
+                    if parts.len() == setup.parallelism && i == setup.subtask {
+                        emitted = part.emitted;
+                    }
+                    function.seek_rescaled(&part.position)?;
                 }
+            }
+            if !parts.is_empty() {
+                function.restored()?;
             }
         }
         let savepoint = stop.as_ref().map(|s| Storage::open(&s.dir)).transpose()?;

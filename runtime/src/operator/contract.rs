@@ -240,6 +240,18 @@ pub(crate) trait SourceFunction<O>: 'static {
     /// this subtask does not read are left to theirs.
     fn seek_rescaled(&mut self, position: &[u8]) -> Result<()>;
 
+    /// Whether a restore gives this subtask every subtask's position, at any parallelism
+    /// ([`seek_rescaled`](Self::seek_rescaled) with each): a source whose splits have names
+    /// finds them by name wherever they were.
+    fn restores_by_split_id(&self) -> bool {
+        false
+    }
+
+    /// Called once after the positions of a restore were sought.
+    fn restored(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// The position [`position`](Self::position) gave was written into checkpoint
     /// `checkpoint` (remembered for [`checkpoint_complete`](Self::checkpoint_complete)).
     fn checkpointed(&mut self, _checkpoint: u64) {}

@@ -7,7 +7,23 @@
 //! turn. Every checkpoint holds the position of each split after the records emitted before
 //! the checkpoint's cut, so a restore continues each split exactly there: no record is
 //! skipped or read twice. A source restores at the parallelism it had (its splits were
-//! assigned by it).
+//! assigned by it), or at any other if it is [`Source::rescalable`].
+//!
+//! # Named splits and discovery
+//!
+//! A source whose splits have names ([`Source::split_id`], Kafka's `topic-partition`) has
+//! each split's position recorded under its name, and a restore finds it by name in the parts
+//! of every subtask: the splits listed at the restore may differ from those of the run that
+//! wrote the checkpoint (partitions added in between). A split the checkpoint does not hold is
+//! new since it: its reader starts where [`Source::new_split_reader`] says (Kafka: the
+//! earliest offset, as Flink starts partitions it discovers).
+//!
+//! Such a source may also look for new splits while it runs ([`Source::discovery_interval`],
+//! [`Source::discover`]; Flink's partition discovery). Every subtask looks on its own, and a
+//! split found that way is read by subtask `hash(name) % parallelism` (FNV-1a of the name),
+//! which every subtask computes alike whenever it finds the split, so no split is read twice
+//! or left unread and no subtask waits for another. After a restore the splits are listed
+//! anew and assigned as at the start.
 //!
 //! Watermarks follow the stream's [`WatermarkStrategy`] per split, as Flink's per-split
 //! watermarks do: each split has its own highest timestamp, and the subtask's watermark is
@@ -82,6 +98,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
 
@@ -133,6 +150,47 @@ pub trait Source<T>: Send + Sync + 'static {
     /// before the job starts.
     fn rescalable(&self) -> bool {
         false
+    }
+
+    /// A name of `split` that stays the same whatever else the source lists (Kafka's
+    /// `topic-partition`), or `None`, the default. With names, checkpoints hold each split's
+    /// position under its name and a restore finds it by name (see the [module docs](self)),
+    /// so the splits may change between runs; [`discover`](Self::discover) needs them. Every
+    /// split of a source that names one must be named, each differently.
+    fn split_id(&self, split: &Self::Split) -> Option<String> {
+        let _ = split;
+        None
+    }
+
+    /// How often each subtask calls [`discover`](Self::discover) while it runs (Flink's
+    /// `partition.discovery.interval.ms`), or `None`, the default: the splits are those
+    /// listed when the job starts.
+    fn discovery_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The splits there are now that are not in `known` (every split listed or discovered
+    /// so far), in an order of the source's choosing; each must be named
+    /// ([`split_id`](Self::split_id)). None by default.
+    ///
+    /// # Errors
+    ///
+    /// The splits cannot be listed: the job fails (and restarts by its restart strategy).
+    fn discover(&self, known: &[Self::Split]) -> Result<Vec<Self::Split>> {
+        let _ = known;
+        Ok(Vec::new())
+    }
+
+    /// A reader of a split that was not there when the job first listed its splits: found
+    /// by [`discover`](Self::discover), or listed at a restore whose checkpoint does not
+    /// hold it. [`reader`](Self::reader) by default; Kafka starts such a partition at its
+    /// earliest offset (as Flink does), whatever the starting offsets.
+    ///
+    /// # Errors
+    ///
+    /// The split cannot be opened.
+    fn new_split_reader(&self, split: &Self::Split) -> Result<Self::Reader> {
+        self.reader(split)
     }
 }
 
@@ -240,12 +298,75 @@ impl<T> SourceOutput<'_, T> {
 /// One split of a subtask, as its source function reads it.
 struct SplitRun<R> {
     index: u32,
+    /// The split's name ([`Source::split_id`]), if the source names its splits.
+    id: Option<String>,
     reader: R,
     finished: bool,
     /// The highest timestamp read from the split.
     max_timestamp: i64,
     /// When the split last produced a record (ms).
     last_active: i64,
+}
+
+/// The splits of a source that names them: discovery while running and readers of new
+/// splits, for [`SplitSource`] (which does not know the source's type).
+trait SplitCatalog<R>: Send {
+    /// How often to look for new splits.
+    fn interval(&self) -> Option<Duration>;
+    /// The splits found since the last look that this subtask reads: index, name, reader.
+    fn discover(&mut self) -> Result<Vec<(u32, String, R)>>;
+    /// A reader of listed split `index` at the start of a split new since a checkpoint.
+    fn new_reader(&self, index: u32) -> Result<R>;
+}
+
+/// The [`SplitCatalog`] of source `S`: every split listed or discovered so far.
+struct Catalog<T, S: Source<T>> {
+    source: Arc<S>,
+    known: Vec<S::Split>,
+    subtask: usize,
+    parallelism: usize,
+    _records: std::marker::PhantomData<fn() -> T>,
+}
+
+/// The subtask (of `parallelism`) that reads a split found by discovery: FNV-1a of its
+/// name, which every subtask computes alike.
+fn discovered_owner(id: &str, parallelism: usize) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in id.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash % parallelism.max(1) as u64) as usize
+}
+
+impl<T: 'static, S: Source<T>> SplitCatalog<S::Reader> for Catalog<T, S> {
+    fn interval(&self) -> Option<Duration> {
+        self.source.discovery_interval()
+    }
+
+    fn discover(&mut self) -> Result<Vec<(u32, String, S::Reader)>> {
+        let mut mine = Vec::new();
+        for split in self.source.discover(&self.known)? {
+            let id = self.source.split_id(&split).ok_or_else(|| {
+                Error::Config("a source discovered a split without a name (`split_id`)".into())
+            })?;
+            let index = u32::try_from(self.known.len())
+                .map_err(|_| Error::Config("a source with more than 2^32 splits".into()))?;
+            if discovered_owner(&id, self.parallelism) == self.subtask {
+                mine.push((index, id, self.source.new_split_reader(&split)?));
+            }
+            self.known.push(split);
+        }
+        Ok(mine)
+    }
+
+    fn new_reader(&self, index: u32) -> Result<S::Reader> {
+        let split = self
+            .known
+            .get(index as usize)
+            .ok_or_else(|| Error::Config(format!("no split {index}")))?;
+        self.source.new_split_reader(split)
+    }
 }
 
 /// How many checkpoints' positions a source subtask keeps for
@@ -269,24 +390,40 @@ pub(crate) struct SplitSource<T, R: SplitReader<T>> {
     /// Each split's position (`None`: finished) as written into checkpoints not yet known to
     /// be complete, oldest first.
     pending: std::collections::VecDeque<(u64, Vec<Option<R::Position>>)>,
+    /// A source that names its splits: discovery, and readers of new splits.
+    catalog: Option<Box<dyn SplitCatalog<R>>>,
+    /// When to look for new splits next.
+    next_discovery: Option<Instant>,
+    /// A restore by name: the indexes of the splits whose position it found.
+    restored: Vec<u32>,
 }
 
 impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
     /// Subtask `subtask` of `parallelism` of `source`.
     pub(crate) fn open<S: Source<T, Reader = R>>(
-        source: &S,
+        source: &Arc<S>,
         strategy: WatermarkStrategy<T>,
         config: &SerializerConfig,
         subtask: usize,
         parallelism: usize,
     ) -> Result<Self> {
         let now = now_ms();
+        let listed = source.splits(parallelism)?;
+        let named = listed.first().is_some_and(|s| source.split_id(s).is_some())
+            || source.discovery_interval().is_some();
         let mut splits = Vec::new();
-        for (i, split) in source.splits(parallelism)?.iter().enumerate() {
+        for (i, split) in listed.iter().enumerate() {
             if i % parallelism.max(1) == subtask {
+                let id = source.split_id(split);
+                if named && id.is_none() {
+                    return Err(Error::Config(
+                        "a source that names a split (`split_id`) must name every split".into(),
+                    ));
+                }
                 splits.push(SplitRun {
                     index: u32::try_from(i)
                         .map_err(|_| Error::Config("a source with more than 2^32 splits".into()))?,
+                    id,
                     reader: source.reader(split)?,
                     finished: false,
                     max_timestamp: i64::MIN,
@@ -294,7 +431,23 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
                 });
             }
         }
+        let catalog: Option<Box<dyn SplitCatalog<R>>> = named.then(|| {
+            Box::new(Catalog {
+                source: Arc::clone(source),
+                known: listed,
+                subtask,
+                parallelism,
+                _records: std::marker::PhantomData,
+            }) as Box<dyn SplitCatalog<R>>
+        });
+        let next_discovery = catalog
+            .as_ref()
+            .and_then(|c| c.interval())
+            .map(|every| Instant::now() + every);
         Ok(SplitSource {
+            catalog,
+            next_discovery,
+            restored: Vec::new(),
             splits,
             strategy,
             positions: R::Position::create_serializer(config)?,
@@ -306,6 +459,31 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             subtask: subtask as u32,
             pending: std::collections::VecDeque::new(),
         })
+    }
+
+    /// Looks for new splits when it is time to (a source that discovers them); the splits
+    /// this subtask reads join its others.
+    fn discover(&mut self) -> Result<()> {
+        let (Some(catalog), Some(due)) = (self.catalog.as_mut(), self.next_discovery) else {
+            return Ok(());
+        };
+        if Instant::now() < due {
+            return Ok(());
+        }
+        let found = catalog.discover()?;
+        self.next_discovery = catalog.interval().map(|every| Instant::now() + every);
+        let now = now_ms();
+        for (index, id, reader) in found {
+            self.splits.push(SplitRun {
+                index,
+                id: Some(id),
+                reader,
+                finished: false,
+                max_timestamp: i64::MIN,
+                last_active: now,
+            });
+        }
+        Ok(())
     }
 
     /// Emits the subtask's watermark if it advanced, or its idleness.
@@ -331,6 +509,12 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             min = Some(min.map_or(w, |m| m.min(w)));
         }
         match min {
+            None if !any_open && self.next_discovery.is_some() && !self.idle => {
+                // No split to read yet (splits may be discovered): idle, so that consumers
+                // do not wait for this subtask's watermark.
+                self.idle = true;
+                out.idle();
+            }
             None if any_open && idleness.is_some() && !self.idle => {
                 // Every split idle: flush the highest of their watermarks first (as Flink's
                 // valve does), then go idle.
@@ -365,6 +549,7 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
         tagged: &mut Output<SideRecord>,
         budget: usize,
     ) -> Result<bool> {
+        self.discover()?;
         let mut produced = 0;
         let n = self.splits.len();
         for _ in 0..n {
@@ -406,15 +591,25 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
             }
         }
         self.watermark(out);
-        Ok(self.splits.iter().any(|s| !s.finished))
+        // A subtask that may still discover splits runs on without any (Flink's reader
+        // waiting for splits).
+        Ok(self.next_discovery.is_some() || self.splits.iter().any(|s| !s.finished))
     }
 
     fn position(&self) -> Vec<u8> {
         let mut out = DataOutputView::new();
+        let named = self.catalog.is_some();
+        if named {
+            // The layout with names: a marker no count of the layout without them can be.
+            out.write_u32(NAMED_SPLITS);
+        }
         out.write_u32(self.splits.len() as u32);
         let mut position = DataOutputView::new();
         for s in &self.splits {
             out.write_u32(s.index);
+            if named {
+                out.write_len_prefixed(s.id.as_deref().unwrap_or_default().as_bytes());
+            }
             out.write_bool(s.finished);
             position.clear();
             // Positions are this crate's own values of `Data` types; a serializer that
@@ -475,7 +670,29 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
         }
         self.seek_splits(bytes, true)
     }
+
+    fn restores_by_split_id(&self) -> bool {
+        self.catalog.is_some()
+    }
+
+    /// A restore by name: the splits the checkpoint did not hold are new since it, and
+    /// start where a new split starts.
+    fn restored(&mut self) -> Result<()> {
+        let Some(catalog) = self.catalog.as_ref() else {
+            return Ok(());
+        };
+        for split in &mut self.splits {
+            if !self.restored.contains(&split.index) {
+                split.reader = catalog.new_reader(split.index)?;
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The first word of a source position whose splits have names ([`Source::split_id`]); the
+/// layout without names starts with its count of splits, which never reaches it.
+const NAMED_SPLITS: u32 = u32::MAX;
 
 impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
     /// Moves each split the position holds to its position; `rescaled`: the position was
@@ -483,25 +700,44 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
     fn seek_splits(&mut self, bytes: &[u8], rescaled: bool) -> Result<()> {
         let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("source position: {e}"));
         let mut input = DataInputView::new(bytes);
-        let count = input.read_u32().map_err(corrupt)?;
+        let mut count = input.read_u32().map_err(corrupt)?;
+        let named = count == NAMED_SPLITS;
+        if named {
+            count = input.read_u32().map_err(corrupt)?;
+        }
+        // A source that names its splits finds them by name (in every subtask's part);
+        // others, and positions written without names, by index.
+        let by_name = named && self.catalog.is_some();
         for _ in 0..count {
             let index = input.read_u32().map_err(corrupt)?;
+            let id = if named {
+                let bytes = input.read_len_prefixed().map_err(corrupt)?;
+                Some(String::from_utf8(bytes.to_vec()).map_err(|_| {
+                    Error::Corrupt("source position: a split name that is not UTF-8".into())
+                })?)
+            } else {
+                None
+            };
             let finished = input.read_bool().map_err(corrupt)?;
             let mut position = DataInputView::new(input.read_len_prefixed().map_err(corrupt)?);
-            let mine = self.splits.iter().any(|s| s.index == index);
-            if rescaled && !mine {
+            let is = |s: &SplitRun<R>| {
+                if by_name {
+                    s.id == id
+                } else {
+                    s.index == index
+                }
+            };
+            let mine = self.splits.iter().any(is);
+            if (rescaled || self.catalog.is_some()) && !mine {
                 continue;
             }
-            let split = self
-                .splits
-                .iter_mut()
-                .find(|s| s.index == index)
-                .ok_or_else(|| {
+            let split = self.splits.iter_mut().find(|s| is(s)).ok_or_else(|| {
                     Error::Config(format!(
                         "the checkpoint holds split {index}, which this subtask of the source does not read (the source's splits or parallelism changed)"
                     ))
                 })?;
             split.finished = finished;
+            self.restored.push(split.index);
             if !finished {
                 let p = self.positions.deserialize(&mut position).map_err(corrupt)?;
                 if !position.is_empty() {
@@ -558,7 +794,7 @@ pub(crate) fn split_source<T: Data, S: Source<T>>(
     parallelism: usize,
 ) -> Result<Box<dyn SourceFunction<T>>> {
     Ok(Box::new(SplitSource::open(
-        source.as_ref(),
+        source,
         strategy.clone(),
         config,
         subtask,
