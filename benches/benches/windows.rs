@@ -174,7 +174,11 @@ fn bench(c: &mut Criterion) {
             &events,
             |b, &n| b.iter(|| batch(n)),
         );
-        assert_eq!(batch_sorted(events), by_hand(events), "sorted batch: same results");
+        assert_eq!(
+            batch_sorted(events),
+            by_hand(events),
+            "sorted batch: same results"
+        );
         group.bench_with_input(
             BenchmarkId::new("typeinfo_batch_sorted", events),
             &events,

@@ -75,16 +75,11 @@
 //!
 //! # What the runtime's source and sink traits do not let the connector do (yet)
 //!
-//! - Splits are listed when the job starts and assigned `i % parallelism`: partitions
-//!   added while the job runs are not picked up, and a restore must keep the parallelism
-//!   and the partitions (the runtime refuses a checkpoint whose split indexes this subtask
-//!   does not read).
-//! - A source hears nothing when a checkpoint completes: offsets are not committed to the
-//!   consumer group (for monitoring); [`StartingOffsets::Committed`] reads offsets other
-//!   clients committed.
-//! - A reader gets no metrics group and no side output: skipped records are counted in
-//!   [`KafkaSource::skipped_records`], not in the job's metrics, and cannot go to a side
-//!   output.
+//! - Splits found by partition discovery are read by the subtask the runtime's rule for
+//!   discovered splits names (a hash of `topic-partition`), not by Flink's
+//!   `KafkaSourceEnumerator.getSplitOwner` (topic hash plus partition); both spread new
+//!   partitions over the subtasks, the assignment differs. After a restore the partitions
+//!   are listed and assigned anew (`i % parallelism`) and each finds its offset by name.
 //! - Each split has a consumer (a librdkafka client with its threads) of its own, because
 //!   readers are created one split at a time; many partitions per subtask cost threads.
 
