@@ -35,16 +35,17 @@ use common::{read_all, Broker};
 const ORDERS: i64 = 2_000_000;
 const KILLS: u32 = 10;
 
-/// The example's binary, built beside this test's by `cargo test` (which builds a package's
-/// examples).
+/// The example's program, which `./dev test` builds first (`cargo build -p typeinfo-kafka
+/// --example orders_per_user`; `cargo test` builds examples only to check them, and with
+/// `--all-targets` as test harnesses).
 fn example() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap();
     let path = dir.join("examples").join("orders_per_user");
     assert!(
         path.exists(),
-        "{} is missing: `cargo test -p typeinfo-kafka` builds it (or `cargo build -p \
-         typeinfo-kafka --example orders_per_user`)",
+        "{} is missing: build it first with `cargo build -p typeinfo-kafka --example \
+         orders_per_user` (`./dev test` does)",
         path.display()
     );
     path

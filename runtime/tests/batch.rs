@@ -630,6 +630,17 @@ fn batch_mode_refuses_a_restore_and_ignores_checkpointing() {
     assert!(err.contains("BATCH") && err.contains("restore"), "{err}");
 }
 
+/// Events of `(key, gap, amount)`: each `gap + 1` ms after the one before.
+fn increasing(raw: &[(u32, i64, i64)]) -> Vec<Event> {
+    let mut ts = 0;
+    raw.iter()
+        .map(|&(k, gap, amount)| {
+            ts += gap + 1;
+            (k, ts, amount)
+        })
+        .collect()
+}
+
 /// `(count, sum)` of the amounts, with a real `merge`.
 struct CountSum;
 
@@ -765,14 +776,7 @@ proptest! {
         sliding in any::<bool>(),
         parallelism in 1u32..3,
     ) {
-        let mut ts = 0;
-        let input: Vec<Event> = raw
-            .iter()
-            .map(|&(k, gap, amount)| {
-                ts += gap + 1;
-                (k, ts, amount)
-            })
-            .collect();
+        let input = increasing(&raw);
         let windows = if sliding { Windows::Sliding(100, 30) } else { Windows::Tumbling(100) };
         let (want, _) = aggregations_job(&input, windows, Path::Streaming, 1);
         for path in [Path::Hash(64 << 20), Path::Hash(64 << 10), Path::Sorted] {
@@ -794,14 +798,7 @@ proptest! {
         kind in 0usize..5,
         parallelism in 1u32..3,
     ) {
-        let mut ts = 0;
-        let input: Vec<Event> = raw
-            .iter()
-            .map(|&(k, gap, amount)| {
-                ts += gap + 1;
-                (k, ts, amount)
-            })
-            .collect();
+        let input = increasing(&raw);
         let windows = ALL_WINDOWS[kind];
         let want = window_job(&input, windows, RuntimeMode::Streaming, 1, StateBackend::Heap);
         let got = window_job(&shuffled(&input), windows, RuntimeMode::Batch, parallelism, StateBackend::Heap);

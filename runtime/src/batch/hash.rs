@@ -331,7 +331,11 @@ impl<K: Key, T: Data, A: WindowAssigner, Acc: Data, O: Data> HashWindowAggregate
     /// Ends the input: emitting the tables as they are, or merging them with the spilled runs.
     fn end_of_input(&mut self) -> Result<()> {
         let mut tables = self.groups.take();
+        // `<operator>.numSpilledRuns`: sorted runs this subtask wrote to disk (as the sorted
+        // path counts them; 0 when the tables fit).
+        let runs = format!("{}.numSpilledRuns", self.setup.name);
         let Some(mut spill) = self.spill.take() else {
+            self.setup.job.count(&runs, 0);
             // Windows in time order (each window's keys in the table's order).
             tables.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             self.phase = Phase::Emitting {
@@ -341,12 +345,7 @@ impl<K: Key, T: Data, A: WindowAssigner, Acc: Data, O: Data> HashWindowAggregate
             return Ok(());
         };
         add_to_runs(&mut spill, tables)?;
-        // `<operator>.numSpilledRuns`: sorted runs this subtask wrote to disk (as the sorted
-        // path counts them).
-        self.setup.job.count(
-            &format!("{}.numSpilledRuns", self.setup.name),
-            spill.spilled_runs() as u64,
-        );
+        self.setup.job.count(&runs, spill.spilled_runs() as u64);
         self.phase = Phase::Merging {
             runs: spill.finish()?,
             group: None,
