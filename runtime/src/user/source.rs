@@ -1098,7 +1098,119 @@ impl Source<String> for TextFileSource {
 
 #[cfg(test)]
 mod tests {
-    use super::sequence_range;
+    use super::*;
+
+    /// Splits named `s<i>`, each a counter whose position is how far it got.
+    struct Named(Vec<u32>);
+
+    struct Counter(u64);
+
+    impl SplitReader<u64> for Counter {
+        type Position = u64;
+        fn read(&mut self, out: &mut SourceOutput<'_, u64>, _: usize) -> Result<ReadStatus> {
+            self.0 += 1;
+            out.collect(self.0);
+            Ok(ReadStatus::More)
+        }
+        fn position(&self) -> u64 {
+            self.0
+        }
+        fn seek(&mut self, position: u64) -> Result<()> {
+            self.0 = position;
+            Ok(())
+        }
+    }
+
+    impl Source<u64> for Named {
+        type Split = u32;
+        type Reader = Counter;
+        fn splits(&self, _: usize) -> Result<Vec<u32>> {
+            Ok(self.0.clone())
+        }
+        fn reader(&self, _: &u32) -> Result<Counter> {
+            Ok(Counter(0))
+        }
+        fn split_id(&self, split: &u32) -> Option<String> {
+            Some(format!("s{split}"))
+        }
+        fn new_split_reader(&self, _: &u32) -> Result<Counter> {
+            Ok(Counter(1000))
+        }
+    }
+
+    fn open(splits: &[u32], subtask: usize, parallelism: usize) -> SplitSource<u64, Counter> {
+        let source = Arc::new(Named(splits.to_vec()));
+        SplitSource::open(
+            &source,
+            WatermarkStrategy::no_watermarks(),
+            &SerializerConfig::default(),
+            subtask,
+            parallelism,
+        )
+        .unwrap()
+    }
+
+    fn positions(source: &SplitSource<u64, Counter>) -> Vec<(Option<String>, u64)> {
+        source
+            .splits
+            .iter()
+            .map(|s| (s.id.clone(), s.reader.position()))
+            .collect()
+    }
+
+    #[test]
+    fn named_positions_restore_by_name_wherever_the_split_went() {
+        // Two subtasks read splits 10, 20, 30; each split moved forward by its own amount.
+        let mut parts = Vec::new();
+        for subtask in 0..2 {
+            let mut source = open(&[10, 20, 30], subtask, 2);
+            for split in &mut source.splits {
+                split.reader.0 = u64::from(split.index) * 7 + 1;
+            }
+            parts.push(source.position());
+        }
+        // A split listed first now (5) shifts every index: names still find the positions,
+        // and the split no part holds starts as a new split does.
+        let mut restored = open(&[5, 10, 20, 30], 0, 1);
+        assert!(restored.restores_by_split_id());
+        for part in &parts {
+            restored.seek_rescaled(part).unwrap();
+        }
+        restored.restored().unwrap();
+        assert_eq!(
+            positions(&restored),
+            [
+                (Some("s5".into()), 1000),
+                (Some("s10".into()), 1),
+                (Some("s20".into()), 8),
+                (Some("s30".into()), 15),
+            ]
+        );
+    }
+
+    #[test]
+    fn damaged_named_positions_are_errors_not_panics() {
+        let mut source = open(&[1, 2, 3], 0, 1);
+        for split in &mut source.splits {
+            split.reader.0 = 42;
+        }
+        let bytes = source.position();
+        for cut in 0..bytes.len() {
+            let mut fresh = open(&[1, 2, 3], 0, 1);
+            assert!(fresh.seek_rescaled(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[at] ^= flip;
+                // Anything but a panic: an error, or positions of splits it names.
+                let _ = open(&[1, 2, 3], 0, 1).seek_rescaled(&damaged);
+            }
+        }
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        assert!(open(&[1, 2, 3], 0, 1).seek_rescaled(&trailing).is_err());
+    }
 
     #[test]
     fn sequence_ranges_cover_the_sequence_once() {
