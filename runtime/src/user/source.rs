@@ -20,7 +20,8 @@
 //!
 //! Such a source may also look for new splits while it runs ([`Source::discovery_interval`],
 //! [`Source::discover`]; Flink's partition discovery). Every subtask looks on its own, and a
-//! split found that way is read by subtask `hash(name) % parallelism` (FNV-1a of the name),
+//! split found that way is read by subtask `xxh3(name) % parallelism` (the hash keyed state
+//! gives a key's bytes, `typeinfo_state::key_group_for_bytes`),
 //! which every subtask computes alike whenever it finds the split, so no split is read twice
 //! or left unread and no subtask waits for another. After a restore the splits are listed
 //! anew and assigned as at the start.
@@ -328,15 +329,14 @@ struct Catalog<T, S: Source<T>> {
     _records: std::marker::PhantomData<fn() -> T>,
 }
 
-/// The subtask (of `parallelism`) that reads a split found by discovery: FNV-1a of its
-/// name, which every subtask computes alike.
+/// The subtask (of `parallelism`) that reads a split found by discovery: `xxh3(name) %
+/// parallelism` (keyed state's hash of a key's bytes), which every subtask computes alike.
 fn discovered_owner(id: &str, parallelism: usize) -> usize {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in id.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash % parallelism.max(1) as u64) as usize
+    let parallelism = u32::try_from(parallelism.clamp(1, 1 << 15)).unwrap_or(1);
+    usize::from(typeinfo_state::key_group_for_bytes(
+        id.as_bytes(),
+        parallelism,
+    ))
 }
 
 impl<T: 'static, S: Source<T>> SplitCatalog<S::Reader> for Catalog<T, S> {
@@ -653,7 +653,7 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
     }
 
     fn seek(&mut self, bytes: &[u8]) -> Result<()> {
-        if let Ok(word) = <[u8; 8]>::try_from(bytes) {
+        if let (Ok(word), false) = (<[u8; 8]>::try_from(bytes), names_splits(bytes)) {
             // Written before sources had splits: one `u64` position of the subtask's only
             // split (the built-in sources had one split per subtask, with this index).
             return self.seek_legacy(u64::from_le_bytes(word));
@@ -662,7 +662,7 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
     }
 
     fn seek_rescaled(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() == 8 {
+        if bytes.len() == 8 && !names_splits(bytes) {
             return Err(Error::Config(
                 "a source position of the layout before splits cannot be restored at another parallelism"
                     .into(),
@@ -693,6 +693,13 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
 /// The first word of a source position whose splits have names ([`Source::split_id`]); the
 /// layout without names starts with its count of splits, which never reaches it.
 const NAMED_SPLITS: u32 = u32::MAX;
+
+/// Whether `position` is of the layout with names: a subtask without splits writes 8 bytes
+/// of it, which the layout before splits (one `u64`, a count of records far below 2^63)
+/// never starts with.
+fn names_splits(position: &[u8]) -> bool {
+    DataInputView::new(position).read_u32().ok() == Some(NAMED_SPLITS)
+}
 
 impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
     /// Moves each split the position holds to its position; `rescaled`: the position was
@@ -1186,6 +1193,25 @@ mod tests {
                 (Some("s30".into()), 15),
             ]
         );
+    }
+
+    #[test]
+    fn a_subtask_without_splits_restores_its_empty_named_position() {
+        // Two subtasks, one split: subtask 1 writes a position naming no split (8 bytes, as
+        // long as a position of the layout before splits).
+        let empty = open(&[7], 1, 2).position();
+        assert_eq!(empty.len(), 8);
+        let mut source = open(&[7], 0, 2);
+        source.seek(&empty).unwrap();
+        source.seek_rescaled(&empty).unwrap();
+        assert_eq!(
+            positions(&source),
+            [(Some("s7".into()), 0)],
+            "nothing sought"
+        );
+        let mut idle = open(&[7], 1, 2);
+        idle.seek(&empty).unwrap();
+        idle.restored().unwrap();
     }
 
     #[test]
