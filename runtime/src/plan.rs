@@ -117,6 +117,11 @@ pub(crate) struct Transformation {
     pub(crate) rescalable: bool,
     /// Whether it chains with its neighbours.
     pub(crate) chaining: Chaining,
+    /// Without a parallelism of its own, it runs at its inputs' (when they agree) instead
+    /// of the default one: the adapters `connect` puts before a two-input operator, which
+    /// Flink does not have (its two-input operators read their inputs directly), so that
+    /// they forward records in order instead of spreading them round robin.
+    pub(crate) parallelism_of_input: bool,
 }
 
 impl Transformation {
@@ -476,7 +481,7 @@ pub(crate) fn translate(
     let mut edges = Vec::new();
     for (id, t) in transformations.iter().enumerate() {
         debug_assert_eq!(t.id, id, "transformations are numbered in order");
-        nodes.push(node(id, t, config)?);
+        nodes.push(node(id, t, config, &nodes)?);
         for (position, input) in t.inputs.iter().enumerate() {
             edges.push(edge(&nodes, id, t, position, input, config)?);
         }
@@ -493,7 +498,12 @@ pub(crate) fn translate(
 }
 
 /// The node of transformation `t` (numbered `id`), its output type and parallelism checked.
-fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<StreamNode> {
+fn node(
+    id: usize,
+    t: &Transformation,
+    config: &ExecutionConfig,
+    before: &[StreamNode],
+) -> Result<StreamNode> {
     if let Some(problem) = &t.invalid {
         return Err(Error::Config(format!("operator `{}`: {problem}", t.name)));
     }
@@ -503,7 +513,14 @@ fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<Strea
             source,
         })?;
     }
-    let parallelism = t.parallelism.unwrap_or(config.parallelism);
+    let parallelism = t
+        .parallelism
+        .or_else(|| {
+            t.parallelism_of_input
+                .then(|| inputs_parallelism(t, before))
+                .flatten()
+        })
+        .unwrap_or(config.parallelism);
     if parallelism == 0 || parallelism > config.max_parallelism() {
         return Err(Error::Config(format!(
             "operator `{}` has parallelism {parallelism}; it must be between 1 and the max parallelism {}",
@@ -525,6 +542,16 @@ fn node(id: usize, t: &Transformation, config: &ExecutionConfig) -> Result<Strea
         chained_next: None,
         chained: false,
     })
+}
+
+/// The parallelism every input of `t` has, if they agree.
+fn inputs_parallelism(t: &Transformation, before: &[StreamNode]) -> Option<u32> {
+    let mut all = t
+        .inputs
+        .iter()
+        .map(|i| before.get(i.producer).map(|n| n.parallelism));
+    let first = all.next().flatten()?;
+    all.all(|p| p == Some(first)).then_some(first)
 }
 
 /// Links each node to the one chained after it (see [`StreamGraph::chains`]).

@@ -3,14 +3,16 @@
 use std::path::Path;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
-use typeinfo_runtime::checkpoint;
+use typeinfo_runtime::checkpoint::{self, TimerState, TimerStateValue};
+use typeinfo_runtime::TimeDomain;
 use typeinfo_state::{
     key_group_for_bytes, subtask_for_key_group, BackendOptions, HeapKeyedStateBackend,
-    KeyedStateBackend, ListStateDescriptor, MapKey, MapStateDescriptor, StateKey, StateValue,
+    KeyedStateBackend, ListStateDescriptor, MapKey, MapStateDescriptor, OperatorStateBackend,
+    Redistribution, ReducingStateDescriptor, StateKey, StateNamespace, StateValue,
     ValueStateDescriptor,
 };
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The keyed state of one operator, built from datasets of keys and values, to be written
 /// into a savepoint by [`SavepointWriter::with_keyed_state`](crate::SavepointWriter::with_keyed_state).
@@ -18,9 +20,13 @@ use crate::error::Result;
 /// Each state is registered and filled exactly as a job's operator would do it (a heap
 /// backend per subtask, each key routed to the subtask that owns its key group), so the
 /// savepoint restores into a job that registers the same states, on either backend, at
-/// any parallelism. States are in the namespace `()`, that of keyed process functions and
-/// user operators (not of window contents); a TTL in a descriptor stamps each value with
-/// the time it was written. Everything is held in memory until the savepoint is written.
+/// any parallelism. [`value_state`](Self::value_state), [`list_state`](Self::list_state)
+/// and [`map_state`](Self::map_state) fill the namespace `()`, that of keyed process
+/// functions and user operators; the `_in` variants take each entry's namespace (a window
+/// operator's contents are a state `window-contents` under its windows); [`timers`](Self::timers)
+/// adds pending timers, [`with_operator_state`](Self::with_operator_state) the operator's
+/// list and broadcast states. A TTL in a descriptor stamps each value with the time it was
+/// written. Everything is held in memory until the savepoint is written.
 ///
 /// # Examples
 ///
@@ -46,6 +52,7 @@ pub struct KeyedStateBootstrap<K: StateKey> {
     backends: Vec<HeapKeyedStateBackend<K>>,
     key_serializer: K::Serializer,
     key_bytes: DataOutputView,
+    operator_state: Option<OperatorStateBootstrap>,
 }
 
 impl<K: StateKey> std::fmt::Debug for KeyedStateBootstrap<K> {
@@ -83,6 +90,7 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
             backends,
             key_serializer: K::create_serializer(&SerializerConfig::default())?,
             key_bytes: DataOutputView::new(),
+            operator_state: None,
         })
     }
 
@@ -136,10 +144,23 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         descriptor: &ValueStateDescriptor<V>,
         data: impl IntoIterator<Item = (K, V)>,
     ) -> Result<&mut Self> {
-        let handles = self.register(|b| b.value_state::<(), V>(descriptor))?;
-        for (key, value) in data {
+        self.value_state_in(descriptor, data.into_iter().map(|(k, v)| (k, (), v)))
+    }
+
+    /// Adds value state `descriptor` with one value per key and namespace.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    pub fn value_state_in<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ValueStateDescriptor<V>,
+        data: impl IntoIterator<Item = (K, N, V)>,
+    ) -> Result<&mut Self> {
+        let handles = self.register(|b| b.value_state::<N, V>(descriptor))?;
+        for (key, namespace, value) in data {
             let s = self.route(&key)?;
-            handles[s].update(&mut self.backends[s], &(), value)?;
+            handles[s].update(&mut self.backends[s], &namespace, value)?;
         }
         Ok(self)
     }
@@ -155,11 +176,95 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         descriptor: &ListStateDescriptor<V>,
         data: impl IntoIterator<Item = (K, Vec<V>)>,
     ) -> Result<&mut Self> {
-        let handles = self.register(|b| b.list_state::<(), V>(descriptor))?;
-        for (key, values) in data {
+        self.list_state_in(descriptor, data.into_iter().map(|(k, v)| (k, (), v)))
+    }
+
+    /// Adds list state `descriptor`: each key's and namespace's elements.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    pub fn list_state_in<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ListStateDescriptor<V>,
+        data: impl IntoIterator<Item = (K, N, Vec<V>)>,
+    ) -> Result<&mut Self> {
+        let handles = self.register(|b| b.list_state::<N, V>(descriptor))?;
+        for (key, namespace, values) in data {
             let s = self.route(&key)?;
-            handles[s].add_all(&mut self.backends[s], &(), values)?;
+            handles[s].add_all(&mut self.backends[s], &namespace, values)?;
         }
+        Ok(self)
+    }
+
+    /// Adds reducing state `descriptor` (a window operator's `reduce` keeps its contents in
+    /// one named `window-contents`, namespaced by window): each key's and namespace's
+    /// reduced value (a key and namespace given twice are reduced by the descriptor's
+    /// function).
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    pub fn reducing_state_in<N: StateNamespace, V: StateValue>(
+        &mut self,
+        descriptor: &ReducingStateDescriptor<V>,
+        data: impl IntoIterator<Item = (K, N, V)>,
+    ) -> Result<&mut Self> {
+        let handles = self.register(|b| b.reducing_state::<N, V>(descriptor))?;
+        for (key, namespace, value) in data {
+            let s = self.route(&key)?;
+            handles[s].add(&mut self.backends[s], &namespace, value)?;
+        }
+        Ok(self)
+    }
+
+    /// Adds pending timers, each `(key, namespace, time, domain)`, into the timer state of
+    /// an operator of kind `owner` ([`TimerState`]: a window operator's timers are
+    /// namespaced by window, the others' by `()`); they fire in the restored job as they
+    /// would have in the one that set them. A timer given twice is kept once.
+    ///
+    /// # Errors
+    ///
+    /// As [`value_state`](Self::value_state).
+    pub fn timers<N>(
+        &mut self,
+        owner: TimerState,
+        data: impl IntoIterator<Item = (K, N, i64, TimeDomain)>,
+    ) -> Result<&mut Self>
+    where
+        N: StateNamespace,
+        TimerStateValue<N>: StateValue,
+    {
+        let descriptor = ValueStateDescriptor::<TimerStateValue<N>>::new(owner.name());
+        let handles = self.register(|b| b.value_state::<(), TimerStateValue<N>>(&descriptor))?;
+        for (key, namespace, time, domain) in data {
+            let s = self.route(&key)?;
+            let backend = &mut self.backends[s];
+            let mut timers = handles[s].value(backend, &())?.unwrap_or_default();
+            let timer = (namespace, time, domain == TimeDomain::EventTime);
+            if !timers.contains(&timer) {
+                timers.push(timer);
+                handles[s].update(backend, &(), timers)?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Gives the operator `state`'s operator state (list and broadcast states) beside its
+    /// keyed state.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Refused`] when `state` was built for another parallelism.
+    pub fn with_operator_state(mut self, state: OperatorStateBootstrap) -> Result<Self> {
+        if state.parallelism() != self.parallelism() {
+            return Err(Error::Refused(format!(
+                "operator state for parallelism {} beside keyed state for parallelism {}",
+                state.parallelism(),
+                self.parallelism()
+            )));
+        }
+        self.operator_state = Some(state);
         Ok(self)
     }
 
@@ -182,11 +287,134 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
     }
 }
 
+/// The operator state of one operator (list and broadcast states), built from data, to be
+/// written into a savepoint by [`SavepointWriter::with_operator_state`](crate::SavepointWriter::with_operator_state)
+/// (an operator without keyed state) or beside keyed state
+/// ([`KeyedStateBootstrap::with_operator_state`]).
+///
+/// # Examples
+///
+/// ```
+/// use typeinfo_savepoint::OperatorStateBootstrap;
+/// use typeinfo_state::Redistribution;
+///
+/// # fn main() -> typeinfo_savepoint::Result<()> {
+/// let mut offsets = OperatorStateBootstrap::new(2)?;
+/// offsets.list_state("offsets", Redistribution::Split, [vec![10u64], vec![20]])?;
+/// offsets.broadcast_state("rules", [("r0".to_owned(), "alpha".to_owned())])?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct OperatorStateBootstrap {
+    name: String,
+    backends: Vec<OperatorStateBackend>,
+}
+
+impl std::fmt::Debug for OperatorStateBootstrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorStateBootstrap")
+            .field("name", &self.name)
+            .field("parallelism", &self.backends.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OperatorStateBootstrap {
+    /// Operator state for an operator of `parallelism` subtasks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Refused`] for a parallelism of 0 or above 32768.
+    pub fn new(parallelism: u32) -> Result<Self> {
+        if !(1..=32_768).contains(&parallelism) {
+            return Err(Error::Refused(format!(
+                "parallelism {parallelism} is outside 1..=32768"
+            )));
+        }
+        Ok(Self {
+            name: "Bootstrap".to_owned(),
+            backends: (0..parallelism)
+                .map(|i| OperatorStateBackend::new(i, parallelism))
+                .collect(),
+        })
+    }
+
+    /// The operator's name in `_metadata` (free text; `Bootstrap` unless set).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The operator's parallelism.
+    pub fn parallelism(&self) -> u32 {
+        self.backends.len() as u32
+    }
+
+    /// Adds list state `name`: the `i`-th list goes to subtask `i` modulo the parallelism
+    /// (so the lists of a job that ran at the same parallelism stay where they were; a
+    /// restore redistributes them by `redistribution` as it does the job's own).
+    ///
+    /// # Errors
+    ///
+    /// The name taken by a state of another kind or type; an element that cannot be
+    /// serialized.
+    pub fn list_state<T: StateValue>(
+        &mut self,
+        name: &str,
+        redistribution: Redistribution,
+        per_subtask: impl IntoIterator<Item = Vec<T>>,
+    ) -> Result<&mut Self> {
+        let handles = self
+            .backends
+            .iter_mut()
+            .map(|b| b.list_state::<T>(name, redistribution))
+            .collect::<typeinfo_state::Result<Vec<_>>>()?;
+        let parallelism = self.backends.len();
+        for (i, items) in per_subtask.into_iter().enumerate() {
+            let s = i % parallelism;
+            for item in items {
+                handles[s].add(&mut self.backends[s], item)?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Adds broadcast state `name` with these entries, on every subtask (a broadcast
+    /// state's copies are equal).
+    ///
+    /// # Errors
+    ///
+    /// As [`list_state`](Self::list_state).
+    pub fn broadcast_state<BK: MapKey, BV: StateValue + Clone>(
+        &mut self,
+        name: &str,
+        entries: impl IntoIterator<Item = (BK, BV)>,
+    ) -> Result<&mut Self> {
+        let entries: Vec<(BK, BV)> = entries.into_iter().collect();
+        for backend in &mut self.backends {
+            let state = backend.broadcast_state::<BK, BV>(name)?;
+            for (k, v) in &entries {
+                state.put(backend, k.clone(), v.clone())?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Writes each subtask's operator state file into the operator's directory `dir`.
+    fn write_files(&self, dir: &Path) -> Result<()> {
+        for (subtask, backend) in self.backends.iter().enumerate() {
+            backend.snapshot(&checkpoint::opstate_path(dir, subtask))?;
+        }
+        Ok(())
+    }
+}
+
 /// A bootstrapped operator without its key type, as the writer keeps it.
 pub(crate) trait BootstrappedOperator {
     fn name(&self) -> &str;
     fn parallelism(&self) -> u32;
-    fn max_parallelism(&self) -> u32;
+    /// The max parallelism its keyed state was built for (none without keyed state).
+    fn max_parallelism(&self) -> Option<u32>;
     /// Writes each subtask's keyed state file into the operator's directory `dir`.
     fn write(&mut self, dir: &Path) -> Result<()>;
 }
@@ -198,14 +426,32 @@ impl<K: StateKey> BootstrappedOperator for KeyedStateBootstrap<K> {
     fn parallelism(&self) -> u32 {
         KeyedStateBootstrap::parallelism(self)
     }
-    fn max_parallelism(&self) -> u32 {
-        self.max_parallelism
+    fn max_parallelism(&self) -> Option<u32> {
+        Some(self.max_parallelism)
     }
     fn write(&mut self, dir: &Path) -> Result<()> {
         for (subtask, backend) in self.backends.iter_mut().enumerate() {
             backend.snapshot(&checkpoint::kstate_path(dir, subtask))?;
         }
+        if let Some(operator_state) = &self.operator_state {
+            operator_state.write_files(dir)?;
+        }
         Ok(())
+    }
+}
+
+impl BootstrappedOperator for OperatorStateBootstrap {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn parallelism(&self) -> u32 {
+        OperatorStateBootstrap::parallelism(self)
+    }
+    fn max_parallelism(&self) -> Option<u32> {
+        None
+    }
+    fn write(&mut self, dir: &Path) -> Result<()> {
+        self.write_files(dir)
     }
 }
 

@@ -15,6 +15,8 @@
 //!   operators removed, uids renamed, keyed state bootstrapped from datasets
 //!   ([`KeyedStateBootstrap`]), or another max parallelism (every key's key group is
 //!   computed again from its stored bytes).
+//! - [`from_flink`]: an Apache Flink 2.3 savepoint's state converted into a typeinfo
+//!   savepoint, so that a job moved from Flink to Rust continues where Flink stopped.
 //!
 //! Every command refuses a corrupt, truncated or foreign file with a message naming it
 //! (and never panics on one), and none modifies its input: a savepoint is always written
@@ -74,6 +76,7 @@ mod bootstrap;
 mod dump;
 mod error;
 pub mod flink;
+pub mod from_flink;
 mod inspect;
 pub mod json;
 mod render;
@@ -82,7 +85,7 @@ mod typed;
 mod verify;
 mod writer;
 
-pub use bootstrap::KeyedStateBootstrap;
+pub use bootstrap::{KeyedStateBootstrap, OperatorStateBootstrap};
 pub use dump::dump;
 pub use error::{Error, Result};
 pub use inspect::{

@@ -8,7 +8,7 @@ use typeinfo_runtime::checkpoint::{self, Metadata};
 use typeinfo_state::savepoint::{rewrite_max_parallelism, write_atomically};
 use typeinfo_state::StateKey;
 
-use crate::bootstrap::{BootstrappedOperator, KeyedStateBootstrap};
+use crate::bootstrap::{BootstrappedOperator, KeyedStateBootstrap, OperatorStateBootstrap};
 use crate::error::{Error, Result};
 use crate::savepoint::{Operator, Savepoint};
 use crate::verify::{verify_operator, Verification};
@@ -177,14 +177,34 @@ impl SavepointWriter {
         uid: &str,
         state: KeyedStateBootstrap<K>,
     ) -> Result<&mut Self> {
+        self.bootstrapped(uid, Box::new(state))
+    }
+
+    /// Adds an operator with uid `uid` that has operator state `state` and no keyed state.
+    ///
+    /// # Errors
+    ///
+    /// As [`with_keyed_state`](Self::with_keyed_state).
+    pub fn with_operator_state(
+        &mut self,
+        uid: &str,
+        state: OperatorStateBootstrap,
+    ) -> Result<&mut Self> {
+        self.bootstrapped(uid, Box::new(state))
+    }
+
+    fn bootstrapped(
+        &mut self,
+        uid: &str,
+        state: Box<dyn BootstrappedOperator>,
+    ) -> Result<&mut Self> {
         let key = checkpoint::operator_key(Some(check_uid(uid)?), 0);
         if self.operators.contains_key(&key) {
             return Err(Error::Refused(format!(
                 "the savepoint already has an operator with uid `{uid}`: remove it first"
             )));
         }
-        self.operators
-            .insert(key, Planned::Bootstrapped(Box::new(state)));
+        self.operators.insert(key, Planned::Bootstrapped(state));
         Ok(self)
     }
 
@@ -273,12 +293,14 @@ impl SavepointWriter {
             let parallelism = match planned {
                 Planned::Existing(op) => op.parallelism,
                 Planned::Bootstrapped(b) => {
-                    if b.max_parallelism() != self.max_parallelism {
-                        return Err(Error::Refused(format!(
-                            "operator `{key}` was bootstrapped for max parallelism {}, the savepoint has {}",
-                            b.max_parallelism(),
-                            self.max_parallelism
-                        )));
+                    match b.max_parallelism() {
+                        Some(m) if m != self.max_parallelism => {
+                            return Err(Error::Refused(format!(
+                                "operator `{key}` was bootstrapped for max parallelism {m}, the savepoint has {}",
+                                self.max_parallelism
+                            )));
+                        }
+                        _ => {}
                     }
                     b.parallelism()
                 }

@@ -45,6 +45,7 @@ impl<B: Data> BroadcastStream<B> {
         self.stream
             .map(CoInput::<A, B>::Second)
             .name("Connect (broadcast input)")
+            .at_input_parallelism()
             .broadcast()
     }
 }
@@ -78,7 +79,8 @@ impl<A: Data, B: Data> BroadcastConnectedStreams<A, B> {
         let first = self
             .first
             .map(CoInput::<A, B>::First)
-            .name("Connect (input 1)");
+            .name("Connect (input 1)")
+            .at_input_parallelism();
         let held = KeyOf::Partly(Arc::new(|record: &CoInput<A, B>| match record {
             CoInput::First(_) => Some(()),
             CoInput::Second(_) => None,
@@ -121,6 +123,7 @@ impl<K: Key, A: Data, B: Data> KeyedBroadcastConnectedStreams<K, A, B> {
         let first = stream
             .map(CoInput::<A, B>::First)
             .name("Connect (input 1)")
+            .at_input_parallelism()
             .partitioned_by_key(selector.clone());
         first.union(&[self.broadcast.tagged()]).transform_keyed(
             "Keyed Broadcast Process",

@@ -47,11 +47,13 @@ impl<A: Data, B: Data> ConnectedStreams<A, B> {
         let first = self
             .first
             .map(CoInput::<A, B>::First)
-            .name("Connect (input 1)");
+            .name("Connect (input 1)")
+            .at_input_parallelism();
         let second = self
             .second
             .map(CoInput::<A, B>::Second)
-            .name("Connect (input 2)");
+            .name("Connect (input 2)")
+            .at_input_parallelism();
         first.union(&[second])
     }
 

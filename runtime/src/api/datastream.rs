@@ -215,6 +215,16 @@ impl<T: Data> DataStream<T> {
         self.set_chaining(Chaining::Head)
     }
 
+    /// Runs the operator that makes this stream at its input's parallelism unless one is
+    /// set (the adapters of `connect`; see `Transformation::parallelism_of_input`).
+    pub(crate) fn at_input_parallelism(self) -> Self {
+        if let Some(id) = self.node {
+            self.env
+                .with_transformation(id, |t| t.parallelism_of_input = true);
+        }
+        self
+    }
+
     /// Keeps the operator that makes this stream out of every operator chain: it runs as an
     /// operator of its own, its input and output passed through timely channels (Flink's
     /// `disableChaining`).

@@ -56,6 +56,7 @@ impl NodeSpec {
             bounded: self.bounded,
             rescalable: self.rescalable,
             chaining: Default::default(),
+            parallelism_of_input: false,
         }
     }
 }

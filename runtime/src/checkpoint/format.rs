@@ -42,6 +42,37 @@ pub(crate) const MAX_EPOCH: u64 = i64::MAX as u64;
 /// The largest max parallelism (Flink's limit, the key-group count a state file can hold).
 const MAX_MAX_PARALLELISM: u64 = 32_768;
 
+/// The keyed state that holds an operator's timers in checkpoints (`FORMAT.md`): a value
+/// state in the namespace `()` whose value is, per key, every timer of that key as
+/// `(namespace, time, event time)` ([`TimerStateValue`]). A tool that writes a savepoint
+/// for a job (typeinfo-savepoint's bootstrap, a migration from Flink) writes its timers
+/// there under the name of the operator that owns them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerState {
+    /// A window operator's timers (namespace: the window).
+    Window,
+    /// A `KeyedProcessFunction`'s timers (`KeyedStream::process`; namespace `()`).
+    KeyedProcess,
+    /// A user operator's timers (`transform`, keyed co- and broadcast process functions;
+    /// namespace `()`).
+    Operator,
+}
+
+impl TimerState {
+    /// The state's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TimerState::Window => "window-timers",
+            TimerState::KeyedProcess => "process-timers",
+            TimerState::Operator => "operator-timers",
+        }
+    }
+}
+
+/// The value of a [`TimerState`] for one key: each timer's namespace, time, and whether it
+/// is an event-time timer (`false`: processing time).
+pub type TimerStateValue<N> = Vec<(N, i64, bool)>;
+
 /// The directory name of an operator's state: `uid-<uid>` for an operator with a uid,
 /// `node-<id>` otherwise. It is also the operator's key in [`Metadata::operators`].
 pub fn operator_key(uid: Option<&str>, node: usize) -> String {

@@ -100,6 +100,6 @@ pub(crate) mod upload;
 pub use crate::config::{CheckpointConfig, RestoreSettings};
 pub use format::{
     kstate_path, native_path, operator_key, opstate_path, ostate_path, Metadata, OperatorPart,
-    METADATA_FILE,
+    TimerState, TimerStateValue, METADATA_FILE,
 };
 pub use restore::locate;

@@ -150,7 +150,8 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
 /// namespace, time and domain (`true` for event time). The heap backend writes it at each
 /// checkpoint; the RocksDB backend keeps it current (see the module docs). Either way it
 /// moves with its key groups when a job is rescaled.
-pub(crate) type TimerState<N> = typeinfo_state::ValueState<(), Vec<(N, i64, bool)>>;
+pub(crate) type TimerState<N> =
+    typeinfo_state::ValueState<(), crate::checkpoint::TimerStateValue<N>>;
 
 /// How many timers the RocksDB timers remember as registered (then they forget them all and
 /// start again): about 64 Ki entries of a key, a namespace and a time.

@@ -449,7 +449,12 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
         op: Op,
         selector: Option<KeyOf<I, K>>,
     ) -> Result<Self> {
-        Self::with_timer_state(setup, op, selector, "operator-timers")
+        Self::with_timer_state(
+            setup,
+            op,
+            selector,
+            crate::checkpoint::TimerState::Operator.name(),
+        )
     }
 
     /// As [`new`](Self::new), with the timers in keyed state named `timers`.

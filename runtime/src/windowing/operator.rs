@@ -522,7 +522,11 @@ where
         } else {
             None
         };
-        let timers = KeyedTimers::new(&mut backend, "window-timers", setup)?;
+        let timers = KeyedTimers::new(
+            &mut backend,
+            crate::checkpoint::TimerState::Window.name(),
+            setup,
+        )?;
         trigger.initialize_state(&mut backend)?;
         let runtime = RuntimeContext::new(setup);
         let mut per_window = Vec::new();
