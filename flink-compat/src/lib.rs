@@ -103,8 +103,9 @@
 //! - Flink savepoints: canonical savepoints are read into a type-free dump (see
 //!   [`savepoint`]); RocksDB's native savepoints, incremental, changelog and unaligned
 //!   checkpoints are refused by name. The typed readers take a state whose layouts resolve
-//!   as they are (a migration is left to the type-free dump); restoring a typeinfo job from
-//!   a Flink savepoint is not built yet (the rest of issue 31).
+//!   as they are (a migration is left to the type-free dump). A typeinfo job continues
+//!   from a Flink savepoint through `typeinfo_savepoint::from_flink`, which converts its
+//!   states with these readers into a typeinfo savepoint.
 //! - Flink's quirks are kept where they shape bytes and documented where they do not:
 //!   `SqlTimestampSerializer` reads 8 of the 12 bytes it writes for a null (here 12 are
 //!   read); `BigIntSerializer` writes 0, 1 and 10 short only for Java's shared constants

@@ -280,16 +280,15 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
     ///
     /// As [`values`](Self::values); a state whose name is not a timer state's.
     pub fn timers<N: FlinkNamespace>(&self, state: &str) -> Result<Vec<(K, N, i64, TimeDomain)>> {
-        let domain = match state.strip_prefix("_timer_state/") {
-            Some(s) if s.starts_with("event_") => TimeDomain::EventTime,
-            Some(s) if s.starts_with("processing_") => TimeDomain::ProcessingTime,
-            _ => {
-                return Err(self.context(
+        let domain =
+            match state.strip_prefix("_timer_state/") {
+                Some(s) if s.starts_with("event_") => TimeDomain::EventTime,
+                Some(s) if s.starts_with("processing_") => TimeDomain::ProcessingTime,
+                _ => return Err(self.context(
                     state,
                     "not a timer state (`_timer_state/event_...` or `_timer_state/processing_...`)",
-                ))
-            }
-        };
+                )),
+            };
         let raw = self
             .savepoint
             .keyed_state(&self.uid, state)

@@ -31,7 +31,7 @@ use typeinfo_savepoint::from_flink::{broadcast_state, operator_list_state, Flink
 use typeinfo_savepoint::{KeyedStateBootstrap, OperatorStateBootstrap, Savepoint, SavepointWriter};
 use typeinfo_state::{
     KeyedStateBackend, ListState, ListStateDescriptor, MapState, MapStateDescriptor,
-    OperatorListState, ReducingState, ReducingStateDescriptor, Redistribution, ValueState,
+    OperatorListState, Redistribution, ReducingState, ReducingStateDescriptor, ValueState,
     ValueStateDescriptor,
 };
 
@@ -146,7 +146,10 @@ struct Tagger {
 
 impl OneInputOperator<(), Event, Event> for Tagger {
     fn initialize_state(&mut self, ctx: &mut StateContext<'_, ()>) -> typeinfo_runtime::Result<()> {
-        self.seen = Some(ctx.operator_state().list_state("seen", Redistribution::Split)?);
+        self.seen = Some(
+            ctx.operator_state()
+                .list_state("seen", Redistribution::Split)?,
+        );
         Ok(())
     }
     fn open(&mut self, ctx: &mut StateContext<'_, ()>) -> typeinfo_runtime::Result<()> {
@@ -196,7 +199,10 @@ struct States {
 }
 
 impl States {
-    fn summary(&self, s: &mut typeinfo_runtime::KeyedBackend<String>) -> typeinfo_runtime::Result<(i64, usize, i64, usize)> {
+    fn summary(
+        &self,
+        s: &mut typeinfo_runtime::KeyedBackend<String>,
+    ) -> typeinfo_runtime::Result<(i64, usize, i64, usize)> {
         let count = self.order.value(s, &())?.map_or(0, |o| o.count);
         let thirds = self.thirds.get(s, &())?.len();
         let sum = self.sum.get(s, &())?.unwrap_or(0);
@@ -342,7 +348,8 @@ fn run_rest(savepoint: &Path, backend: StateBackend, parallelism: u32) -> Vec<St
         .map(|e: Event| format!("window {} {} seq={}", e.key, e.value, e.seq))
         .uid("window-lines");
     let out = stateful.union(&[windows]).collect();
-    env.execute("migrated from Flink").expect("the restored job runs");
+    env.execute("migrated from Flink")
+        .expect("the restored job runs");
     out.take()
 }
 
@@ -365,7 +372,8 @@ fn a_flink_job_continues_in_typeinfo_from_its_savepoint() {
             (StateBackend::rocksdb(), 2),
             (StateBackend::Heap, 3),
         ] {
-            let what = format!("Flink {flink_backend} -> typeinfo {backend:?}, parallelism {parallelism}");
+            let what =
+                format!("Flink {flink_backend} -> typeinfo {backend:?}, parallelism {parallelism}");
             let dir = tempfile::tempdir().unwrap();
             let converted = dir.path().join("converted");
             let savepoint = convert(
@@ -391,8 +399,12 @@ fn a_flink_job_continues_in_typeinfo_from_its_savepoint() {
             let mut got: Vec<String> = before.iter().cloned().chain(after).collect();
             got.sort();
             assert_eq!(got.len(), full.len(), "{what}");
-            let diff: Vec<(&String, &String)> =
-                got.iter().zip(&full).filter(|(a, b)| a != b).take(5).collect();
+            let diff: Vec<(&String, &String)> = got
+                .iter()
+                .zip(&full)
+                .filter(|(a, b)| a != b)
+                .take(5)
+                .collect();
             assert!(diff.is_empty(), "{what}: first differences {diff:#?}");
         }
     }
@@ -414,15 +426,24 @@ fn a_state_read_as_another_type_is_refused_by_name() {
         .values::<TimeWindow, _, _>("sum", &LongSerializer)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("VoidNamespace") && error.contains("TimeWindow"), "{error}");
+    assert!(
+        error.contains("VoidNamespace") && error.contains("TimeWindow"),
+        "{error}"
+    );
     let error = FlinkKeyedState::<String, _>::new(&flink, "no-such-uid", StringSerializer)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("no-such-uid") && error.contains("stateful"), "{error}");
+    assert!(
+        error.contains("no-such-uid") && error.contains("stateful"),
+        "{error}"
+    );
     let error = from.timers::<()>("order").unwrap_err().to_string();
     assert!(error.contains("not a timer state"), "{error}");
     let error = broadcast_state::<String, i64>(&flink, "stateful", "rules")
         .unwrap_err()
         .to_string();
-    assert!(error.contains("state `rules`") && error.contains("i64"), "{error}");
+    assert!(
+        error.contains("state `rules`") && error.contains("i64"),
+        "{error}"
+    );
 }

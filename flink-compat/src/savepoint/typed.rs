@@ -227,6 +227,37 @@ impl RawKeyedState {
     }
 }
 
+impl RawKeyedState {
+    /// A timer state's timers (a `PRIORITY_QUEUE` state such as
+    /// `_timer_state/event_user-timers` or `_timer_state/event_window-timers`): each
+    /// timer's key, namespace and time.
+    ///
+    /// # Errors
+    ///
+    /// Another kind of state; a key layout that does not resolve as is against `key`;
+    /// corrupt bytes.
+    pub fn timers<K, KS: TypeSerializer<K>>(&self, key: &KS) -> Result<Vec<TypedEntry<K, i64>>> {
+        self.expect_kind(&["PRIORITY_QUEUE"])?;
+        let timer = self.meta.serializer("VALUE_SERIALIZER")?;
+        self.check("key", composite_part(timer, "TimerSerializer", 0)?, key)?;
+        let namespace_serializer = composite_part(timer, "TimerSerializer", 1)?;
+        self.decode_each(|raw| {
+            let mut input = DataInputView::new(&raw.key);
+            input.skip_bytes(self.prefix_bytes)?;
+            // TimerSerializer: the timestamp with its sign bit flipped, the key, the namespace.
+            let time = java_io::read_i64(&mut input)? ^ i64::MIN;
+            let k = key.deserialize(&mut input)?;
+            let namespace = read_value(namespace_serializer, &mut input)?;
+            ensure_empty(&input, "timer")?;
+            Ok(TypedEntry {
+                key: k,
+                namespace,
+                value: time,
+            })
+        })
+    }
+}
+
 fn ensure_empty(input: &DataInputView<'_>, what: &str) -> Result<()> {
     if input.is_empty() {
         Ok(())

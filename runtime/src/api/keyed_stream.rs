@@ -239,7 +239,7 @@ impl<K: Key, T: Data> KeyedStream<K, T> {
                             setup,
                             KeyedProcessFunctionOperator(function.clone()),
                             Some(KeyOf::Every(Arc::clone(&inner_selector))),
-                            crate::checkpoint::TimerState::KeyedProcess.name(),
+                            crate::checkpoint::format::TimerState::KeyedProcess.name(),
                         )?))
                     },
                 )

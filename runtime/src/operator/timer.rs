@@ -151,7 +151,7 @@ impl<K: Clone + Eq + Hash, N: Clone + Eq + Hash> TimerQueue<K, N> {
 /// checkpoint; the RocksDB backend keeps it current (see the module docs). Either way it
 /// moves with its key groups when a job is rescaled.
 pub(crate) type TimerState<N> =
-    typeinfo_state::ValueState<(), crate::checkpoint::TimerStateValue<N>>;
+    typeinfo_state::ValueState<(), crate::checkpoint::format::TimerStateValue<N>>;
 
 /// How many timers the RocksDB timers remember as registered (then they forget them all and
 /// start again): about 64 Ki entries of a key, a namespace and a time.

@@ -453,7 +453,7 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
             setup,
             op,
             selector,
-            crate::checkpoint::TimerState::Operator.name(),
+            crate::checkpoint::format::TimerState::Operator.name(),
         )
     }
 

@@ -524,7 +524,7 @@ where
         };
         let timers = KeyedTimers::new(
             &mut backend,
-            crate::checkpoint::TimerState::Window.name(),
+            crate::checkpoint::format::TimerState::Window.name(),
             setup,
         )?;
         trigger.initialize_state(&mut backend)?;
