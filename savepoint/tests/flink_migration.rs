@@ -447,3 +447,28 @@ fn a_state_read_as_another_type_is_refused_by_name() {
         "{error}"
     );
 }
+
+#[test]
+fn a_damaged_flink_savepoint_converts_to_nothing_with_the_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("half_hashmap");
+    std::fs::create_dir(&copy).unwrap();
+    let mut largest = (0, PathBuf::new());
+    for entry in std::fs::read_dir(goldens().join("half_hashmap")).unwrap() {
+        let entry = entry.unwrap();
+        let to = copy.join(entry.file_name());
+        std::fs::copy(entry.path(), &to).unwrap();
+        let len = entry.metadata().unwrap().len();
+        if entry.file_name() != "_metadata" && len > largest.0 {
+            largest = (len, to);
+        }
+    }
+    let (len, victim) = largest;
+    let bytes = std::fs::read(&victim).unwrap();
+    std::fs::write(&victim, &bytes[..len as usize / 2]).unwrap();
+    let out = dir.path().join("converted");
+    let error = convert(&copy, &out, 2).unwrap_err().to_string();
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(error.contains(&name), "{error}");
+    assert!(!out.exists(), "nothing is written from a damaged savepoint");
+}
