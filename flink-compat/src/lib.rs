@@ -103,7 +103,9 @@
 //! - Flink savepoints: canonical savepoints are read into a type-free dump (see
 //!   [`savepoint`]); RocksDB's native savepoints, incremental, changelog and unaligned
 //!   checkpoints are refused by name. The typed readers take a state whose layouts resolve
-//!   as they are (a migration is left to the type-free dump). A typeinfo job continues
+//!   as they are, except [`savepoint::RawKeyedState::pojo_values`], which migrates a POJO
+//!   whose class gained, lost or renamed fields (other migrations are left to the
+//!   type-free dump). A typeinfo job continues
 //!   from a Flink savepoint through `typeinfo_savepoint::from_flink`, which converts its
 //!   states with these readers into a typeinfo savepoint.
 //! - Flink's quirks are kept where they shape bytes and documented where they do not:

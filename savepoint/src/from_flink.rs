@@ -32,9 +32,10 @@
 //! coordinator's state; a migrated job's sources start where the user points them, for
 //! Kafka at the consumer group's committed offsets, which Flink commits on every
 //! checkpoint); Kryo-serialized values and custom serializers without a Rust counterpart
-//! (refused, naming the state and the class); a layout that needs a migration while it is
-//! read (a POJO field added since: convert with the old struct, then migrate in typeinfo);
-//! operator and broadcast states of types other than Java's primitives, strings, lists
+//! (refused, naming the state and the class); a migration while reading other than a
+//! POJO value's ([`pojo_values`](FlinkKeyedState::pojo_values) takes fields added, removed
+//! and renamed; a POJO inside a list or map, or a field whose own type changed, is refused
+//! by name: convert with the old struct, then migrate in typeinfo); operator and broadcast states of types other than Java's primitives, strings, lists
 //! and nullables ([`FromFlinkValue`]).
 
 use std::marker::PhantomData;
@@ -204,6 +205,33 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
             .map_err(|e| self.context(state, e))?;
         let entries = raw
             .values(&self.key, value)
+            .map_err(|e| self.context(state, e))?;
+        entries
+            .into_iter()
+            .map(|e| Ok((e.key, N::from_flink(&e.namespace)?, e.value)))
+            .collect::<Result<_>>()
+            .map_err(|e| self.context(state, e))
+    }
+
+    /// A value, reducing or aggregating state holding a POJO, read into the derived
+    /// `#[typeinfo(flink_pojo = "...")]` struct `V` even when the class changed since the
+    /// savepoint (fields added, removed, renamed with `flink_alias`): Flink's
+    /// "compatible after migration", done while converting.
+    ///
+    /// # Errors
+    ///
+    /// As [`values`](Self::values); a change that cannot migrate names the field.
+    pub fn pojo_values<N, V>(&self, state: &str) -> Result<Vec<(K, N, V)>>
+    where
+        N: FlinkNamespace,
+        V: typeinfo_flink_compat::FlinkPojo + typeinfo_flink_compat::FlinkType,
+    {
+        let raw = self
+            .savepoint
+            .keyed_state(&self.uid, state)
+            .map_err(|e| self.context(state, e))?;
+        let entries = raw
+            .pojo_values(&self.key)
             .map_err(|e| self.context(state, e))?;
         entries
             .into_iter()

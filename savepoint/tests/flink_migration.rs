@@ -472,3 +472,62 @@ fn a_damaged_flink_savepoint_converts_to_nothing_with_the_file_named() {
     assert!(error.contains(&name), "{error}");
     assert!(!out.exists(), "nothing is written from a damaged savepoint");
 }
+
+/// `FlinkMigration.Order` as the Rust job has it now: `user` renamed `buyer` in Java (its
+/// old name kept), `total` dropped, `region` added.
+#[derive(TypeInfo, Debug, Clone, PartialEq)]
+#[typeinfo(flink_pojo = "FlinkMigration$Order")]
+struct OrderV2 {
+    #[typeinfo(flink_alias = "user")]
+    buyer: String,
+    count: i64,
+    region: Option<String>,
+}
+
+#[test]
+fn a_pojo_whose_class_changed_migrates_while_it_is_converted() {
+    let flink = FlinkSavepoint::open(goldens().join("half_rocksdb")).unwrap();
+    let from = FlinkKeyedState::<String, _>::new(&flink, "stateful", StringSerializer).unwrap();
+    let mut old: Vec<(String, (), Order)> = from
+        .values::<(), _, _>("order", &Order::flink_serializer())
+        .unwrap();
+    let mut new = from.pojo_values::<(), OrderV2>("order").unwrap();
+    old.sort_by(|a, b| a.0.cmp(&b.0));
+    new.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(old.len(), 40);
+    let expected: Vec<(String, (), OrderV2)> = old
+        .into_iter()
+        .map(|(key, (), o)| {
+            let v2 = OrderV2 {
+                buyer: o.user,
+                count: o.count,
+                region: None,
+            };
+            (key, (), v2)
+        })
+        .collect();
+    assert_eq!(new, expected);
+    // The strict reader refuses the changed class, naming what changed.
+    let error = from
+        .values::<(), OrderV2, _>("order", &OrderV2::flink_serializer())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("state `order`"), "{error}");
+
+    /// `total` became a string: no migration reads a double as a string.
+    #[derive(TypeInfo, Debug, Clone, PartialEq)]
+    #[typeinfo(flink_pojo = "FlinkMigration$Order")]
+    struct OrderTotalText {
+        user: String,
+        count: i64,
+        total: String,
+    }
+    let error = from
+        .pojo_values::<(), OrderTotalText>("order")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("total") && error.contains("incompatible"),
+        "{error}"
+    );
+}

@@ -4,14 +4,17 @@
 //! are (a layout that would need a migration, or is incompatible, is an error naming the
 //! state and the change; the type-free dump reads any layout this crate knows).
 
-use typeinfo::{DataInputView, Error, Result, TypeSerializer, Verdict};
+use typeinfo::{Compatibility, DataInputView, Error, Result, TypeSerializer, Verdict};
 
+use crate::flink_snapshot::migration::resolve_pojo;
 use crate::flink_snapshot::read::FlinkSnapshot;
 use crate::flink_snapshot::resolve::resolve;
 use crate::java_io;
+use crate::layout::pojo::FlinkPojo;
 use crate::savepoint::keyed::{composite_part, RawEntry};
 use crate::savepoint::meta_info::StateMetaInfo;
 use crate::savepoint::value::{read_value, FlinkValue};
+use crate::FlinkType;
 
 /// One keyed state's undecoded entries over all subtasks, with what decodes them.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,6 +256,53 @@ impl RawKeyedState {
                 key: k,
                 namespace,
                 value: time,
+            })
+        })
+    }
+}
+
+impl RawKeyedState {
+    /// A value, reducing or aggregating state holding a POJO, read into the Rust POJO `V`
+    /// even when the class changed since Flink wrote it: fields added (an `Option` or a
+    /// `#[typeinfo(default)]` field takes its default), removed (skipped by their old
+    /// snapshot) or renamed (`#[typeinfo(flink_alias = "oldName")]`), as a restore in
+    /// Flink would migrate them (`PojoSerializerSnapshot`'s "compatible after migration").
+    ///
+    /// # Errors
+    ///
+    /// As [`values`](Self::values); a change that cannot migrate (a field's type changed,
+    /// a field without a default missing from Flink's state) names the field.
+    pub fn pojo_values<K, V, KS>(&self, key: &KS) -> Result<Vec<TypedEntry<K, V>>>
+    where
+        KS: TypeSerializer<K>,
+        V: FlinkPojo + FlinkType,
+    {
+        self.expect_kind(&["VALUE", "REDUCING", "AGGREGATING"])?;
+        self.check("key", &self.key_serializer, key)?;
+        let reader = match resolve_pojo::<V>(self.meta.serializer("VALUE_SERIALIZER")?) {
+            Compatibility::AsIs | Compatibility::Reconfigured(_) => None,
+            Compatibility::AfterMigration(reader) => Some(reader),
+            Compatibility::Incompatible(inc) => {
+                return Err(Error::custom(format!(
+                    "state `{}`, value: incompatible: {inc}",
+                    self.meta.name
+                )))
+            }
+        };
+        let serializer = V::flink_serializer();
+        self.decode_each(|raw| {
+            let (k, namespace, rest) = self.key_and_namespace(raw, key)?;
+            ensure_empty(&rest, "key")?;
+            let mut input = DataInputView::new(&raw.value);
+            let v = match &reader {
+                Some(reader) => reader.read(&mut input)?,
+                None => serializer.deserialize(&mut input)?,
+            };
+            ensure_empty(&input, "value")?;
+            Ok(TypedEntry {
+                key: k,
+                namespace,
+                value: v,
             })
         })
     }
