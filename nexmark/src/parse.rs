@@ -134,6 +134,11 @@ fn bit(mask: u8, i: u8) -> bool {
 /// Parses one event line (without its `\n`); `seq` is its 0-based line number. Returns
 /// the event's time and the event, unless `keep` leaves out its kind.
 ///
+/// A line in the generator's own shape (keys in its order, no whitespace, strings without
+/// escapes) is read by a scan of that shape ([`scan`]) that borrows its strings; any other
+/// line goes through `serde_json`, which accepts every valid spelling of the same event
+/// and says what is wrong with an invalid one. Both build the event through the same checks.
+///
 /// # Errors
 ///
 /// What is wrong with the line, without its place (the reader adds file and line).
@@ -142,14 +147,71 @@ pub fn event(line: &[u8], seq: u64, keep: Projection) -> Result<(i64, Option<Eve
         return Err("empty line".into());
     }
     let line = std::str::from_utf8(line).map_err(|e| format!("not valid UTF-8: {e}"))?;
-    let line: Line<'_> = serde_json::from_str(line).map_err(|e| format!("invalid event: {e}"))?;
+    from_str(line, seq, keep, true)
+}
+
+/// [`event`] of a UTF-8 line; `scan`: the generator's shape is read by the scan.
+fn from_str(
+    line: &str,
+    seq: u64,
+    keep: Projection,
+    scan: bool,
+) -> Result<(i64, Option<Event>), String> {
+    let raw = match scan.then(|| scan::line(line)).flatten() {
+        Some(raw) => raw,
+        None => {
+            let line: Line<'_> =
+                serde_json::from_str(line).map_err(|e| format!("invalid event: {e}"))?;
+            match (line.event_type, line.person, line.auction, line.bid) {
+                (0, Some(p), None, None) => Raw::Person(p),
+                (1, None, Some(a), None) => Raw::Auction(a),
+                (2, None, None, Some(b)) => Raw::Bid(b),
+                (t, p, a, b) => return Err(mismatch(t, [p.is_some(), a.is_some(), b.is_some()])),
+            }
+        }
+    };
+    let wanted = match &raw {
+        Raw::Person(_) => keep.person.is_some(),
+        Raw::Auction(_) => keep.auction.is_some(),
+        Raw::Bid(_) => keep.bid.is_some(),
+    };
+    let event = build(raw, seq, keep)?;
+    Ok((event.date_time(), wanted.then_some(event)))
+}
+
+/// An event line's one event, its strings borrowed from the line where they had no escapes.
+enum Raw<'a> {
+    Person(RawPerson<'a>),
+    Auction(RawAuction<'a>),
+    Bid(RawBid<'a>),
+}
+
+/// The error of a line whose `event_type` and keys do not agree.
+fn mismatch(t: u8, keys: [bool; 3]) -> String {
+    match keys.iter().filter(|k| **k).count() {
+        1 => format!(
+            "event_type {t} does not match the key {}",
+            if keys[0] {
+                "person"
+            } else if keys[1] {
+                "auction"
+            } else {
+                "bid"
+            }
+        ),
+        _ => "expected exactly one of the keys person, auction, bid".into(),
+    }
+}
+
+/// The event, every field checked.
+fn build(raw: Raw<'_>, seq: u64, keep: Projection) -> Result<Event, String> {
     let (p_keep, a_keep, b_keep) = (
         keep.person.unwrap_or(0),
         keep.auction.unwrap_or(0),
         keep.bid.unwrap_or(0),
     );
-    let event = match (line.event_type, line.person, line.auction, line.bid) {
-        (0, Some(p), None, None) => Event::Person(Person {
+    Ok(match raw {
+        Raw::Person(p) => Event::Person(Person {
             id: int("person.id", p.id)?,
             name: text("person.name", p.name, bit(p_keep, 0))?,
             email_address: text("person.email_address", p.email_address, bit(p_keep, 1))?,
@@ -160,7 +222,7 @@ pub fn event(line: &[u8], seq: u64, keep: Projection) -> Result<(i64, Option<Eve
             extra: text("person.extra", p.extra, bit(p_keep, 5))?,
             seq,
         }),
-        (1, None, Some(a), None) => Event::Auction(Auction {
+        Raw::Auction(a) => Event::Auction(Auction {
             id: int("auction.id", a.id)?,
             item_name: text("auction.item_name", a.item_name, bit(a_keep, 0))?,
             description: text("auction.description", a.description, bit(a_keep, 1))?,
@@ -173,7 +235,7 @@ pub fn event(line: &[u8], seq: u64, keep: Projection) -> Result<(i64, Option<Eve
             extra: text("auction.extra", a.extra, bit(a_keep, 2))?,
             seq,
         }),
-        (2, None, None, Some(b)) => Event::Bid(Bid {
+        Raw::Bid(b) => Event::Bid(Bid {
             auction: int("bid.auction", b.auction)?,
             bidder: int("bid.bidder", b.bidder)?,
             price: int("bid.price", b.price)?,
@@ -183,31 +245,130 @@ pub fn event(line: &[u8], seq: u64, keep: Projection) -> Result<(i64, Option<Eve
             extra: text("bid.extra", b.extra, bit(b_keep, 2))?,
             seq,
         }),
-        (t, p, a, b) => {
-            let keys = [p.is_some(), a.is_some(), b.is_some()];
-            match keys.iter().filter(|k| **k).count() {
-                1 => {
-                    return Err(format!(
-                        "event_type {t} does not match the key {}",
-                        if keys[0] {
-                            "person"
-                        } else if keys[1] {
-                            "auction"
-                        } else {
-                            "bid"
-                        }
-                    ))
-                }
-                _ => return Err("expected exactly one of the keys person, auction, bid".into()),
-            }
+    })
+}
+
+/// The generator's own spelling of an event line, read by a scan of that exact shape:
+/// `{"event_type":N,"<kind>":{...}}` with the kind's keys in FORMAT.md's order, no
+/// whitespace, integers as plain digits (no sign, no leading zero, no fraction or
+/// exponent, within `u64`), strings without a backslash or a control character. A line in
+/// that shape is valid JSON and means what `serde_json` would read from it; the scan gives
+/// up (`None`) at the first byte that leaves the shape, and the caller reads the line with
+/// `serde_json` instead. The line is valid UTF-8 already, so a string is a `str` slice.
+mod scan {
+    use std::borrow::Cow;
+
+    use super::{Raw, RawAuction, RawBid, RawPerson};
+
+    struct Cursor<'a> {
+        line: &'a str,
+        at: usize,
+    }
+
+    impl<'a> Cursor<'a> {
+        fn lit(&mut self, expected: &str) -> Option<()> {
+            let end = self.at + expected.len();
+            (self.line.as_bytes().get(self.at..end)? == expected.as_bytes()).then(|| {
+                self.at = end;
+            })
         }
-    };
-    let wanted = match &event {
-        Event::Person(_) => keep.person.is_some(),
-        Event::Auction(_) => keep.auction.is_some(),
-        Event::Bid(_) => keep.bid.is_some(),
-    };
-    Ok((event.date_time(), wanted.then_some(event)))
+
+        /// `"key":`, then an integer.
+        fn int(&mut self, key: &str) -> Option<u64> {
+            self.key(key)?;
+            let bytes = self.line.as_bytes();
+            let start = self.at;
+            let mut value: u64 = 0;
+            while let Some(d) = bytes.get(self.at).filter(|b| b.is_ascii_digit()) {
+                value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+                self.at += 1;
+            }
+            let digits = self.at - start;
+            (digits == 1 || (digits > 1 && bytes[start] != b'0')).then_some(value)
+        }
+
+        /// `"key":`, then a string without escapes or control characters.
+        fn string(&mut self, key: &str) -> Option<Cow<'a, str>> {
+            self.key(key)?;
+            self.lit("\"")?;
+            let rest = &self.line.as_bytes()[self.at..];
+            // The line holds no control character (checked once in `line`).
+            let len = memchr::memchr2(b'"', b'\\', rest)?;
+            if rest[len] != b'"' {
+                return None;
+            }
+            let s = self.line.get(self.at..self.at + len)?;
+            self.at += len + 1;
+            Some(Cow::Borrowed(s))
+        }
+
+        /// `"key":` right after an object's `{`, `,"key":` after a value.
+        fn key(&mut self, key: &str) -> Option<()> {
+            if self.at == 0 || self.line.as_bytes()[self.at - 1] != b'{' {
+                self.lit(",")?;
+            }
+            self.lit("\"")?;
+            self.lit(key)?;
+            self.lit("\":")
+        }
+    }
+
+    /// The line's event, or `None` when the line is not in the generator's shape.
+    pub(super) fn line(line: &str) -> Option<Raw<'_>> {
+        // No control character anywhere (JSON allows none raw in a string, and the shape
+        // has no whitespace): one pass the compiler vectorizes, instead of one per string.
+        if line.bytes().fold(false, |any, b| any | (b < 0x20)) {
+            return None;
+        }
+        let mut c = Cursor { line, at: 0 };
+        c.lit("{")?;
+        let kind = c.int("event_type")?;
+        let raw = match kind {
+            0 => {
+                c.lit(",\"person\":{")?;
+                Raw::Person(RawPerson {
+                    id: c.int("id")?,
+                    name: c.string("name")?,
+                    email_address: c.string("email_address")?,
+                    credit_card: c.string("credit_card")?,
+                    city: c.string("city")?,
+                    state: c.string("state")?,
+                    date_time: c.int("date_time")?,
+                    extra: c.string("extra")?,
+                })
+            }
+            1 => {
+                c.lit(",\"auction\":{")?;
+                Raw::Auction(RawAuction {
+                    id: c.int("id")?,
+                    item_name: c.string("item_name")?,
+                    description: c.string("description")?,
+                    initial_bid: c.int("initial_bid")?,
+                    reserve: c.int("reserve")?,
+                    date_time: c.int("date_time")?,
+                    expires: c.int("expires")?,
+                    seller: c.int("seller")?,
+                    category: c.int("category")?,
+                    extra: c.string("extra")?,
+                })
+            }
+            2 => {
+                c.lit(",\"bid\":{")?;
+                Raw::Bid(RawBid {
+                    auction: c.int("auction")?,
+                    bidder: c.int("bidder")?,
+                    price: c.int("price")?,
+                    channel: c.string("channel")?,
+                    url: c.string("url")?,
+                    date_time: c.int("date_time")?,
+                    extra: c.string("extra")?,
+                })
+            }
+            _ => return None,
+        };
+        c.lit("}}")?;
+        (c.at == line.len()).then_some(raw)
+    }
 }
 
 /// Parses one side-input line `key,value` (the value is the rest of the line).
@@ -234,7 +395,96 @@ pub fn side_row(line: &str) -> Result<SideRow, String> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// A string field: mostly plain, sometimes with what JSON escapes or the CSV refuses.
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[a-z ]{0,12}",
+            1 => "[a-z,\"\\\\\u{1}\u{e9}\n]{0,6}",
+        ]
+    }
+
+    /// An event line as the generator writes it (serde_json, fields in FORMAT.md's order).
+    fn line() -> impl Strategy<Value = String> {
+        let int = prop_oneof![
+            0..2_000_000_000_000u64,
+            Just(u64::MAX),
+            Just(i64::MAX as u64 + 1)
+        ];
+        let person = (int.clone(), field(), field(), int.clone()).prop_map(|(id, name, extra, t)| {
+            format!(
+                r#"{{"event_type":0,"person":{{"id":{id},"name":{},"email_address":"e@x.com","credit_card":"1 2","city":"c","state":"s","date_time":{t},"extra":{}}}}}"#,
+                serde_json::to_string(&name).unwrap(),
+                serde_json::to_string(&extra).unwrap()
+            )
+        });
+        let auction = (int.clone(), field(), int.clone()).prop_map(|(id, item, t)| {
+            format!(
+                r#"{{"event_type":1,"auction":{{"id":{id},"item_name":{},"description":"d","initial_bid":5,"reserve":6,"date_time":{t},"expires":{t},"seller":7,"category":10,"extra":"x"}}}}"#,
+                serde_json::to_string(&item).unwrap()
+            )
+        });
+        let bid = (int.clone(), int, field()).prop_map(|(a, t, url)| {
+            format!(
+                r#"{{"event_type":2,"bid":{{"auction":{a},"bidder":3,"price":100,"channel":"Google","url":{},"date_time":{t},"extra":""}}}}"#,
+                serde_json::to_string(&url).unwrap()
+            )
+        });
+        prop_oneof![person, auction, bid]
+    }
+
+    /// A line with one byte inserted, removed or replaced somewhere.
+    fn damaged() -> impl Strategy<Value = String> {
+        (
+            line(),
+            any::<prop::sample::Index>(),
+            0..3u8,
+            prop::sample::select(b" ,:{}\"0912a-\\e.".to_vec()),
+        )
+            .prop_map(|(line, at, how, byte)| {
+                let mut bytes = line.into_bytes();
+                let i = at.index(bytes.len());
+                match how {
+                    0 => bytes.insert(i, byte),
+                    1 => {
+                        bytes.remove(i);
+                    }
+                    _ => bytes[i] = byte,
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The scan reads what serde_json reads, accepts nothing serde_json refuses, and
+        /// refuses with serde_json's words.
+        #[test]
+        fn the_scan_and_serde_json_agree(line in prop_oneof![line(), damaged()]) {
+            for keep in [Projection::ALL, Projection { person: None, auction: Some(1), bid: Some(2) }] {
+                prop_assert_eq!(from_str(&line, 7, keep, true), from_str(&line, 7, keep, false), "{}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn the_generators_lines_take_the_scan() {
+        let line = r#"{"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#;
+        assert!(scan::line(line).is_some());
+        for not_the_shape in [
+            r#"{"event_type":2, "bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
+            r#"{"event_type":2,"bid":{"bidder":1001,"auction":1000,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
+            r#"{"event_type":2,"bid":{"auction":01000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
+            r#"{"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Goo\u0067le","url":"u","date_time":5,"extra":"x"}}"#,
+            r#"{,"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
+        ] {
+            assert!(scan::line(not_the_shape).is_none(), "{not_the_shape}");
+        }
+    }
 
     #[test]
     fn parses_a_bid_and_refuses_bad_lines() {
