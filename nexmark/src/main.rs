@@ -75,10 +75,11 @@
 //!   other operators run at the job's parallelism. The generator is split into one split per
 //!   subtask (event `n` goes to split `n % P`), each in event order with its own watermark.
 
-/// mimalloc instead of the system allocator: the queries' state clones and drops many small
-/// strings (glibc's malloc and free were a third of q9's time).
+/// jemalloc instead of the system allocator: the queries' state clones and drops many small
+/// strings (glibc's malloc and free were a third of q9's time; see the workspace's
+/// Cargo.toml for why not mimalloc).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod csv;
 mod functions;
