@@ -117,7 +117,10 @@ def flink_rates(query):
     for line in p.stdout.decode().splitlines():
         fields = line.split(",")
         if len(fields) == 7 and fields[0] == "flink" and fields[1] == query:
-            rates[int(fields[2])] = float(fields[6])
+            try:
+                rates[int(fields[2])] = float(fields[6])
+            except ValueError:
+                raise RunFailed("flink %s: unreadable line %r" % (query, line)) from None
     if 1 not in rates:
         raise RunFailed("flink %s: no parallelism-1 line in %r" % (query, p.stdout.decode()))
     return rates
