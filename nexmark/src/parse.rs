@@ -266,31 +266,44 @@ mod scan {
     }
 
     impl<'a> Cursor<'a> {
+        /// The literal `expected` (inlined with it, so the comparison is a few constant-length
+        /// loads instead of a call).
+        #[inline(always)]
         fn lit(&mut self, expected: &str) -> Option<()> {
-            let end = self.at + expected.len();
-            (self.line.as_bytes().get(self.at..end)? == expected.as_bytes()).then(|| {
-                self.at = end;
+            let rest = self.line.as_bytes().get(self.at..)?;
+            rest.starts_with(expected.as_bytes()).then(|| {
+                self.at += expected.len();
             })
         }
 
-        /// `"key":`, then an integer.
-        fn int(&mut self, key: &str) -> Option<u64> {
-            self.key(key)?;
-            let bytes = self.line.as_bytes();
-            let start = self.at;
-            let mut value: u64 = 0;
-            while let Some(d) = bytes.get(self.at).filter(|b| b.is_ascii_digit()) {
-                value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-                self.at += 1;
+        /// `prefix` (`,"key":`), then an integer: 1 to 20 digits, no leading zero.
+        #[inline(always)]
+        fn int(&mut self, prefix: &str) -> Option<u64> {
+            self.lit(prefix)?;
+            let rest = &self.line.as_bytes()[self.at..];
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits == 0 || (digits > 1 && rest[0] == b'0') {
+                return None;
             }
-            let digits = self.at - start;
-            (digits == 1 || (digits > 1 && bytes[start] != b'0')).then_some(value)
+            let value = if digits <= 19 {
+                // 19 digits stay below 10^19 < 2^64: no overflow to check.
+                rest[..digits]
+                    .iter()
+                    .fold(0u64, |v, d| v * 10 + u64::from(d - b'0'))
+            } else {
+                rest[..digits].iter().try_fold(0u64, |v, d| {
+                    v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+                })?
+            };
+            self.at += digits;
+            Some(value)
         }
 
-        /// `"key":`, then a string without escapes or control characters.
-        fn string(&mut self, key: &str) -> Option<Cow<'a, str>> {
-            self.key(key)?;
-            self.lit("\"")?;
+        /// `prefix` (`,"key":"`), then the rest of a string without escapes or control
+        /// characters.
+        #[inline(always)]
+        fn string(&mut self, prefix: &str) -> Option<Cow<'a, str>> {
+            self.lit(prefix)?;
             let rest = &self.line.as_bytes()[self.at..];
             // The line holds no control character (checked once in `line`).
             let len = memchr::memchr2(b'"', b'\\', rest)?;
@@ -300,16 +313,6 @@ mod scan {
             let s = self.line.get(self.at..self.at + len)?;
             self.at += len + 1;
             Some(Cow::Borrowed(s))
-        }
-
-        /// `"key":` right after an object's `{`, `,"key":` after a value.
-        fn key(&mut self, key: &str) -> Option<()> {
-            if self.at == 0 || self.line.as_bytes()[self.at - 1] != b'{' {
-                self.lit(",")?;
-            }
-            self.lit("\"")?;
-            self.lit(key)?;
-            self.lit("\":")
         }
     }
 
@@ -321,49 +324,39 @@ mod scan {
             return None;
         }
         let mut c = Cursor { line, at: 0 };
-        c.lit("{")?;
-        let kind = c.int("event_type")?;
+        let kind = c.int("{\"event_type\":")?;
         let raw = match kind {
-            0 => {
-                c.lit(",\"person\":{")?;
-                Raw::Person(RawPerson {
-                    id: c.int("id")?,
-                    name: c.string("name")?,
-                    email_address: c.string("email_address")?,
-                    credit_card: c.string("credit_card")?,
-                    city: c.string("city")?,
-                    state: c.string("state")?,
-                    date_time: c.int("date_time")?,
-                    extra: c.string("extra")?,
-                })
-            }
-            1 => {
-                c.lit(",\"auction\":{")?;
-                Raw::Auction(RawAuction {
-                    id: c.int("id")?,
-                    item_name: c.string("item_name")?,
-                    description: c.string("description")?,
-                    initial_bid: c.int("initial_bid")?,
-                    reserve: c.int("reserve")?,
-                    date_time: c.int("date_time")?,
-                    expires: c.int("expires")?,
-                    seller: c.int("seller")?,
-                    category: c.int("category")?,
-                    extra: c.string("extra")?,
-                })
-            }
-            2 => {
-                c.lit(",\"bid\":{")?;
-                Raw::Bid(RawBid {
-                    auction: c.int("auction")?,
-                    bidder: c.int("bidder")?,
-                    price: c.int("price")?,
-                    channel: c.string("channel")?,
-                    url: c.string("url")?,
-                    date_time: c.int("date_time")?,
-                    extra: c.string("extra")?,
-                })
-            }
+            0 => Raw::Person(RawPerson {
+                id: c.int(",\"person\":{\"id\":")?,
+                name: c.string(",\"name\":\"")?,
+                email_address: c.string(",\"email_address\":\"")?,
+                credit_card: c.string(",\"credit_card\":\"")?,
+                city: c.string(",\"city\":\"")?,
+                state: c.string(",\"state\":\"")?,
+                date_time: c.int(",\"date_time\":")?,
+                extra: c.string(",\"extra\":\"")?,
+            }),
+            1 => Raw::Auction(RawAuction {
+                id: c.int(",\"auction\":{\"id\":")?,
+                item_name: c.string(",\"item_name\":\"")?,
+                description: c.string(",\"description\":\"")?,
+                initial_bid: c.int(",\"initial_bid\":")?,
+                reserve: c.int(",\"reserve\":")?,
+                date_time: c.int(",\"date_time\":")?,
+                expires: c.int(",\"expires\":")?,
+                seller: c.int(",\"seller\":")?,
+                category: c.int(",\"category\":")?,
+                extra: c.string(",\"extra\":\"")?,
+            }),
+            2 => Raw::Bid(RawBid {
+                auction: c.int(",\"bid\":{\"auction\":")?,
+                bidder: c.int(",\"bidder\":")?,
+                price: c.int(",\"price\":")?,
+                channel: c.string(",\"channel\":\"")?,
+                url: c.string(",\"url\":\"")?,
+                date_time: c.int(",\"date_time\":")?,
+                extra: c.string(",\"extra\":\"")?,
+            }),
             _ => return None,
         };
         c.lit("}}")?;
