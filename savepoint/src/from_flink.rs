@@ -41,7 +41,9 @@
 use std::marker::PhantomData;
 
 use typeinfo::TypeSerializer;
-use typeinfo_flink_compat::savepoint::{read_operator_states, FlinkSavepoint, FlinkValue};
+use typeinfo_flink_compat::savepoint::{
+    read_operator_states, FlinkSavepoint, FlinkValue, RawKeyedState, TypedEntry,
+};
 use typeinfo_runtime::window::TimeWindow;
 use typeinfo_runtime::TimeDomain;
 
@@ -186,6 +188,26 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
         ))
     }
 
+    /// State `state` decoded by `decode`, each entry made into the caller's shape by `shape`;
+    /// every error names the savepoint, the operator and the state.
+    fn read<E, T>(
+        &self,
+        state: &str,
+        decode: impl FnOnce(&RawKeyedState) -> typeinfo::Result<Vec<TypedEntry<K, E>>>,
+        shape: impl FnMut(TypedEntry<K, E>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let raw = self
+            .savepoint
+            .keyed_state(&self.uid, state)
+            .map_err(|e| self.context(state, e))?;
+        decode(&raw)
+            .map_err(|e| self.context(state, e))?
+            .into_iter()
+            .map(shape)
+            .collect::<Result<_>>()
+            .map_err(|e| self.context(state, e))
+    }
+
     /// A value, reducing or aggregating state (a reducing state's reduced value, an
     /// aggregating state's accumulator; a window's contents under `TimeWindow`s).
     ///
@@ -199,18 +221,7 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
         state: &str,
         value: &VS,
     ) -> Result<Vec<(K, N, V)>> {
-        let raw = self
-            .savepoint
-            .keyed_state(&self.uid, state)
-            .map_err(|e| self.context(state, e))?;
-        let entries = raw
-            .values(&self.key, value)
-            .map_err(|e| self.context(state, e))?;
-        entries
-            .into_iter()
-            .map(|e| Ok((e.key, N::from_flink(&e.namespace)?, e.value)))
-            .collect::<Result<_>>()
-            .map_err(|e| self.context(state, e))
+        self.read(state, |raw| raw.values(&self.key, value), keyed_entry)
     }
 
     /// A value, reducing or aggregating state holding a POJO, read into the derived
@@ -226,18 +237,7 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
         N: FlinkNamespace,
         V: typeinfo_flink_compat::FlinkPojo + typeinfo_flink_compat::FlinkType,
     {
-        let raw = self
-            .savepoint
-            .keyed_state(&self.uid, state)
-            .map_err(|e| self.context(state, e))?;
-        let entries = raw
-            .pojo_values(&self.key)
-            .map_err(|e| self.context(state, e))?;
-        entries
-            .into_iter()
-            .map(|e| Ok((e.key, N::from_flink(&e.namespace)?, e.value)))
-            .collect::<Result<_>>()
-            .map_err(|e| self.context(state, e))
+        self.read(state, |raw| raw.pojo_values(&self.key), keyed_entry)
     }
 
     /// A list state: each key's (and namespace's) elements, read by `element`.
@@ -250,18 +250,7 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
         state: &str,
         element: &VS,
     ) -> Result<Vec<(K, N, Vec<V>)>> {
-        let raw = self
-            .savepoint
-            .keyed_state(&self.uid, state)
-            .map_err(|e| self.context(state, e))?;
-        let entries = raw
-            .lists(&self.key, element)
-            .map_err(|e| self.context(state, e))?;
-        entries
-            .into_iter()
-            .map(|e| Ok((e.key, N::from_flink(&e.namespace)?, e.value)))
-            .collect::<Result<_>>()
-            .map_err(|e| self.context(state, e))
+        self.read(state, |raw| raw.lists(&self.key, element), keyed_entry)
     }
 
     /// A map state outside windows: one `(key, user key, user value)` per map entry.
@@ -280,23 +269,16 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
         UKS: TypeSerializer<UK>,
         UVS: TypeSerializer<UV>,
     {
-        let raw = self
-            .savepoint
-            .keyed_state(&self.uid, state)
-            .map_err(|e| self.context(state, e))?;
-        let entries = raw
-            .maps(&self.key, user_key, user_value)
-            .map_err(|e| self.context(state, e))?;
-        entries
-            .into_iter()
-            .map(|e| {
+        self.read(
+            state,
+            |raw| raw.maps(&self.key, user_key, user_value),
+            |e| {
                 <()>::from_flink(&e.namespace)?;
                 let (uk, uv) = e.value;
                 let uv = uv.ok_or_else(|| Error::Refused("a null user value".to_owned()))?;
                 Ok((e.key, uk, uv))
-            })
-            .collect::<Result<_>>()
-            .map_err(|e| self.context(state, e))
+            },
+        )
     }
 
     /// A timer state's pending timers, `(key, namespace, time, domain)`: Flink's
@@ -317,17 +299,17 @@ impl<'a, K, KS: TypeSerializer<K>> FlinkKeyedState<'a, K, KS> {
                     "not a timer state (`_timer_state/event_...` or `_timer_state/processing_...`)",
                 )),
             };
-        let raw = self
-            .savepoint
-            .keyed_state(&self.uid, state)
-            .map_err(|e| self.context(state, e))?;
-        let entries = raw.timers(&self.key).map_err(|e| self.context(state, e))?;
-        entries
-            .into_iter()
-            .map(|e| Ok((e.key, N::from_flink(&e.namespace)?, e.value, domain)))
-            .collect::<Result<_>>()
-            .map_err(|e| self.context(state, e))
+        self.read(
+            state,
+            |raw| raw.timers(&self.key),
+            |e| Ok((e.key, N::from_flink(&e.namespace)?, e.value, domain)),
+        )
     }
+}
+
+/// An entry as `(key, namespace, value)`, its namespace made typeinfo's.
+fn keyed_entry<K, N: FlinkNamespace, V>(e: TypedEntry<K, V>) -> Result<(K, N, V)> {
+    Ok((e.key, N::from_flink(&e.namespace)?, e.value))
 }
 
 fn operator<'a>(
