@@ -309,15 +309,7 @@ public class FlinkMigration {
             }
         }
 
-        Configuration conf = new Configuration();
-        conf.setString("state.backend.type", backend);
-        conf.setString("execution.checkpointing.snapshot-compression", "false");
-        conf.setString("execution.checkpointing.storage", "filesystem");
-        conf.setString("execution.checkpointing.dir", new File(out, name + ".chk").toURI().toString());
-        conf.setString("state.backend.rocksdb.timer-service.factory", "ROCKSDB");
-        // Keyed state goes to files beside _metadata (relative file handles), the small
-        // operator states stay inline (byte-stream handles).
-        conf.setString("execution.checkpointing.data-inline-threshold", "1kb");
+        Configuration conf = SavepointJobs.configuration(out, name, backend, false);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
         env.getConfig().setAutoWatermarkInterval(0);
@@ -368,26 +360,11 @@ public class FlinkMigration {
                         + " records (want " + HALF + "), " + sunk.get() + " lines at the sink (want "
                         + expected + ")");
             }
-            File produced = new File(new java.net.URI(path));
-            File target = new File(out, name);
-            if (!produced.renameTo(target)) {
-                throw new IllegalStateException("cannot move " + produced + " to " + target);
-            }
-            spDir.delete();
+            SavepointJobs.moveSavepoint(path, new File(out, name), spDir);
         }
-        deleteTree(new File(out, name + ".chk"));
+        SavepointJobs.deleteTree(new File(out, name + ".chk"));
         writeLines(new File(out, name + ".output"));
         System.exit(0);
-    }
-
-    static void deleteTree(File f) {
-        File[] children = f.listFiles();
-        if (children != null) {
-            for (File c : children) {
-                deleteTree(c);
-            }
-        }
-        f.delete();
     }
 
     static void writeLines(File file) throws Exception {

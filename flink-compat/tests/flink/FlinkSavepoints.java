@@ -299,15 +299,7 @@ public class FlinkSavepoints {
         boolean compression = Boolean.parseBoolean(args[3]);
         File spDir = new File(out, name + ".tmp");
 
-        Configuration conf = new Configuration();
-        conf.setString("state.backend.type", backend);
-        conf.setString("execution.checkpointing.snapshot-compression", String.valueOf(compression));
-        conf.setString("execution.checkpointing.storage", "filesystem");
-        conf.setString("execution.checkpointing.dir", new File(out, name + ".chk").toURI().toString());
-        conf.setString("state.backend.rocksdb.timer-service.factory", "ROCKSDB");
-        // Keyed state goes to files beside _metadata (relative file handles), the small
-        // operator states stay inline (byte-stream handles).
-        conf.setString("execution.checkpointing.data-inline-threshold", "1kb");
+        Configuration conf = SavepointJobs.configuration(out, name, backend, compression);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
         env.getConfig().setAutoWatermarkInterval(0);
@@ -336,25 +328,10 @@ public class FlinkSavepoints {
             Thread.sleep(20);
         }
         String path = client.stopWithSavepoint(false, spDir.toURI().toString(), SavepointFormatType.CANONICAL).get();
-        File produced = new File(new java.net.URI(path));
-        File target = new File(out, name);
-        if (!produced.renameTo(target)) {
-            throw new IllegalStateException("cannot move " + produced + " to " + target);
-        }
-        spDir.delete();
-        deleteTree(new File(out, name + ".chk"));
+        SavepointJobs.moveSavepoint(path, new File(out, name), spDir);
+        SavepointJobs.deleteTree(new File(out, name + ".chk"));
         writeExpected(new File(out, name + ".expected"));
         System.exit(0);
-    }
-
-    static void deleteTree(File f) {
-        File[] children = f.listFiles();
-        if (children != null) {
-            for (File c : children) {
-                deleteTree(c);
-            }
-        }
-        f.delete();
     }
 
     static String operatorId(String uid) {

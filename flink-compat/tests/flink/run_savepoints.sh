@@ -13,7 +13,7 @@ out=${1:-$here/../savepoints}
 . "$here/jars.sh"
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
-javac -nowarn -Xlint:none -d "$classes" -cp "$CP" "$here/FlinkSavepoints.java" >&2
+javac -nowarn -Xlint:none -d "$classes" -cp "$CP" "$here/FlinkSavepoints.java" "$here/SavepointJobs.java" >&2
 mkdir -p "$out"
 # Flink writes the absolute path of every state file into `_metadata`: the savepoints are
 # written under a fixed scratch folder, the same on every machine, so that the committed
