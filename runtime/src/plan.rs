@@ -118,9 +118,10 @@ pub(crate) struct Transformation {
     /// Whether it chains with its neighbours.
     pub(crate) chaining: Chaining,
     /// Without a parallelism of its own, it runs at its inputs' (when they agree) instead
-    /// of the default one: the adapters `connect` puts before a two-input operator, which
-    /// Flink does not have (its two-input operators read their inputs directly), so that
-    /// they forward records in order instead of spreading them round robin.
+    /// of the default one: the timestamp assigner (Flink's rule), and the adapters `connect`
+    /// puts before a two-input operator, which Flink does not have (its two-input operators
+    /// read their inputs directly), so that they forward records in order instead of
+    /// spreading them round robin.
     pub(crate) parallelism_of_input: bool,
 }
 

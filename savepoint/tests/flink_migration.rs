@@ -326,9 +326,6 @@ fn run_rest(savepoint: &Path, backend: StateBackend, parallelism: u32) -> Vec<St
                 .with_timestamp_assigner(|e: &Event, _| e.value * 100)
                 .emit_per_event(),
         )
-        // Flink runs the assigner at its input's parallelism; typeinfo at the default
-        // one unless told, which would reorder the records before the tagger.
-        .set_parallelism(1)
         .transform("tagger", Tagger::default())
         .uid("tagger")
         .set_parallelism(1);

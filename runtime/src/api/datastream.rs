@@ -409,6 +409,11 @@ impl<T: Data> DataStream<T> {
     }
 
     /// Gives records event timestamps and generates watermarks.
+    ///
+    /// The assigner runs at its input's parallelism unless
+    /// [`set_parallelism`](Self::set_parallelism) says otherwise (as Flink's
+    /// `assignTimestampsAndWatermarks` does): it forwards its input's records as they come,
+    /// so each input subtask's order, which the watermarks describe, is kept.
     pub fn assign_timestamps_and_watermarks(
         &self,
         strategy: WatermarkStrategy<T>,
@@ -420,6 +425,7 @@ impl<T: Data> DataStream<T> {
                 setup.auto_watermark_interval_ms,
             )))
         })
+        .at_input_parallelism()
     }
 
     /// The records of the side output `tag` of the operator that makes this stream.
