@@ -20,7 +20,9 @@ keys=10000
 per_ms=100
 window=1000
 flink=${FLINK_BENCH:-$here/../shared/flink-bench/run.sh}
-target=${CARGO_TARGET_DIR:-$HOME/.cache/typeinfo-target}
+# The build goes where the binary is looked for (cargo alone would use ./target).
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/typeinfo-target}
+target=$CARGO_TARGET_DIR
 (cd "$here" && cargo build -q --release -p typeinfo-runtime --example window_throughput)
 ours_bin="$target/release/examples/window_throughput"
 
