@@ -1,5 +1,6 @@
 //! Bootstrapping an operator's keyed state from a dataset, as Flink's `StateBootstrapTransformation`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use typeinfo::{DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
@@ -237,15 +238,32 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
     {
         let descriptor = ValueStateDescriptor::<TimerStateValue<N>>::new(owner.name());
         let handles = self.register(|b| b.value_state::<(), TimerStateValue<N>>(&descriptor))?;
+        // Each key's timers gathered first (by the key's bytes), then read, merged and
+        // written once per key: linear in the timers, however many a key has.
+        let mut by_key: HashMap<Vec<u8>, (K, HashSet<Timer<N>>)> = HashMap::new();
         for (key, namespace, time, domain) in data {
+            self.key_bytes.clear();
+            self.key_serializer.serialize(&key, &mut self.key_bytes)?;
+            let timer = (namespace, time, domain == TimeDomain::EventTime);
+            match by_key.get_mut(self.key_bytes.as_slice()) {
+                Some((_, timers)) => {
+                    timers.insert(timer);
+                }
+                None => {
+                    by_key.insert(
+                        self.key_bytes.as_slice().to_vec(),
+                        (key, HashSet::from([timer])),
+                    );
+                }
+            }
+        }
+        for (key, new) in by_key.into_values() {
             let s = self.route(&key)?;
             let backend = &mut self.backends[s];
             let mut timers = handles[s].value(backend, &())?.unwrap_or_default();
-            let timer = (namespace, time, domain == TimeDomain::EventTime);
-            if !timers.contains(&timer) {
-                timers.push(timer);
-                handles[s].update(backend, &(), timers)?;
-            }
+            let known: HashSet<Timer<N>> = timers.iter().cloned().collect();
+            timers.extend(new.into_iter().filter(|t| !known.contains(t)));
+            handles[s].update(backend, &(), timers)?;
         }
         Ok(self)
     }
@@ -286,6 +304,9 @@ impl<K: StateKey> KeyedStateBootstrap<K> {
         Ok(self)
     }
 }
+
+/// One timer as a timer state holds it: namespace, time, event time.
+type Timer<N> = (N, i64, bool);
 
 /// The operator state of one operator (list and broadcast states), built from data, to be
 /// written into a savepoint by [`SavepointWriter::with_operator_state`](crate::SavepointWriter::with_operator_state)
