@@ -60,22 +60,27 @@ impl<A: Data, B: Data, O: Data> PairedLists<A, B, O> {
         self.lists.as_ref().ok_or_else(not_opened)
     }
 
-    /// Emits the rows of `a` with every record of the second input's list.
+    /// Emits the rows of `a` with every record of the second input's list (read in place:
+    /// only the rows are made, no copy of the list).
     fn pair_first<K: Key>(&self, a: &A, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        for b in self.lists()?.1.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(a, &b) {
-                ctx.collect(row);
-            }
+        let mut rows = Vec::new();
+        self.lists()?.1.for_each(ctx.state(), &(), |b| {
+            rows.extend((self.pair)(a, b));
+        })?;
+        for row in rows {
+            ctx.collect(row);
         }
         Ok(())
     }
 
     /// Emits the rows of every record of the first input's list with `b`.
     fn pair_second<K: Key>(&self, b: &B, ctx: &mut KeyedContext<'_, K, O>) -> Result<()> {
-        for a in self.lists()?.0.get(ctx.state(), &())? {
-            if let Some(row) = (self.pair)(&a, b) {
-                ctx.collect(row);
-            }
+        let mut rows = Vec::new();
+        self.lists()?.0.for_each(ctx.state(), &(), |a| {
+            rows.extend((self.pair)(a, b));
+        })?;
+        for row in rows {
+            ctx.collect(row);
         }
         Ok(())
     }
@@ -120,15 +125,19 @@ impl<K: Key, A: Data, B: Data, O: Data> KeyedCoProcessFunction<K, A, B, O>
     }
 }
 
-/// Folds a record into a key's accumulator (`None` before the key's first record).
-pub type UpdateFn<T, S> = Arc<dyn Fn(&mut Option<S>, T) + Send + Sync>;
+/// Makes a key's accumulator before its first record.
+pub type InitFn<S> = Arc<dyn Fn() -> S + Send + Sync>;
+/// Folds a record into a key's accumulator.
+pub type UpdateFn<T, S> = Arc<dyn Fn(&mut S, T) + Send + Sync>;
 /// Turns a key's final accumulator into rows.
 pub type FinishFn<K, S, O> = Arc<dyn Fn(&K, S, &mut Vec<O>) + Send + Sync>;
 
-/// A final table: an accumulator per key in keyed value state, folded from every record,
-/// turned into the key's rows at the end of the input (an event-time timer at `i64::MAX`,
-/// registered with the key's first record, which the final watermark fires).
+/// A final table: an accumulator per key in keyed value state, folded from every record
+/// (in place: [`ValueState::modify`]), turned into the key's rows at the end of the input
+/// (an event-time timer at `i64::MAX`, registered with the key's first record, which the
+/// final watermark fires).
 pub struct FinalTable<K, T, S, O> {
+    init: InitFn<S>,
     update: UpdateFn<T, S>,
     finish: FinishFn<K, S, O>,
     state: Option<ValueState<(), S>>,
@@ -137,6 +146,7 @@ pub struct FinalTable<K, T, S, O> {
 impl<K, T, S, O> Clone for FinalTable<K, T, S, O> {
     fn clone(&self) -> Self {
         FinalTable {
+            init: Arc::clone(&self.init),
             update: Arc::clone(&self.update),
             finish: Arc::clone(&self.finish),
             state: None,
@@ -146,10 +156,12 @@ impl<K, T, S, O> Clone for FinalTable<K, T, S, O> {
 
 impl<K, T, S, O> FinalTable<K, T, S, O> {
     pub fn new(
-        update: impl Fn(&mut Option<S>, T) + Send + Sync + 'static,
+        init: impl Fn() -> S + Send + Sync + 'static,
+        update: impl Fn(&mut S, T) + Send + Sync + 'static,
         finish: impl Fn(&K, S, &mut Vec<O>) + Send + Sync + 'static,
     ) -> Self {
         FinalTable {
+            init: Arc::new(init),
             update: Arc::new(update),
             finish: Arc::new(finish),
             state: None,
@@ -167,13 +179,25 @@ impl<K: Key, T: Data, S: Data, O: Data> KeyedProcessFunction<K, T, O> for FinalT
         let Some(state) = &self.state else {
             return Err(not_opened());
         };
-        let mut acc = state.value(ctx.state(), &())?;
-        if acc.is_none() {
+        let mut value = Some(value);
+        let mut first = false;
+        state.modify(ctx.state(), &(), |acc| {
+            let value = value.take()?;
+            match acc {
+                Some(acc) => {
+                    (self.update)(acc, value);
+                    None
+                }
+                None => {
+                    first = true;
+                    let mut acc = (self.init)();
+                    (self.update)(&mut acc, value);
+                    Some(acc)
+                }
+            }
+        })?;
+        if first {
             ctx.register_event_time_timer(i64::MAX);
-        }
-        (self.update)(&mut acc, value);
-        if let Some(acc) = acc {
-            state.update(ctx.state(), &(), acc)?;
         }
         Ok(())
     }
@@ -187,13 +211,12 @@ impl<K: Key, T: Data, S: Data, O: Data> KeyedProcessFunction<K, T, O> for FinalT
         let Some(state) = &self.state else {
             return Err(not_opened());
         };
-        if let Some(acc) = state.value(ctx.state(), &())? {
+        if let Some(acc) = state.take(ctx.state(), &())? {
             let mut rows = Vec::new();
             (self.finish)(ctx.key(), acc, &mut rows);
             for row in rows {
                 ctx.collect(row);
             }
-            state.clear(ctx.state(), &())?;
         }
         Ok(())
     }
@@ -313,6 +336,17 @@ impl<T, R> TopN<T, R> {
     }
 }
 
+/// Puts `rank` into the sorted `ranks` if it is among the best `n`: `None` when it is not
+/// (nothing changed), else the rank it pushed out, if any.
+fn admit<R: Ord + Clone>(ranks: &mut Vec<R>, rank: &R, n: usize) -> Option<Option<R>> {
+    if ranks.len() >= n && ranks.last().is_some_and(|last| rank >= last) {
+        return None;
+    }
+    let at = ranks.partition_point(|r| r < rank);
+    ranks.insert(at, rank.clone());
+    Some(if ranks.len() > n { ranks.pop() } else { None })
+}
+
 impl<K: Key, T: Data, R: Data + MapKey> KeyedProcessFunction<K, T, (T, u64)> for TopN<T, R> {
     fn open(&mut self, state: &mut KeyedBackend<K>) -> Result<()> {
         self.ranks = Some(state.value_state(&ValueStateDescriptor::new("top-ranks"))?);
@@ -325,25 +359,30 @@ impl<K: Key, T: Data, R: Data + MapKey> KeyedProcessFunction<K, T, (T, u64)> for
             return Err(not_opened());
         };
         let rank = (self.rank)(&value);
-        let mut ranks = match ranks_state.value(ctx.state(), &())? {
-            Some(ranks) => ranks,
-            None => {
-                ctx.register_event_time_timer(i64::MAX);
-                Vec::new()
+        // The ranks change in place (one probe on the heap, no copy of the list); a record
+        // that does not enter the top `n` changes nothing.
+        let (n, mut first, mut admitted) = (self.n, false, None);
+        ranks_state.modify(ctx.state(), &(), |ranks| match ranks {
+            Some(ranks) => {
+                admitted = admit(ranks, &rank, n);
+                None
             }
-        };
-        if ranks.len() >= self.n && ranks.last().is_some_and(|last| rank >= *last) {
-            return Ok(());
+            None => {
+                first = true;
+                let mut ranks = Vec::new();
+                admitted = admit(&mut ranks, &rank, n);
+                Some(ranks)
+            }
+        })?;
+        if first {
+            ctx.register_event_time_timer(i64::MAX);
         }
-        let at = ranks.partition_point(|r| *r < rank);
-        ranks.insert(at, rank.clone());
-        rows.put(ctx.state(), &(), rank, value)?;
-        if ranks.len() > self.n {
-            if let Some(evicted) = ranks.pop() {
+        if let Some(evicted) = admitted {
+            rows.put(ctx.state(), &(), rank, value)?;
+            if let Some(evicted) = evicted {
                 rows.remove(ctx.state(), &(), &evicted)?;
             }
         }
-        ranks_state.update(ctx.state(), &(), ranks)?;
         Ok(())
     }
 

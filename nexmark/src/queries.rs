@@ -237,18 +237,18 @@ fn q4(events: &DataStream<Event>, out: &Output) {
         .name("Join bids in time")
         .key_by(|r: &(u64, u64, u64)| (r.0, r.1))
         .process(FinalTable::new(
-            |max: &mut Option<u64>, r: (u64, u64, u64)| {
-                *max = Some(max.map_or(r.2, |m| m.max(r.2)));
-            },
+            || 0,
+            |max: &mut u64, r: (u64, u64, u64)| *max = (*max).max(r.2),
             |key: &(u64, u64), max: u64, rows: &mut Vec<(u64, u64)>| rows.push((key.1, max)),
         ))
         .name("Winning price per auction");
     let rows = winning
         .key_by(|r: &(u64, u64)| r.0)
         .process(FinalTable::new(
-            |acc: &mut Option<(u64, u64)>, r: (u64, u64)| {
-                let (sum, count) = acc.unwrap_or((0, 0));
-                *acc = Some((sum + r.1, count + 1));
+            || (0, 0),
+            |acc: &mut (u64, u64), r: (u64, u64)| {
+                acc.0 += r.1;
+                acc.1 += 1;
             },
             |category: &u64, (sum, count): (u64, u64), rows: &mut Vec<(u64, u64)>| {
                 rows.push((*category, sum / count.max(1)));
@@ -645,8 +645,8 @@ fn q17(events: &DataStream<Event>, out: &Output) {
         .name("Q17 bids")
         .key_by(|r: &(u64, i64, u64)| (r.0, r.1))
         .process(FinalTable::new(
-            |acc: &mut Option<AuctionDay>, r: (u64, i64, u64)| {
-                let a = acc.get_or_insert(([0; 4], u64::MAX, 0, 0));
+            || ([0; 4], u64::MAX, 0, 0),
+            |a: &mut AuctionDay, r: (u64, i64, u64)| {
                 a.0[0] += 1;
                 a.0[rank(r.2) + 1] += 1;
                 a.1 = a.1.min(r.2);
@@ -685,6 +685,7 @@ fn q18(events: &DataStream<Event>, out: &Output) {
     let rows = bids(events)
         .key_by(|b: &Bid| (b.bidder, b.auction))
         .process(FinalTable::new(
+            || None,
             |last: &mut Option<Bid>, b: Bid| {
                 if last
                     .as_ref()
@@ -693,7 +694,7 @@ fn q18(events: &DataStream<Event>, out: &Output) {
                     *last = Some(b);
                 }
             },
-            |_: &(u64, u64), b: Bid, rows: &mut Vec<Bid>| rows.push(b),
+            |_: &(u64, u64), last: Option<Bid>, rows: &mut Vec<Bid>| rows.extend(last),
         ))
         .name("Last bid");
     out.emit(&rows, |b: &Bid, o| bid_fields(&mut Fields::new(o), b));

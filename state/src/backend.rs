@@ -120,6 +120,20 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
         state: StateId,
         namespace: &N,
     ) -> Result<Option<V>>;
+    /// Removes the value of the current key in `namespace` and returns it. The default
+    /// reads and clears; the heap backend hands over the stored value.
+    #[doc(hidden)]
+    fn value_take<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Option<V>> {
+        let value = self.value_get::<N, V>(state, namespace)?;
+        if value.is_some() {
+            self.clear(state, namespace)?;
+        }
+        Ok(value)
+    }
     /// Sets the value of the current key in `namespace`.
     #[doc(hidden)]
     fn value_put<N: StateNamespace, V: StateValue>(
@@ -151,6 +165,21 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
         state: StateId,
         namespace: &N,
     ) -> Result<Vec<V>>;
+    /// Shows each element of the list of the current key in `namespace` to `visit`, in
+    /// order (none when there is no list). The default reads a copy of the list
+    /// ([`list_get`](Self::list_get)); the heap backend lends its own elements.
+    #[doc(hidden)]
+    fn list_for_each<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        visit: &mut dyn FnMut(&V),
+    ) -> Result<()> {
+        for value in self.list_get::<N, V>(state, namespace)? {
+            visit(&value);
+        }
+        Ok(())
+    }
     /// Appends to the list of the current key in `namespace`.
     #[doc(hidden)]
     fn list_add<N: StateNamespace, V: StateValue>(

@@ -44,6 +44,52 @@ impl<N: StateNamespace, V: StateValue> ValueState<N, V> {
         backend.value_put(self.id, namespace, value)
     }
 
+    /// Changes the value of the current key in `namespace` where it is: `modify` gets the
+    /// value (or the descriptor's default) to change in place and returns `None`, or gets
+    /// `None` when there is neither and returns the value to store (or `None` to store
+    /// nothing). On the heap backend the live value changes, with one probe and no copy;
+    /// RocksDB reads and writes it, as [`value`](Self::value) and [`update`](Self::update)
+    /// would.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn modify<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        mut modify: impl FnMut(Option<&mut V>) -> Option<V>,
+    ) -> Result<()> {
+        if self.default.is_some() {
+            return match self.value(backend, namespace)? {
+                Some(mut v) => {
+                    modify(Some(&mut v));
+                    backend.value_put(self.id, namespace, v)
+                }
+                None => match modify(None) {
+                    Some(v) => backend.value_put(self.id, namespace, v),
+                    None => Ok(()),
+                },
+            };
+        }
+        backend.value_update(self.id, namespace, &mut modify)
+    }
+
+    /// Removes the value of the current key in `namespace` and returns it (`None` when
+    /// there was none; the descriptor's default is not made). On the heap backend the
+    /// stored value itself, with one probe and no copy.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn take<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+    ) -> Result<Option<V>> {
+        backend.value_take(self.id, namespace)
+    }
+
     /// Removes the value of the current key in `namespace`.
     ///
     /// # Errors
@@ -70,6 +116,22 @@ impl<N: StateNamespace, V: StateValue> ListState<N, V> {
         namespace: &N,
     ) -> Result<Vec<V>> {
         backend.list_get(self.id, namespace)
+    }
+
+    /// Shows each element of the current key's list in `namespace` to `visit`, in order,
+    /// without copying the list on the heap backend (Flink's heap `ListState.get()` returns
+    /// its own list the same way); RocksDB reads the elements as [`get`](Self::get) does.
+    ///
+    /// # Errors
+    ///
+    /// No current key; a backend or serialization error.
+    pub fn for_each<K: StateKey, B: KeyedStateBackend<K> + ?Sized>(
+        &self,
+        backend: &mut B,
+        namespace: &N,
+        mut visit: impl FnMut(&V),
+    ) -> Result<()> {
+        backend.list_for_each(self.id, namespace, &mut visit)
     }
 
     /// Appends an element.

@@ -668,6 +668,22 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         Ok(Some(table.codec.value.copy(value)))
     }
 
+    fn value_take<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> Result<Option<V>> {
+        let (current, table, now) = self.access::<ValueTable<K, N, V>>(state)?;
+        let Some((value, mut ts)) = table.groups.remove(current.group, &current.key, namespace)
+        else {
+            return Ok(None);
+        };
+        Ok(match on_read(&table.ttl, &mut ts, now) {
+            Visible::Expired => None,
+            _ => Some(value),
+        })
+    }
+
     #[inline]
     fn value_put<N: StateNamespace, V: StateValue>(
         &mut self,
@@ -738,6 +754,30 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
             table.remove(group, &key, namespace);
         }
         Ok(out)
+    }
+
+    fn list_for_each<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        visit: &mut dyn FnMut(&V),
+    ) -> Result<()> {
+        let (current, table, now) = self.access::<ListTable<K, N, V>>(state)?;
+        let (group, ttl) = (current.group, table.ttl.clone());
+        let key = current.key.clone();
+        let Some(list) = table.groups.get_mut(group, &key, namespace) else {
+            return Ok(());
+        };
+        if ttl.is_some() {
+            list.retain_mut(|(_, ts)| on_read(&ttl, ts, now) == Visible::Yes);
+        }
+        for (value, _) in list.iter() {
+            visit(value);
+        }
+        if list.is_empty() {
+            table.remove(group, &key, namespace);
+        }
+        Ok(())
     }
 
     fn list_add<N: StateNamespace, V: StateValue>(

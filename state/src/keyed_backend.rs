@@ -201,6 +201,13 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         delegate!(self, b => b.value_put(state, namespace, value))
     }
     #[inline]
+    fn value_take<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+    ) -> crate::Result<Option<V>> {
+        delegate!(self, b => b.value_take(state, namespace))
+    }
     fn value_update<N: StateNamespace, V: StateValue>(
         &mut self,
         state: StateId,
@@ -218,6 +225,14 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
         namespace: &N,
     ) -> crate::Result<Vec<V>> {
         delegate!(self, b => b.list_get(state, namespace))
+    }
+    fn list_for_each<N: StateNamespace, V: StateValue>(
+        &mut self,
+        state: StateId,
+        namespace: &N,
+        visit: &mut dyn FnMut(&V),
+    ) -> crate::Result<()> {
+        delegate!(self, b => b.list_for_each(state, namespace, visit))
     }
     fn list_add<N: StateNamespace, V: StateValue>(
         &mut self,

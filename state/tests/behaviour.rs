@@ -93,6 +93,35 @@ pub fn value_state<F: Factory>(f: F) -> Result<()> {
     assert_eq!(count.value(&mut b, &())?, Some(2));
     b.set_current_key(&k("a"))?;
     assert_eq!(count.value(&mut b, &())?, Some(1));
+    // `modify`: in place when there is a value, made when there is none (or nothing).
+    count.modify(&mut b, &(), |v| {
+        *v.expect("a's value") += 10;
+        None
+    })?;
+    assert_eq!(count.value(&mut b, &())?, Some(11));
+    b.set_current_key(&k("c"))?;
+    count.modify(&mut b, &(), |v| {
+        assert!(v.is_none(), "c has no value");
+        None
+    })?;
+    assert_eq!(count.value(&mut b, &())?, None, "nothing stored");
+    count.modify(&mut b, &(), |v| v.map_or(Some(7), |_| None))?;
+    assert_eq!(count.value(&mut b, &())?, Some(7));
+    count.clear(&mut b, &())?;
+    with_default.modify(&mut b, &(), |v| {
+        v.expect("the default").push('!');
+        None
+    })?;
+    assert_eq!(with_default.value(&mut b, &())?, Some(k("none!")));
+    b.set_current_key(&k("a"))?;
+    assert_eq!(
+        count.take(&mut b, &())?,
+        Some(11),
+        "take hands the value over"
+    );
+    assert_eq!(count.value(&mut b, &())?, None, "and removes it");
+    assert_eq!(count.take(&mut b, &())?, None);
+    count.update(&mut b, &(), 11)?;
     count.clear(&mut b, &())?;
     assert_eq!(count.value(&mut b, &())?, None);
     let mut keys = b.keys(count.id(), &())?;
@@ -154,6 +183,15 @@ pub fn list_state<F: Factory>(f: F) -> Result<()> {
     list.add(&mut b, &1, k("y"))?;
     list.add(&mut b, &2, k("z"))?;
     assert_eq!(list.get(&mut b, &1)?, vec![k("x"), k("y")]);
+    let mut seen = Vec::new();
+    list.for_each(&mut b, &1, |v| seen.push(v.clone()))?;
+    assert_eq!(
+        seen,
+        vec![k("x"), k("y")],
+        "for_each shows the list in order"
+    );
+    list.for_each(&mut b, &9, |v| seen.push(v.clone()))?;
+    assert_eq!(seen.len(), 2, "no list: nothing to show");
     list.merge_namespaces(&mut b, &3, &[1, 2])?;
     assert_eq!(list.get(&mut b, &3)?, vec![k("x"), k("y"), k("z")]);
     assert_eq!(list.get(&mut b, &1)?, Vec::<String>::new());
@@ -281,6 +319,16 @@ pub fn ttl<F: Factory>(f: F) -> Result<()> {
         Some(3),
         "expired but not cleaned up"
     );
+    assert_eq!(on_write.take(&mut b, &())?, None, "take: expired is gone");
+    assert_eq!(
+        visible.take(&mut b, &())?,
+        Some(3),
+        "take: as visible as value"
+    );
+    assert_eq!(visible.value(&mut b, &())?, None, "taken");
+    let mut seen = Vec::new();
+    list.for_each(&mut b, &(), |v| seen.push(*v))?;
+    assert_eq!(seen, vec![11], "for_each passes over expired elements");
     assert_eq!(
         list.get(&mut b, &())?,
         vec![11],

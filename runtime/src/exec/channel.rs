@@ -132,7 +132,12 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
                 }
                 Msg::Record { ts, value } => match &mut self.route {
                     Route::Hash(router) => {
-                        let target = router.route(&value);
+                        // One consumer subtask: no key to serialize and hash.
+                        let target = if self.targets == 1 {
+                            0
+                        } else {
+                            router.route(&value)
+                        };
                         self.push(target, Msg::Record { ts, value }, stamp, pushers);
                     }
                     Route::Rebalance { next } => {

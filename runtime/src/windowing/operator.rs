@@ -664,7 +664,8 @@ where
     }
 
     /// Everything of `window` goes: contents, trigger state, the function's per-window
-    /// state, its entry in the merging set (Flink's `clearAllState`).
+    /// state, its entry in the merging set (Flink's `clearAllState`). Called when the
+    /// window's cleanup timer fires.
     fn clear_all_state(
         &mut self,
         key: &K,
@@ -676,17 +677,22 @@ where
         self.contents
             .state()
             .clear(&mut self.backend, state_window)?;
-        self.trigger.clear(
-            window,
-            &mut TriggerContext {
-                key,
-                backend: &mut self.backend,
-                timers: &mut self.timers,
+        // EventTimeTrigger's only timer of a window is at its max timestamp, at or before
+        // the cleanup time whose timer is firing now: it has fired (timers pop in time
+        // order) or is this very timer, so its `clear` would delete nothing.
+        if !self.fast_trigger {
+            self.trigger.clear(
                 window,
-                watermark: self.watermark,
-                merged: &[],
-            },
-        )?;
+                &mut TriggerContext {
+                    key,
+                    backend: &mut self.backend,
+                    timers: &mut self.timers,
+                    window,
+                    watermark: self.watermark,
+                    merged: &[],
+                },
+            )?;
+        }
         let mut ctx = WindowContext {
             key,
             window,
@@ -872,7 +878,12 @@ where
             },
         )?;
         self.apply(result, key, window, state_window, out)?;
-        self.register_cleanup_timer(key, window);
+        // EventTimeTrigger without allowed lateness: the cleanup time is the window's max
+        // timestamp, whose timer the trigger has just registered (the window is not late, so
+        // the trigger did not fire at once); a second registration would only find it.
+        if !(self.fast_trigger && self.event_time && self.allowed_lateness == 0) {
+            self.register_cleanup_timer(key, window);
+        }
         Ok(())
     }
 
