@@ -596,6 +596,7 @@ fn a_two_input_job_restarts_from_its_checkpoint_with_exactly_once_output() {
             Paced {
                 count,
                 per_second: 40_000.0,
+                hold_last_until_checkpoint: 3,
             },
             WatermarkStrategy::no_watermarks(),
             name,

@@ -32,6 +32,7 @@ fn job(
         Paced {
             count,
             per_second: 40_000.0,
+            hold_last_until_checkpoint: 0,
         },
         WatermarkStrategy::no_watermarks(),
         "paced",

@@ -237,10 +237,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// `0..count`, paced at `per_second` (so that checkpoints happen while it runs); one split.
+/// With `hold_last_until_checkpoint` above 0 the last record waits until the reader has been
+/// told that a checkpoint with at least that id completed, so a job is sure to reach that
+/// many checkpoints however slowly this machine writes them.
 #[derive(Clone)]
 pub struct Paced {
     pub count: u64,
     pub per_second: f64,
+    pub hold_last_until_checkpoint: u64,
 }
 
 pub struct PacedReader {
@@ -249,6 +253,8 @@ pub struct PacedReader {
     per_second: f64,
     opened: Option<Instant>,
     from: u64,
+    hold_until: u64,
+    completed: u64,
 }
 
 impl SplitReader<u64> for PacedReader {
@@ -258,8 +264,9 @@ impl SplitReader<u64> for PacedReader {
         // take a while to start on a busy machine, and all would be due at once).
         let opened = *self.opened.get_or_insert_with(Instant::now);
         let due = self.from + (opened.elapsed().as_secs_f64() * self.per_second) as u64;
+        let held = u64::from(self.completed < self.hold_until);
         let mut n = 0;
-        while n < budget && self.next < due.min(self.count) {
+        while n < budget && self.next < due.min(self.count.saturating_sub(held)) {
             out.collect(self.next);
             self.next += 1;
             n += 1;
@@ -280,6 +287,10 @@ impl SplitReader<u64> for PacedReader {
         self.from = position;
         Ok(())
     }
+    fn notify_checkpoint_complete(&mut self, checkpoint: u64, _: &u64) -> Result<()> {
+        self.completed = self.completed.max(checkpoint);
+        Ok(())
+    }
 }
 
 impl Source<u64> for Paced {
@@ -295,6 +306,8 @@ impl Source<u64> for Paced {
             per_second: self.per_second,
             opened: None,
             from: 0,
+            hold_until: self.hold_last_until_checkpoint,
+            completed: 0,
         })
     }
 }
