@@ -1,36 +1,6 @@
 //! [`KafkaSink`]: a two-phase [`Sink`] of the runtime writing Kafka records, with Flink's
-//! three delivery guarantees ([`DeliveryGuarantee`]).
-//!
-//! - **None**: records are sent as they come; nothing waits for the broker (the end of the
-//!   input still flushes).
-//! - **At least once**: at every checkpoint the subtask flushes its producer and fails if
-//!   the broker refused a record, so every record before a completed checkpoint is in Kafka;
-//!   records after it may be written again by a restored job.
-//! - **Exactly once**: one Kafka transaction per subtask and checkpoint, with the
-//!   transactional id `<prefix>-<subtask>-<checkpoint>` (the checkpoint its first record
-//!   belongs to). At the checkpoint the transaction is flushed and handed over as the
-//!   committable ([`KafkaCommittable`]); when the checkpoint completes, [`Sink::commit`]
-//!   commits it. A restored or restarted job aborts what no completed checkpoint covered:
-//!   transactions this process prepared and never committed ([`Sink::recover`]), and, when
-//!   a writer first sees a checkpoint `c`, the transactions an earlier run may have left
-//!   open under the ids of checkpoints `c ..= c + lingering` (initializing a transactional
-//!   id fences its earlier producer and aborts its open transaction). Consumers of the
-//!   output read with `isolation.level=read_committed`.
-//!
-//! # Exactly once: what librdkafka cannot do
-//!
-//! Flink's committer commits a transaction prepared by another process (after a crash, or
-//! on another host) by resuming it from its producer id and epoch. librdkafka has no such
-//! call: a transaction can only be committed by the producer that opened it. The sink
-//! therefore keeps the prepared producers in the [`KafkaSink`] object, and commits from
-//! there; it follows that
-//! - the job must run in one process (the runtime's coordinator commits every subtask's
-//!   committables on worker 0);
-//! - a crash that lands after a checkpoint completed and before its transactions were
-//!   committed loses that checkpoint's records: the restored job cannot commit them (the
-//!   commit is one round trip right after completion; the window is short, not empty).
-//!   A restart inside the same process (a restart strategy) keeps the producers, and its
-//!   restore commits them.
+//! three delivery guarantees (its docs say how each works, and how exactly once survives a
+//! crash).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -44,6 +14,7 @@ use rdkafka::ClientConfig;
 use typeinfo::TypeInfo;
 use typeinfo_runtime::{RuntimeContext, Sink, SinkContext, SinkWriter};
 
+use crate::commit_log::CommitLog;
 use crate::error::{Error, Result};
 use crate::format::ValueSerializer;
 
@@ -63,6 +34,32 @@ pub enum DeliveryGuarantee {
 pub struct KafkaCommittable {
     /// The transaction's transactional id.
     pub transactional_id: String,
+    /// A copy of the transaction's records, which a process that does not hold the
+    /// transaction sends again if the commit log shows it was not committed (see the
+    /// [`KafkaSink`]); `None` where the copy outgrew the sink's budget.
+    pub records: Option<Vec<StagedRecord>>,
+}
+
+/// A record as the exactly-once sink sent it, kept until its transaction commits.
+#[derive(Debug, Clone, PartialEq, Eq, TypeInfo)]
+pub struct StagedRecord {
+    /// The topic.
+    pub topic: String,
+    /// The partition the sink's partitioner chose (`None`: the client's partitioner).
+    pub partition: Option<i32>,
+    /// The key bytes.
+    pub key: Option<Vec<u8>>,
+    /// The value bytes.
+    pub value: Vec<u8>,
+    /// The record's timestamp.
+    pub timestamp: Option<i64>,
+}
+
+impl StagedRecord {
+    /// The bytes the copy holds (for the sink's budget).
+    fn size(&self) -> usize {
+        self.topic.len() + self.key.as_ref().map_or(0, Vec::len) + self.value.len() + 32
+    }
 }
 
 type TopicFn<T> = dyn Fn(&T) -> String + Send + Sync;
@@ -79,6 +76,12 @@ struct SinkConfig<T> {
     prefix: Option<String>,
     lingering: u64,
     timeout: Duration,
+    /// Exactly once: the commit log's topic (default `<prefix>-commits`).
+    log_topic: Option<String>,
+    /// Exactly once: the bytes of records a writer copies per open transaction.
+    copy_budget: usize,
+    /// Exactly once: the commit log (made by `build`).
+    log: Option<CommitLog>,
 }
 
 /// Builds a [`KafkaSink`].
@@ -95,7 +98,54 @@ impl<T> std::fmt::Debug for KafkaSinkBuilder<T> {
     }
 }
 
-/// Kafka as a two-phase sink of the runtime (see the [module docs](self)).
+/// Kafka as a two-phase sink of the runtime, with Flink's three delivery guarantees
+/// ([`DeliveryGuarantee`]).
+///
+/// - **None**: records are sent as they come; nothing waits for the broker (the end of the
+///   input still flushes).
+/// - **At least once**: at every checkpoint the subtask flushes its producer and fails if
+///   the broker refused a record, so every record before a completed checkpoint is in Kafka;
+///   records after it may be written again by a restored job.
+/// - **Exactly once**: one Kafka transaction per subtask and checkpoint, with the
+///   transactional id `<prefix>-<subtask>-<checkpoint>` (the checkpoint its first record
+///   belongs to). At the checkpoint the transaction gets its marker in the commit log, is
+///   flushed and handed over as the committable ([`KafkaCommittable`], with a copy of its
+///   records); when the checkpoint completes, [`Sink::commit`] commits it. A restored or
+///   restarted job aborts what no completed checkpoint covered: transactions this process
+///   prepared and never committed ([`Sink::recover`]), and, when a writer first sees a
+///   checkpoint `c`, the transactions an earlier run may have left open under the ids of
+///   checkpoints `c ..= c + lingering`. Consumers of the output read with
+///   `isolation.level=read_committed`.
+///
+/// # Exactly once after a crash: the commit log
+///
+/// Flink's committer commits a transaction prepared by another process (after a crash, or
+/// on another host) by resuming it from its producer id and epoch. librdkafka has no such
+/// call: a transaction can only be committed by the producer that opened it. So the sink
+/// commits from the producer it kept when it can (the normal case, and a restart inside the
+/// process), and otherwise, when a restored job commits its checkpoint's committables, it
+/// finishes the transaction the crashed process prepared this way:
+/// 1. it initializes the transactional id and aborts whatever the dead producer left open
+///    under it (Kafka's `InitProducerId` does that itself; a probe transaction in the commit
+///    log does it on brokers that do not fence, such as the tests' noida-db);
+/// 2. it reads the commit log (`read_committed`): the transaction's marker is there exactly
+///    when the transaction committed before the crash, and then nothing is sent;
+/// 3. otherwise it sends the committable's copy of the records again, with the marker, in a
+///    new transaction under the same id, and commits it.
+///
+/// Each transaction is thus committed once whichever moment a crash hits. The price: each
+/// writer keeps a copy of its open transaction's records (memory, and checkpoint size, in
+/// proportion to the records per checkpoint interval), bounded by
+/// [`transaction_copy_budget`](KafkaSinkBuilder::transaction_copy_budget) (64 MiB by
+/// default): a transaction that outgrows it keeps no copy, and a crash between its
+/// checkpoint's completion and its commit loses its records (the sink says so on stderr),
+/// as Flink's would not. The commit log (`<prefix>-commits` by default,
+/// [`commit_log_topic`](KafkaSinkBuilder::commit_log_topic)) gets one small record per
+/// subtask and checkpoint.
+///
+/// In a job of several processes the committables are committed in process 0 (the
+/// runtime's coordinator), which holds only its own producers: the exactly-once sink is
+/// meant for jobs in one process.
 ///
 /// # Examples
 ///
@@ -149,6 +199,9 @@ impl KafkaSink<()> {
                 prefix: None,
                 lingering: 4,
                 timeout: Duration::from_secs(60),
+                log_topic: None,
+                copy_budget: 64 << 20,
+                log: None,
             },
         }
     }
@@ -211,6 +264,25 @@ impl<T: 'static> KafkaSinkBuilder<T> {
         self
     }
 
+    /// Exactly once: the topic of the commit log (default `<prefix>-commits`; created with
+    /// one partition when missing). Jobs with different prefixes may share one.
+    #[must_use]
+    pub fn commit_log_topic(mut self, topic: &str) -> Self {
+        self.config.log_topic = Some(topic.to_owned());
+        self
+    }
+
+    /// Exactly once: how many bytes of records a writer keeps a copy of per open
+    /// transaction, so that another process can send them again after a crash (default
+    /// 64 MiB; 0 keeps none). A transaction whose records outgrow it is committed as
+    /// usual, but a crash between its checkpoint's completion and its commit loses it (as
+    /// with no copy at all; the sink says so on stderr).
+    #[must_use]
+    pub fn transaction_copy_budget(mut self, bytes: usize) -> Self {
+        self.config.copy_budget = bytes;
+        self
+    }
+
     /// Sets a librdkafka producer property (`linger.ms`, `compression.type`,
     /// `transaction.timeout.ms`, security options, ...).
     #[must_use]
@@ -231,12 +303,22 @@ impl<T: 'static> KafkaSinkBuilder<T> {
     /// # Errors
     ///
     /// Exactly once without a transactional id prefix.
-    pub fn build(self) -> Result<KafkaSink<T>> {
-        if self.config.guarantee == DeliveryGuarantee::ExactlyOnce
-            && self.config.prefix.as_deref().is_none_or(str::is_empty)
-        {
-            return Err(Error::Config(
-                "an exactly-once Kafka sink needs a transactional id prefix".into(),
+    pub fn build(mut self) -> Result<KafkaSink<T>> {
+        if self.config.guarantee == DeliveryGuarantee::ExactlyOnce {
+            let Some(prefix) = self.config.prefix.as_deref().filter(|p| !p.is_empty()) else {
+                return Err(Error::Config(
+                    "an exactly-once Kafka sink needs a transactional id prefix".into(),
+                ));
+            };
+            let topic = self
+                .config
+                .log_topic
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}-commits"));
+            self.config.log = Some(CommitLog::new(
+                topic,
+                self.config.client.clone(),
+                self.config.timeout,
             ));
         }
         Ok(KafkaSink {
@@ -294,6 +376,81 @@ impl<T> SinkConfig<T> {
             .map_err(Error::client(format!("initialize transactions of `{id}`")))?;
         Ok(producer)
     }
+
+    /// The commit log (exactly once).
+    fn log(&self) -> Result<&CommitLog> {
+        self.log
+            .as_ref()
+            .ok_or_else(|| Error::Config("the sink is not exactly-once".into()))
+    }
+
+    /// A transactional producer for `id` after aborting what an earlier producer left open
+    /// under it (see [`CommitLog::abort_leftovers`]).
+    fn transactional_clean(&self, id: &str) -> Result<Client> {
+        let producer = self.transactional(id)?;
+        self.log()?.abort_leftovers(&producer, id)?;
+        Ok(producer)
+    }
+
+    /// Commits, from a process that does not hold it, the transaction `id` another producer
+    /// prepared: what it left open is aborted, and `records` are sent again in a new
+    /// transaction unless the commit log shows the transaction committed.
+    fn commit_elsewhere(&self, id: &str, records: Option<&[StagedRecord]>) -> Result<()> {
+        let producer = self.transactional_clean(id)?;
+        let log = self.log()?;
+        if log.contains(id)? {
+            return Ok(());
+        }
+        let Some(records) = records else {
+            eprintln!(
+                "typeinfo-kafka: the transaction `{id}` was prepared by an earlier process and \
+                 not committed; its records outgrew the sink's copy budget, so they are lost"
+            );
+            return Ok(());
+        };
+        eprintln!(
+            "typeinfo-kafka: the transaction `{id}` was prepared by an earlier process and not \
+             committed: sending its {} records again",
+            records.len()
+        );
+        producer
+            .begin_transaction()
+            .map_err(Error::client(format!("begin a transaction of `{id}`")))?;
+        for r in records {
+            let mut record = BaseRecord::<[u8], [u8]>::to(&r.topic).payload(&r.value);
+            if let Some(k) = &r.key {
+                record = record.key(k);
+            }
+            if let Some(p) = r.partition {
+                record = record.partition(p);
+            }
+            if let Some(ts) = r.timestamp {
+                record = record.timestamp(ts);
+            }
+            send(&producer, record)?;
+        }
+        log.mark(&producer, id)?;
+        flush(&producer, self.timeout)?;
+        producer
+            .commit_transaction(self.timeout)
+            .map_err(Error::client(format!("commit the transaction of `{id}`")))
+    }
+}
+
+/// Sends `record`, waiting while the local queue is full (back-pressure).
+fn send(producer: &Client, mut record: BaseRecord<'_, [u8], [u8]>) -> Result<()> {
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
+                record = r;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err((e, r)) => {
+                return Err(Error::client(format!("send a record to `{}`", r.topic))(e));
+            }
+        }
+    }
 }
 
 /// Fails with the first record the broker refused, if any.
@@ -327,6 +484,10 @@ pub struct KafkaSinkWriter<T> {
     producer: Option<(String, Client)>,
     /// Exactly once: whether the transactions of an earlier run were aborted.
     swept: bool,
+    /// Exactly once: the copy of the open transaction's records (`None` past the budget).
+    staged: Option<Vec<StagedRecord>>,
+    /// The bytes in `staged`.
+    staged_bytes: usize,
     /// Partitions per topic (for a partitioner).
     partitions: HashMap<String, i32>,
     records_out: typeinfo_runtime::Counter,
@@ -352,19 +513,17 @@ impl<T: 'static> KafkaSinkWriter<T> {
     }
 
     /// Aborts what an earlier run may have left open under the ids of checkpoints
-    /// `from ..= from + lingering`, except `own` (which the caller initializes itself).
-    fn sweep(&mut self, from: u64, own: Option<u64>) -> Result<()> {
+    /// `from ..= from + lingering`.
+    fn sweep(&mut self, from: u64) -> Result<()> {
         if self.swept || from == u64::MAX {
             return Ok(());
         }
         self.swept = true;
         for checkpoint in from..=from.saturating_add(self.config.lingering) {
-            if Some(checkpoint) != own {
-                drop(
-                    self.config
-                        .transactional(&self.transactional_id(checkpoint))?,
-                );
-            }
+            drop(
+                self.config
+                    .transactional_clean(&self.transactional_id(checkpoint))?,
+            );
         }
         Ok(())
     }
@@ -373,7 +532,7 @@ impl<T: 'static> KafkaSinkWriter<T> {
     fn producer(&mut self, checkpoint: u64) -> Result<&Client> {
         if self.producer.is_none() {
             let (id, producer) = if self.exactly_once() {
-                self.sweep(checkpoint, Some(checkpoint))?;
+                self.sweep(checkpoint)?;
                 let id = self.transactional_id(checkpoint);
                 let producer = self.config.transactional(&id)?;
                 producer
@@ -449,18 +608,30 @@ impl<T: 'static> KafkaSinkWriter<T> {
         if let Some(ts) = ctx.timestamp() {
             record = record.timestamp(ts);
         }
-        loop {
-            match producer.send(record) {
-                Ok(()) => return Ok(()),
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
-                    // The local queue is full: wait for deliveries (back-pressure).
-                    record = r;
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err((e, _)) => {
-                    return Err(Error::client(format!("send a record to `{topic}`"))(e));
-                }
-            }
+        send(producer, record)?;
+        if self.exactly_once() {
+            self.stage(StagedRecord {
+                topic,
+                partition,
+                key,
+                value: payload,
+                timestamp: ctx.timestamp(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Keeps a copy of a record of the open transaction, or drops the whole copy once it
+    /// outgrows the budget.
+    fn stage(&mut self, record: StagedRecord) {
+        let Some(staged) = &mut self.staged else {
+            return;
+        };
+        self.staged_bytes += record.size();
+        if self.staged_bytes > self.config.copy_budget {
+            self.staged = None;
+        } else {
+            staged.push(record);
         }
     }
 }
@@ -490,16 +661,20 @@ impl<T: 'static> SinkWriter<T> for KafkaSinkWriter<T> {
             return Ok(Vec::new());
         }
         let Some((id, producer)) = self.producer.take() else {
-            self.sweep(checkpoint, None)?;
+            self.sweep(checkpoint)?;
             return Ok(Vec::new());
         };
+        self.config.log()?.mark(&producer, &id)?;
         flush(&producer, self.config.timeout)?;
         self.prepared
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), Arc::new(producer));
+        let records = std::mem::replace(&mut self.staged, Some(Vec::new()));
+        self.staged_bytes = 0;
         Ok(vec![KafkaCommittable {
             transactional_id: id,
+            records,
         }])
     }
 }
@@ -527,6 +702,8 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
             subtask: ctx.subtask_index(),
             producer: None,
             swept: false,
+            staged: Some(Vec::new()),
+            staged_bytes: 0,
             partitions: HashMap::new(),
             records_out: ctx.metrics().counter("kafkaRecordsOut"),
         })
@@ -534,7 +711,7 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
 
     /// Commits a prepared transaction. One this process does not hold was committed before
     /// (a commit repeated by a later checkpoint or a restore), or was prepared by another
-    /// process, which librdkafka cannot resume (see the [module docs](self)).
+    /// process, which librdkafka cannot resume (see the [`KafkaSink`]).
     fn commit(&self, committable: KafkaCommittable) -> typeinfo_runtime::Result<()> {
         let id = committable.transactional_id;
         let producer = self
@@ -563,11 +740,14 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
                 committed.push_back(id);
             }
             None if committed.contains(&id) => {}
-            None => eprintln!(
-                "typeinfo-kafka: the transaction `{id}` was prepared by an earlier process; \
-                 librdkafka cannot resume it to commit it (it was committed before the crash, \
-                 or its records are lost)"
-            ),
+            None => {
+                self.config
+                    .commit_elsewhere(&id, committable.records.as_deref())?;
+                if committed.len() >= 1024 {
+                    committed.pop_front();
+                }
+                committed.push_back(id);
+            }
         }
         Ok(())
     }

@@ -1,33 +1,5 @@
-//! [`KafkaSource`]: Kafka topics as a [`Source`] of the runtime, one split per partition.
-//!
-//! - **Splits**: every partition of the topics (named, or every topic a filter accepts),
-//!   ordered by topic and partition, listed when the job starts; split `i` goes to subtask
-//!   `i % parallelism` (the runtime's rule). Each is named `topic-partition`, and a
-//!   checkpoint holds its offset under that name, so a restore finds it whatever else the
-//!   topics gained in between.
-//! - **Partition discovery** (Flink's `partition.discovery.interval.ms`, every 5 minutes by
-//!   default, [`KafkaSourceBuilder::partition_discovery_interval`], not in bounded mode):
-//!   each subtask lists the topics' partitions again and reads the new ones that fall to it
-//!   (by the runtime's rule for discovered splits), from their earliest offset, as Flink
-//!   does; a topic created later that the filter accepts is found the same way. After a
-//!   restore, a partition the checkpoint does not hold starts at its earliest offset too.
-//! - **Positions**: a split's position is the offset of the next record to read (and, when
-//!   bounded, the offset it stops at); checkpoints hold it, and a restore assigns the
-//!   partition at exactly that offset: no record is skipped or read twice.
-//! - **Starting offsets** ([`StartingOffsets`]) are resolved to a number when a split's reader
-//!   opens (earliest and latest from the partition's watermarks, a timestamp through
-//!   `ListOffsets`, the group's committed offsets with a fallback), so the position of a
-//!   checkpoint taken before the first record is exact too.
-//! - **Bounded** mode stops each partition at the offset that was latest when its reader
-//!   first opened (kept in the position, so a restore stops at the same place); the source is
-//!   then [`Boundedness::Bounded`] and can run in batch mode.
-//! - **Timestamps**: each element carries its record's Kafka timestamp; the stream's
-//!   [`WatermarkStrategy`](typeinfo_runtime::WatermarkStrategy) turns them into per-partition
-//!   watermarks with idleness, as the runtime does for every source's splits.
-//! - **Bad records**: a record the deserializer refuses fails the job, naming topic,
-//!   partition and offset ([`OnDeserializationError::Fail`], the default), or is skipped
-//!   and counted ([`OnDeserializationError::Skip`], [`KafkaSource::skipped_records`]), or
-//!   sent to a side output ([`OnDeserializationError::SideOutput`], [`crate::BadRecord`]).
+//! [`KafkaSource`]: Kafka topics as a [`Source`] of the runtime, one split per partition
+//! (its docs say how splits, offsets, watermarks and discovery work).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -145,7 +117,37 @@ impl<D> std::fmt::Debug for KafkaSourceBuilder<D> {
     }
 }
 
-/// Kafka topics as a source of the runtime (see the [module docs](self)).
+/// Kafka topics as a source of the runtime, one split per partition.
+///
+/// - **Splits**: every partition of the topics (named, or every topic a filter accepts),
+///   ordered by topic and partition, listed when the job starts; split `i` goes to subtask
+///   `i % parallelism` (the runtime's rule). Each is named `topic-partition`, and a
+///   checkpoint holds its offset under that name, so a restore finds it whatever else the
+///   topics gained in between.
+/// - **Partition discovery** (Flink's `partition.discovery.interval.ms`, every 5 minutes by
+///   default, [`KafkaSourceBuilder::partition_discovery_interval`], not in bounded mode):
+///   each subtask lists the topics' partitions again and reads the new ones that fall to it
+///   (by the runtime's rule for discovered splits), from their earliest offset, as Flink
+///   does; a topic created later that the filter accepts is found the same way. After a
+///   restore, a partition the checkpoint does not hold starts at its earliest offset too.
+/// - **Positions**: a split's position is the offset of the next record to read (and, when
+///   bounded, the offset it stops at); checkpoints hold it, and a restore assigns the
+///   partition at exactly that offset: no record is skipped or read twice.
+/// - **Starting offsets** ([`StartingOffsets`]) are resolved to a number when a split's reader
+///   opens (earliest and latest from the partition's watermarks, a timestamp through
+///   `ListOffsets`, the group's committed offsets with a fallback), so the position of a
+///   checkpoint taken before the first record is exact too.
+/// - **Bounded** mode stops each partition at the offset that was latest when its reader
+///   first opened (kept in the position, so a restore stops at the same place); the source is
+///   then [`Boundedness::Bounded`] and can run in batch mode.
+/// - **Timestamps**: each element carries its record's Kafka timestamp; the stream's
+///   [`WatermarkStrategy`](typeinfo_runtime::WatermarkStrategy) turns them into per-partition
+///   watermarks with idleness, as the runtime does for every source's splits.
+/// - **Bad records**: a record the deserializer refuses fails the job, naming topic,
+///   partition and offset ([`OnDeserializationError::Fail`], the default), or is skipped
+///   and counted ([`OnDeserializationError::Skip`], [`KafkaSource::skipped_records`]), or
+///   sent to a side output ([`OnDeserializationError::SideOutput`], [`crate::BadRecord`]).
+///
 ///
 /// # Examples
 ///

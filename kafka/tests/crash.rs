@@ -2,24 +2,19 @@
 //! region in event-time windows, the counts written to another topic) killed with SIGKILL at
 //! least ten times at seeded random moments and restarted from its checkpoints (heap and
 //! RocksDB in turn) until it finishes:
-//! - **exactly once** (ignored: the test broker cannot run it, see below): a
-//!   `read_committed` consumer should then find exactly the failure-free run's output,
-//!   every line once;
+//! - **exactly once**: a `read_committed` consumer then finds exactly the failure-free
+//!   run's output, every line once;
 //! - **at least once**: a consumer finds every line of the failure-free run's output
 //!   (nothing lost) and nothing else (duplicates allowed, counted). The sink's producer
 //!   lingers 300 ms here, so that records emitted before a checkpoint are still in the
 //!   producer when it completes unless the sink flushed them at the barrier: with no delivery
 //!   guarantee the same test loses lines (tried by hand: 1,808 of 40,000 lost).
 //!
-//! Why the exactly-once test is ignored: on noida-db 0.2.2, the broker the tests start, an
-//! `InitProducerId` for a transactional id whose transaction is open does not abort that
-//! transaction (Kafka's fencing does), so the open transaction of a killed process stays
-//! open and a `read_committed` consumer stops at it: of three runs on 2026-12-06, one read
-//! all 40,000 lines once, two read 0 and 34 lines. A second, rarer loss is the connector's
-//! own: a process killed after a checkpoint completed and before its sink committed the
-//! checkpoint's transaction leaves it prepared, and librdkafka cannot resume another
-//! process's transaction to commit it (`KafkaSink::commit` says so on stderr). Run it with
-//! `cargo test -p typeinfo-kafka --test crash -- --ignored` against a broker that fences.
+//! Each restart finds what the killed process left: its open transaction (aborted by the
+//! restored sink's sweep, which on this broker needs the commit log's probe: noida-db's
+//! `InitProducerId` does not abort it), and, when the kill fell between a checkpoint's
+//! completion and its commit, that checkpoint's prepared transaction (committed by sending
+//! the committable's copy again unless the commit log shows it committed).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
@@ -144,7 +139,6 @@ impl Rng {
 }
 
 #[test]
-#[ignore = "noida-db 0.2.2 does not abort a killed producer's open transaction (see the module docs)"]
 fn the_example_killed_ten_times_exactly_once_gives_the_failure_free_output() {
     let (reference, crashed) = killed_ten_times(Delivery {
         guarantee: "exactly-once",

@@ -190,3 +190,114 @@ fn a_failed_job_restarts_and_writes_each_record_once() {
         );
     }
 }
+
+/// What a process that died leaves: a transaction under `id` holding `values`, flushed to
+/// the broker and neither committed nor aborted (the producer is leaked, as a SIGKILL
+/// would leave it); with `committed`, the transaction is committed with its marker in the
+/// commit log first, as the sink commits one.
+fn prepared_by_a_dead_process(
+    broker: &Broker,
+    topic: &str,
+    id: &str,
+    values: &[String],
+    committed: bool,
+) {
+    use rdkafka::producer::DefaultProducerContext;
+    use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+    let producer: ThreadedProducer<DefaultProducerContext> = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("transactional.id", id)
+        .create()
+        .unwrap();
+    producer.init_transactions(Duration::from_secs(10)).unwrap();
+    producer.begin_transaction().unwrap();
+    for v in values {
+        producer
+            .send(
+                BaseRecord::<[u8], [u8]>::to(topic)
+                    .payload(v.as_bytes())
+                    .partition(0),
+            )
+            .unwrap();
+    }
+    if committed {
+        let log = format!("{topic}-commits");
+        producer
+            .send(
+                BaseRecord::<[u8], [u8]>::to(&log)
+                    .key(id.as_bytes())
+                    .payload(&[])
+                    .partition(0),
+            )
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(10)).unwrap();
+    if committed {
+        producer
+            .commit_transaction(Duration::from_secs(10))
+            .unwrap();
+    }
+    std::mem::forget(producer);
+}
+
+fn committable(id: &str, topic: &str, values: &[String]) -> typeinfo_kafka::KafkaCommittable {
+    typeinfo_kafka::KafkaCommittable {
+        transactional_id: id.to_owned(),
+        records: Some(
+            values
+                .iter()
+                .map(|v| typeinfo_kafka::StagedRecord {
+                    topic: topic.to_owned(),
+                    partition: Some(0),
+                    key: None,
+                    value: v.as_bytes().to_vec(),
+                    timestamp: None,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The crash the sink's commit log is for: a checkpoint completed, and the process that
+/// prepared its transaction died before committing it. Another process (a fresh sink, as a
+/// restored job makes) commits the restored committable: the dead producer's open records
+/// are aborted and the committable's copy is sent again, so a `read_committed` consumer
+/// sees each record once; committing it again (a second restore) sends nothing; and a
+/// transaction that did commit before the crash is not sent again.
+#[test]
+fn a_transaction_prepared_by_a_dead_process_is_committed_once_by_another() {
+    use typeinfo_runtime::Sink;
+    let broker = Broker::start();
+    let topic = "eo-elsewhere";
+    broker.topic(topic, 2);
+    let lost: Vec<String> = (0..10).map(|i| format!("prepared {i}")).collect();
+    let done: Vec<String> = (0..10).map(|i| format!("committed {i}")).collect();
+    // Its log topic exists before the dead process writes a marker to it.
+    broker.topic(&format!("{topic}-commits"), 1);
+    prepared_by_a_dead_process(&broker, topic, "eo-elsewhere-0-7", &lost, false);
+    prepared_by_a_dead_process(&broker, topic, "eo-elsewhere-0-8", &done, true);
+    assert_eq!(
+        values(&broker, topic, "read_uncommitted").len(),
+        20,
+        "the dead process's records are in the topic"
+    );
+    for restore in 0..2 {
+        let sink = sink(&broker, topic, topic);
+        sink.commit(committable("eo-elsewhere-0-7", topic, &lost))
+            .unwrap();
+        sink.commit(committable("eo-elsewhere-0-8", topic, &done))
+            .unwrap();
+        let mut want: Vec<String> = lost.iter().chain(&done).cloned().collect();
+        want.sort();
+        assert_eq!(
+            values(&broker, topic, "read_committed"),
+            want,
+            "restore {restore}: each record once for read_committed"
+        );
+        assert_eq!(
+            values(&broker, topic, "read_uncommitted").len(),
+            30,
+            "restore {restore}: only the uncommitted transaction was sent again, once"
+        );
+    }
+}
