@@ -61,7 +61,10 @@
 //!   of markers written in the transactions, not the group offsets Kafka would keep
 //!   transactionally). Transaction state does not survive a restart of the broker (a
 //!   producer that lived through it fails with `OUT_OF_ORDER_SEQUENCE_NUMBER`; records of a
-//!   transaction open at the stop are skipped by `read_committed` consumers for good).
+//!   transaction open at the stop are skipped by `read_committed` consumers for good): the
+//!   sink finishes a prepared transaction its producer cannot commit from the committable's
+//!   copy with a new producer, and `tests/broker_restart.rs` checks exactly once through a
+//!   restart.
 //! - persistence: its topics, offsets and records are saved to its data directory from time
 //!   to time (within about two seconds) and when it stops on SIGTERM; a SIGKILL loses what
 //!   arrived since the last save. The broker-restart test stops it with SIGTERM.

@@ -721,8 +721,9 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
             .remove(&id);
         let mut committed = self.committed.lock().unwrap_or_else(|p| p.into_inner());
         match producer {
-            Some(producer) => {
-                if let Err(e) = producer.commit_transaction(self.config.timeout) {
+            Some(producer) => match producer.commit_transaction(self.config.timeout) {
+                Ok(()) => {}
+                Err(e) if committable.records.is_none() => {
                     // Kept for the retry (the broker may be back by then): librdkafka lets
                     // the producer that prepared a transaction commit it again after a
                     // retriable error; a restart's `recover` aborts it otherwise.
@@ -734,21 +735,28 @@ impl<T: 'static> Sink<T> for KafkaSink<T> {
                         Error::client(format!("commit the transaction of `{id}`"))(e).into(),
                     );
                 }
-                if committed.len() >= 1024 {
-                    committed.pop_front();
+                Err(e) => {
+                    // The producer may be unusable for good (a broker that lost its
+                    // transaction state over a restart): finish the transaction as another
+                    // process would, from the committable's copy.
+                    eprintln!(
+                        "typeinfo-kafka: committing the transaction `{id}` failed ({e}); \
+                         finishing it with a new producer"
+                    );
+                    drop(producer);
+                    self.config
+                        .commit_elsewhere(&id, committable.records.as_deref())?;
                 }
-                committed.push_back(id);
-            }
-            None if committed.contains(&id) => {}
-            None => {
-                self.config
-                    .commit_elsewhere(&id, committable.records.as_deref())?;
-                if committed.len() >= 1024 {
-                    committed.pop_front();
-                }
-                committed.push_back(id);
-            }
+            },
+            None if committed.contains(&id) => return Ok(()),
+            None => self
+                .config
+                .commit_elsewhere(&id, committable.records.as_deref())?,
         }
+        if committed.len() >= 1024 {
+            committed.pop_front();
+        }
+        committed.push_back(id);
         Ok(())
     }
 

@@ -7,13 +7,14 @@
 //! input after the restart, and nothing else (records after the restored checkpoint may be
 //! there twice, as at-least-once allows). At parallelism 1 and 2, on both state backends.
 //!
-//! Why not exactly once here: the test broker does not keep its transactions' state over a
-//! restart (Kafka keeps it in `__transaction_state`). After the restart, the records of a
-//! transaction open at the stop are neither committed nor aborted (a `read_committed`
-//! consumer skips them for good), a producer that lived through the restart fails with
-//! `OUT_OF_ORDER_SEQUENCE_NUMBER` (its idempotence state is gone), so a transaction
-//! prepared before the stop cannot be committed after it: the checkpoint's records would
-//! be lost by the broker, not by the sink.
+//! Exactly once, the same run read with `read_committed`: every record once. The test broker
+//! does not keep its transactions' state over a restart (Kafka keeps it in
+//! `__transaction_state`): after the restart the records of a transaction open at the stop
+//! are neither committed nor aborted (a `read_committed` consumer skips them for good), and
+//! a producer that lived through the restart fails with `OUT_OF_ORDER_SEQUENCE_NUMBER`, so
+//! a transaction prepared before the stop cannot be committed by its producer after it; the
+//! sink then finishes it from the committable's copy of its records with a new producer
+//! (see `KafkaSink`), and the restored job writes the rest again.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
 
 mod common;
@@ -45,9 +46,9 @@ fn write_input(broker: &Broker, topic: &str, range: std::ops::Range<usize>) {
     produce(&broker.bootstrap(), topic, &records);
 }
 
-/// The output's values, sorted.
-fn output(broker: &Broker, topic: &str) -> Vec<String> {
-    let mut got: Vec<String> = read_all(&broker.bootstrap(), topic, 2, "read_uncommitted")
+/// The output's values (read with `isolation`), sorted.
+fn output(broker: &Broker, topic: &str, isolation: &str) -> Vec<String> {
+    let mut got: Vec<String> = read_all(&broker.bootstrap(), topic, 2, isolation)
         .into_iter()
         .map(|r| String::from_utf8(r.value).unwrap())
         .collect();
@@ -58,8 +59,8 @@ fn output(broker: &Broker, topic: &str) -> Vec<String> {
 fn start(
     broker: &Broker,
     n: usize,
-    parallelism: u32,
-    backend: StateBackend,
+    (parallelism, backend): (u32, StateBackend),
+    guarantee: DeliveryGuarantee,
     dir: &std::path::Path,
 ) -> JobClient {
     let env = StreamExecutionEnvironment::new();
@@ -78,7 +79,8 @@ fn start(
         .unwrap();
     let sink = KafkaSink::builder(&broker.bootstrap(), Utf8)
         .topic(&format!("out-{n}"))
-        .delivery_guarantee(DeliveryGuarantee::AtLeastOnce)
+        .delivery_guarantee(guarantee)
+        .transactional_id_prefix(&format!("out-{n}"))
         .timeout(Duration::from_secs(2))
         .build()
         .unwrap();
@@ -90,10 +92,10 @@ fn start(
 
 /// Waits until the output holds at least `count` distinct records; fails with the job's
 /// status and record and checkpoint counts otherwise.
-fn wait_for(broker: &Broker, job: &JobClient, topic: &str, count: usize) {
+fn wait_for(broker: &Broker, job: &JobClient, (topic, isolation): (&str, &str), count: usize) {
     let until = Instant::now() + Duration::from_secs(60);
     let distinct = || {
-        let mut got = output(broker, topic);
+        let mut got = output(broker, topic, isolation);
         got.dedup();
         got.len()
     };
@@ -117,36 +119,82 @@ fn wait_for(broker: &Broker, job: &JobClient, topic: &str, count: usize) {
     }
 }
 
-#[test]
-fn the_broker_restarted_mid_job_loses_nothing() {
-    let mut broker = Broker::start();
-    let cases = [
+/// The job of `case` with `guarantee` through a broker restart; the output (read with
+/// `isolation`) then, sorted, without removing duplicates.
+fn through_a_restart(
+    broker: &mut Broker,
+    n: usize,
+    case: (u32, StateBackend),
+    guarantee: DeliveryGuarantee,
+    isolation: &str,
+) -> Vec<String> {
+    broker.topic(&format!("in-{n}"), 3);
+    broker.topic(&format!("out-{n}"), 2);
+    let out = format!("out-{n}");
+    write_input(broker, &format!("in-{n}"), 0..RECORDS / 2);
+    let dir = tempfile::tempdir().unwrap();
+    let job = start(broker, n, case, guarantee, dir.path());
+    wait_for(broker, &job, (&out, isolation), RECORDS / 4);
+    broker.stop();
+    // Long enough for reads and flushes to fail and the job to restart.
+    std::thread::sleep(Duration::from_secs(3));
+    broker.restart();
+    write_input(broker, &format!("in-{n}"), RECORDS / 2..RECORDS);
+    wait_for(broker, &job, (&out, isolation), RECORDS);
+    job.cancel();
+    let _ = job.wait();
+    output(broker, &out, isolation)
+}
+
+fn cases() -> [(u32, StateBackend); 3] {
+    [
         (1, StateBackend::Heap),
         (2, StateBackend::Heap),
         (2, StateBackend::rocksdb()),
-    ];
-    for (n, (parallelism, backend)) in cases.into_iter().enumerate() {
-        broker.topic(&format!("in-{n}"), 3);
-        broker.topic(&format!("out-{n}"), 2);
-        let out = format!("out-{n}");
-        write_input(&broker, &format!("in-{n}"), 0..RECORDS / 2);
-        let dir = tempfile::tempdir().unwrap();
-        let job = start(&broker, n, parallelism, backend, dir.path());
-        wait_for(&broker, &job, &out, RECORDS / 4);
-        broker.stop();
-        // Long enough for reads and flushes to fail and the job to restart.
-        std::thread::sleep(Duration::from_secs(3));
-        broker.restart();
-        write_input(&broker, &format!("in-{n}"), RECORDS / 2..RECORDS);
-        wait_for(&broker, &job, &out, RECORDS);
-        job.cancel();
-        let _ = job.wait();
-        let expected: Vec<String> = (0..RECORDS).map(|i| format!("out {i:04}")).collect();
-        let mut got = output(&broker, &out);
+    ]
+}
+
+fn expected() -> Vec<String> {
+    (0..RECORDS).map(|i| format!("out {i:04}")).collect()
+}
+
+#[test]
+fn the_broker_restarted_mid_job_loses_nothing() {
+    let mut broker = Broker::start();
+    for (n, case) in cases().into_iter().enumerate() {
+        let parallelism = case.0;
+        let mut got = through_a_restart(
+            &mut broker,
+            n,
+            case,
+            DeliveryGuarantee::AtLeastOnce,
+            "read_uncommitted",
+        );
         got.dedup();
         assert_eq!(
-            got, expected,
+            got,
+            expected(),
             "parallelism {parallelism}: every record, nothing else"
+        );
+    }
+}
+
+#[test]
+fn the_broker_restarted_mid_job_exactly_once_writes_each_record_once() {
+    let mut broker = Broker::start();
+    for (n, case) in cases().into_iter().enumerate() {
+        let parallelism = case.0;
+        let got = through_a_restart(
+            &mut broker,
+            n,
+            case,
+            DeliveryGuarantee::ExactlyOnce,
+            "read_committed",
+        );
+        assert_eq!(
+            got,
+            expected(),
+            "parallelism {parallelism}: every record once for read_committed"
         );
     }
 }
