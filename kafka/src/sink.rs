@@ -670,7 +670,7 @@ impl<T: 'static> SinkWriter<T> for KafkaSinkWriter<T> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), Arc::new(producer));
-        let records = std::mem::replace(&mut self.staged, Some(Vec::new()));
+        let records = self.staged.replace(Vec::new());
         self.staged_bytes = 0;
         Ok(vec![KafkaCommittable {
             transactional_id: id,
