@@ -65,17 +65,23 @@ impl CommitLog {
         }
     }
 
+    /// A client configuration with the sink's properties.
+    fn config(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        for (k, v) in &self.client {
+            config.set(k, v);
+        }
+        config
+    }
+
     /// Creates the topic (one partition, the brokers' default replication) unless it
     /// exists.
     pub(crate) fn ensure_topic(&self) -> Result<()> {
         if self.ready.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut config = ClientConfig::new();
-        for (k, v) in &self.client {
-            config.set(k, v);
-        }
-        let admin: AdminClient<DefaultClientContext> = config
+        let admin: AdminClient<DefaultClientContext> = self
+            .config()
             .create()
             .map_err(Error::client("create an admin client"))?;
         let topic = NewTopic::new(&self.topic, 1, TopicReplication::Fixed(-1));
@@ -133,11 +139,8 @@ impl CommitLog {
     /// `read_committed` from the start to the end the partition has now).
     pub(crate) fn contains(&self, id: &str) -> Result<bool> {
         self.ensure_topic()?;
-        let mut config = ClientConfig::new();
-        for (k, v) in &self.client {
-            config.set(k, v);
-        }
-        let consumer: BaseConsumer = config
+        let consumer: BaseConsumer = self
+            .config()
             .set("group.id", format!("{}-reader", self.topic))
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "true")
@@ -175,17 +178,25 @@ impl CommitLog {
     }
 }
 
-/// Sends an empty record keyed `key` to partition 0 of `topic` (waiting while the local
-/// queue is full).
+/// Sends an empty record keyed `key` to partition 0 of `topic`.
 fn send<C: ProducerContext<DeliveryOpaque = ()> + 'static>(
     producer: &ThreadedProducer<C>,
     topic: &str,
     key: &[u8],
 ) -> Result<()> {
-    let mut record = BaseRecord::<[u8], [u8]>::to(topic)
+    let record = BaseRecord::<[u8], [u8]>::to(topic)
         .key(key)
         .payload(&[])
         .partition(0);
+    send_waiting(producer, record)
+}
+
+/// Sends `record`, waiting while the producer's local queue is full (back-pressure); the
+/// sink sends its records through it too.
+pub(crate) fn send_waiting<C: ProducerContext<DeliveryOpaque = ()> + 'static>(
+    producer: &ThreadedProducer<C>,
+    mut record: BaseRecord<'_, [u8], [u8]>,
+) -> Result<()> {
     loop {
         match producer.send(record) {
             Ok(()) => return Ok(()),
@@ -193,7 +204,9 @@ fn send<C: ProducerContext<DeliveryOpaque = ()> + 'static>(
                 record = r;
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err((e, _)) => return Err(Error::client(format!("send a record to `{topic}`"))(e)),
+            Err((e, r)) => {
+                return Err(Error::client(format!("send a record to `{}`", r.topic))(e));
+            }
         }
     }
 }

@@ -9,12 +9,11 @@ use std::time::Duration;
 use rdkafka::client::ClientContext;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 use typeinfo::TypeInfo;
 use typeinfo_runtime::{RuntimeContext, Sink, SinkContext, SinkWriter};
 
-use crate::commit_log::CommitLog;
+use crate::commit_log::{send_waiting, CommitLog};
 use crate::error::{Error, Result};
 use crate::format::ValueSerializer;
 
@@ -427,29 +426,13 @@ impl<T> SinkConfig<T> {
             if let Some(ts) = r.timestamp {
                 record = record.timestamp(ts);
             }
-            send(&producer, record)?;
+            send_waiting(&producer, record)?;
         }
         log.mark(&producer, id)?;
         flush(&producer, self.timeout)?;
         producer
             .commit_transaction(self.timeout)
             .map_err(Error::client(format!("commit the transaction of `{id}`")))
-    }
-}
-
-/// Sends `record`, waiting while the local queue is full (back-pressure).
-fn send(producer: &Client, mut record: BaseRecord<'_, [u8], [u8]>) -> Result<()> {
-    loop {
-        match producer.send(record) {
-            Ok(()) => return Ok(()),
-            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
-                record = r;
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err((e, r)) => {
-                return Err(Error::client(format!("send a record to `{}`", r.topic))(e));
-            }
-        }
     }
 }
 
@@ -608,7 +591,7 @@ impl<T: 'static> KafkaSinkWriter<T> {
         if let Some(ts) = ctx.timestamp() {
             record = record.timestamp(ts);
         }
-        send(producer, record)?;
+        send_waiting(producer, record)?;
         if self.exactly_once() {
             self.stage(StagedRecord {
                 topic,
