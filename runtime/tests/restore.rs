@@ -602,7 +602,12 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
             true,
         )
         .execute_async("slow v1")?;
-        std::thread::sleep(Duration::from_millis(200));
+        // Take it once a checkpoint has published output (not after a fixed sleep: a busy
+        // machine may not have completed one by then).
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while published(&first).is_empty() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let saved = running.trigger_savepoint(&sp, Duration::from_secs(30))?;
         assert_eq!(saved, sp);
         running.wait()?;
@@ -650,7 +655,12 @@ fn a_job_stopped_with_a_savepoint_on_request_continues_exactly() -> typeinfo_run
             true,
         )
         .execute_async("slow v1")?;
-        std::thread::sleep(Duration::from_millis(200));
+        // Stop once a checkpoint has published output (not after a fixed sleep: a busy
+        // machine may not have completed one by then).
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while published(&output).is_empty() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         running.stop_with_savepoint(&sp)?;
         assert!(sp.join("_metadata").is_file(), "the savepoint is written");
         let stopped = published(&output).len();
