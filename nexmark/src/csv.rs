@@ -36,10 +36,8 @@ impl<'a> Fields<'a> {
 
     pub fn i(&mut self, v: i64) -> &mut Self {
         self.sep();
-        if v < 0 {
-            self.out.push(b'-');
-        }
-        push_u64(self.out, v.unsigned_abs());
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
         self
     }
 
@@ -57,8 +55,12 @@ impl<'a> Fields<'a> {
     /// A decimal of `v` thousandths, with three fraction digits.
     pub fn milli(&mut self, v: u128) -> &mut Self {
         self.sep();
-        let whole = v / 1000;
-        let frac = (v % 1000) as u64;
+        // Within u64 (every price below 2^54 thousandths' worth) the division is a u64 one,
+        // not the software u128 division.
+        let (whole, frac) = match u64::try_from(v) {
+            Ok(v) => (u128::from(v / 1000), v % 1000),
+            Err(_) => (v / 1000, (v % 1000) as u64),
+        };
         match u64::try_from(whole) {
             Ok(w) => push_u64(self.out, w),
             Err(_) => {
@@ -82,19 +84,9 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Appends the decimal digits of `v`.
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+/// Appends the decimal digits of `v` (`itoa`: two digits per step from a table).
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// The proleptic Gregorian date of a day number (days since 1970-01-01; Howard Hinnant's
@@ -240,6 +232,26 @@ impl<T: Data> Sink<T> for CountSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_integers_and_decimals_at_their_limits() {
+        let mut out = Vec::new();
+        Fields::new(&mut out)
+            .u(0)
+            .u(u64::MAX)
+            .i(i64::MIN)
+            .i(-7)
+            .i(i64::MAX)
+            .milli(0)
+            .milli(u128::from(u64::MAX))
+            .milli(u128::from(u64::MAX) + 1)
+            .eur(i64::MAX as u64);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "0,18446744073709551615,-9223372036854775808,-7,9223372036854775807,0.000,\
+             18446744073709551.615,18446744073709551.616,8374821809464136432.756"
+        );
+    }
 
     #[test]
     fn formats_decimals_days_and_minutes() {

@@ -143,23 +143,23 @@ fn bit(mask: u8, i: u8) -> bool {
 ///
 /// What is wrong with the line, without its place (the reader adds file and line).
 pub fn event(line: &[u8], seq: u64, keep: Projection) -> Result<(i64, Option<Event>), String> {
-    if line.is_empty() {
-        return Err("empty line".into());
-    }
-    let line = std::str::from_utf8(line).map_err(|e| format!("not valid UTF-8: {e}"))?;
-    from_str(line, seq, keep, true)
+    read(line, seq, keep, true)
 }
 
-/// [`event`] of a UTF-8 line; `scan`: the generator's shape is read by the scan.
-fn from_str(
-    line: &str,
+/// [`event`]; `scan`: a line in the generator's shape is read by the scan.
+fn read(
+    line: &[u8],
     seq: u64,
     keep: Projection,
     scan: bool,
 ) -> Result<(i64, Option<Event>), String> {
-    let raw = match scan.then(|| scan::line(line)).flatten() {
+    if line.is_empty() {
+        return Err("empty line".into());
+    }
+    let raw = match scan.then(|| scan::line(line, keep)).flatten() {
         Some(raw) => raw,
         None => {
+            let line = std::str::from_utf8(line).map_err(|e| format!("not valid UTF-8: {e}"))?;
             let line: Line<'_> =
                 serde_json::from_str(line).map_err(|e| format!("invalid event: {e}"))?;
             match (line.event_type, line.person, line.auction, line.bid) {
@@ -254,14 +254,21 @@ fn build(raw: Raw<'_>, seq: u64, keep: Projection) -> Result<Event, String> {
 /// exponent, within `u64`), strings without a backslash or a control character. A line in
 /// that shape is valid JSON and means what `serde_json` would read from it; the scan gives
 /// up (`None`) at the first byte that leaves the shape, and the caller reads the line with
-/// `serde_json` instead. The line is valid UTF-8 already, so a string is a `str` slice.
+/// `serde_json` instead.
+///
+/// The scan reads bytes: it takes only lines of printable ASCII (one pass over the line, which
+/// also refuses control characters), so it needs no UTF-8 check of the whole line; a string
+/// the query keeps becomes a `str` (its own check, of its few bytes), one it does not keep is
+/// only checked for a comma (the check [`text`](super::text) makes) and becomes empty, as
+/// `build` would make it. A string with a comma, or a line with any other byte, goes to
+/// `serde_json`, whose path says what is wrong in its own words.
 mod scan {
     use std::borrow::Cow;
 
-    use super::{Raw, RawAuction, RawBid, RawPerson};
+    use super::{bit, Projection, Raw, RawAuction, RawBid, RawPerson};
 
     struct Cursor<'a> {
-        line: &'a str,
+        line: &'a [u8],
         at: usize,
     }
 
@@ -270,7 +277,7 @@ mod scan {
         /// loads instead of a call).
         #[inline(always)]
         fn lit(&mut self, expected: &str) -> Option<()> {
-            let rest = self.line.as_bytes().get(self.at..)?;
+            let rest = self.line.get(self.at..)?;
             rest.starts_with(expected.as_bytes()).then(|| {
                 self.at += expected.len();
             })
@@ -280,7 +287,7 @@ mod scan {
         #[inline(always)]
         fn int(&mut self, prefix: &str) -> Option<u64> {
             self.lit(prefix)?;
-            let rest = &self.line.as_bytes()[self.at..];
+            let rest = &self.line[self.at..];
             let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
             if digits == 0 || (digits > 1 && rest[0] == b'0') {
                 return None;
@@ -300,62 +307,77 @@ mod scan {
         }
 
         /// `prefix` (`,"key":"`), then the rest of a string without escapes or control
-        /// characters.
+        /// characters: the string when `keep`, else an empty one (when it has no comma).
         #[inline(always)]
-        fn string(&mut self, prefix: &str) -> Option<Cow<'a, str>> {
+        fn string(&mut self, prefix: &str, keep: bool) -> Option<Cow<'a, str>> {
             self.lit(prefix)?;
-            let rest = &self.line.as_bytes()[self.at..];
-            // The line holds no control character (checked once in `line`).
+            let rest = &self.line[self.at..];
+            // The line is printable ASCII (checked once in `line`).
             let len = memchr::memchr2(b'"', b'\\', rest)?;
             if rest[len] != b'"' {
                 return None;
             }
-            let s = self.line.get(self.at..self.at + len)?;
+            let bytes = &rest[..len];
             self.at += len + 1;
-            Some(Cow::Borrowed(s))
+            if keep {
+                std::str::from_utf8(bytes).ok().map(Cow::Borrowed)
+            } else if memchr::memchr(b',', bytes).is_some() {
+                None
+            } else {
+                Some(Cow::Borrowed(""))
+            }
         }
     }
 
     /// The line's event, or `None` when the line is not in the generator's shape.
-    pub(super) fn line(line: &str) -> Option<Raw<'_>> {
-        // No control character anywhere (JSON allows none raw in a string, and the shape
-        // has no whitespace): one pass the compiler vectorizes, instead of one per string.
-        if line.bytes().fold(false, |any, b| any | (b < 0x20)) {
+    pub(super) fn line(line: &[u8], keep: Projection) -> Option<Raw<'_>> {
+        // Printable ASCII only: no control character (JSON allows none raw in a string, and
+        // the shape has no whitespace) and nothing that needs a UTF-8 check; one pass the
+        // compiler vectorizes, instead of one per string.
+        if line
+            .iter()
+            .fold(false, |any, &b| any | (b < 0x20) | (b >= 0x80))
+        {
             return None;
         }
+        let (p, a, b) = (
+            keep.person.unwrap_or(0),
+            keep.auction.unwrap_or(0),
+            keep.bid.unwrap_or(0),
+        );
         let mut c = Cursor { line, at: 0 };
         let kind = c.int("{\"event_type\":")?;
         let raw = match kind {
             0 => Raw::Person(RawPerson {
                 id: c.int(",\"person\":{\"id\":")?,
-                name: c.string(",\"name\":\"")?,
-                email_address: c.string(",\"email_address\":\"")?,
-                credit_card: c.string(",\"credit_card\":\"")?,
-                city: c.string(",\"city\":\"")?,
-                state: c.string(",\"state\":\"")?,
+                name: c.string(",\"name\":\"", bit(p, 0))?,
+                email_address: c.string(",\"email_address\":\"", bit(p, 1))?,
+                credit_card: c.string(",\"credit_card\":\"", bit(p, 2))?,
+                city: c.string(",\"city\":\"", bit(p, 3))?,
+                state: c.string(",\"state\":\"", bit(p, 4))?,
                 date_time: c.int(",\"date_time\":")?,
-                extra: c.string(",\"extra\":\"")?,
+                extra: c.string(",\"extra\":\"", bit(p, 5))?,
             }),
             1 => Raw::Auction(RawAuction {
                 id: c.int(",\"auction\":{\"id\":")?,
-                item_name: c.string(",\"item_name\":\"")?,
-                description: c.string(",\"description\":\"")?,
+                item_name: c.string(",\"item_name\":\"", bit(a, 0))?,
+                description: c.string(",\"description\":\"", bit(a, 1))?,
                 initial_bid: c.int(",\"initial_bid\":")?,
                 reserve: c.int(",\"reserve\":")?,
                 date_time: c.int(",\"date_time\":")?,
                 expires: c.int(",\"expires\":")?,
                 seller: c.int(",\"seller\":")?,
                 category: c.int(",\"category\":")?,
-                extra: c.string(",\"extra\":\"")?,
+                extra: c.string(",\"extra\":\"", bit(a, 2))?,
             }),
             2 => Raw::Bid(RawBid {
                 auction: c.int(",\"bid\":{\"auction\":")?,
                 bidder: c.int(",\"bidder\":")?,
                 price: c.int(",\"price\":")?,
-                channel: c.string(",\"channel\":\"")?,
-                url: c.string(",\"url\":\"")?,
+                channel: c.string(",\"channel\":\"", bit(b, 0))?,
+                url: c.string(",\"url\":\"", bit(b, 1))?,
                 date_time: c.int(",\"date_time\":")?,
-                extra: c.string(",\"extra\":\"")?,
+                extra: c.string(",\"extra\":\"", bit(b, 2))?,
             }),
             _ => return None,
         };
@@ -429,13 +451,14 @@ mod tests {
         prop_oneof![person, auction, bid]
     }
 
-    /// A line with one byte inserted, removed or replaced somewhere.
-    fn damaged() -> impl Strategy<Value = String> {
+    /// A line with one byte inserted, removed or replaced somewhere (also bytes that are not
+    /// ASCII, which may leave the line without valid UTF-8).
+    fn damaged() -> impl Strategy<Value = Vec<u8>> {
         (
             line(),
             any::<prop::sample::Index>(),
             0..3u8,
-            prop::sample::select(b" ,:{}\"0912a-\\e.".to_vec()),
+            prop::sample::select(b" ,:{}\"0912a-\\e.\x7f\x80\xc3\xa9\xff".to_vec()),
         )
             .prop_map(|(line, at, how, byte)| {
                 let mut bytes = line.into_bytes();
@@ -447,7 +470,7 @@ mod tests {
                     }
                     _ => bytes[i] = byte,
                 }
-                String::from_utf8_lossy(&bytes).into_owned()
+                bytes
             })
     }
 
@@ -457,9 +480,19 @@ mod tests {
         /// The scan reads what serde_json reads, accepts nothing serde_json refuses, and
         /// refuses with serde_json's words.
         #[test]
-        fn the_scan_and_serde_json_agree(line in prop_oneof![line(), damaged()]) {
-            for keep in [Projection::ALL, Projection { person: None, auction: Some(1), bid: Some(2) }] {
-                prop_assert_eq!(from_str(&line, 7, keep, true), from_str(&line, 7, keep, false), "{}", line);
+        fn the_scan_and_serde_json_agree(
+            line in prop_oneof![line().prop_map(String::into_bytes), damaged()],
+            person in prop::option::of(0..64u8),
+            auction in prop::option::of(0..8u8),
+            bid in prop::option::of(0..8u8),
+        ) {
+            for keep in [Projection::ALL, Projection { person, auction, bid }] {
+                prop_assert_eq!(
+                    read(&line, 7, keep, true),
+                    read(&line, 7, keep, false),
+                    "{}",
+                    String::from_utf8_lossy(&line)
+                );
             }
         }
     }
@@ -467,7 +500,7 @@ mod tests {
     #[test]
     fn the_generators_lines_take_the_scan() {
         let line = r#"{"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#;
-        assert!(scan::line(line).is_some());
+        assert!(scan::line(line.as_bytes(), Projection::ALL).is_some());
         for not_the_shape in [
             r#"{"event_type":2, "bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
             r#"{"event_type":2,"bid":{"bidder":1001,"auction":1000,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
@@ -475,7 +508,10 @@ mod tests {
             r#"{"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Goo\u0067le","url":"u","date_time":5,"extra":"x"}}"#,
             r#"{,"event_type":2,"bid":{"auction":1000,"bidder":1001,"price":100,"channel":"Google","url":"u","date_time":5,"extra":"x"}}"#,
         ] {
-            assert!(scan::line(not_the_shape).is_none(), "{not_the_shape}");
+            assert!(
+                scan::line(not_the_shape.as_bytes(), Projection::ALL).is_none(),
+                "{not_the_shape}"
+            );
         }
     }
 

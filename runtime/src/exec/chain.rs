@@ -35,7 +35,7 @@ use timely::dataflow::operators::Capability;
 use crate::exec::driver::{Emit, Next, OperatorDriver};
 use crate::job::{epoch_of, guarded, JobShared, Time};
 use crate::operator::contract::{Outputs, SideRecord};
-use crate::operator::element::Batch;
+use crate::operator::element::{take_msgs, Batch};
 use crate::types::Data;
 
 /// How many timely outputs an operator node has: main, late data, tagged side outputs,
@@ -121,12 +121,12 @@ impl<O: Data> MainOut<'_, O> {
             // At the capability's own time (a source's output, most of an operator's) the
             // capability itself; a later time needs one of its own.
             MainOut::Timely(session) if time == cap.time() => {
-                session.give(cap, &mut Batch::of(std::mem::take(msgs)))
+                session.give(cap, &mut Batch::of(take_msgs(msgs)))
             }
             MainOut::Timely(session) => {
-                session.give(&cap.delayed(time), &mut Batch::of(std::mem::take(msgs)))
+                session.give(&cap.delayed(time), &mut Batch::of(take_msgs(msgs)))
             }
-            MainOut::Chained(next) => next.stage.receive(*time, Batch::of(std::mem::take(msgs))),
+            MainOut::Chained(next) => next.stage.receive(*time, Batch::of(take_msgs(msgs))),
         }
     }
 

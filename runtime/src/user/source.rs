@@ -106,7 +106,7 @@ use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSe
 use crate::error::{Error, Result};
 use crate::operator::context::OutputTag;
 use crate::operator::contract::{now_ms, Output, SideRecord, SourceFunction};
-use crate::operator::element::NO_TIMESTAMP;
+use crate::operator::element::{Msg, NO_TIMESTAMP};
 use crate::types::Data;
 use crate::user::watermark::WatermarkStrategy;
 
@@ -265,20 +265,34 @@ pub enum ReadStatus {
 }
 
 /// Where a [`SplitReader`] emits records (and records of side outputs).
-#[derive(Debug)]
+///
+/// Records go straight into the source's output batch (the timestamp assigner and the
+/// split's watermark bookkeeping then run over them in place), not through a buffer of
+/// their own: a record is moved once between the reader and the next operator.
 pub struct SourceOutput<'a, T> {
-    records: &'a mut Vec<(i64, T)>,
+    records: &'a mut Output<T>,
     tagged: &'a mut Vec<SideRecord>,
+}
+
+impl<T> std::fmt::Debug for SourceOutput<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceOutput")
+            .field("records", &self.records.msgs.len())
+            .field("tagged", &self.tagged.len())
+            .finish()
+    }
 }
 
 impl<T> SourceOutput<'_, T> {
     /// Emits a record (its timestamp comes from the stream's timestamp assigner, if any).
+    #[inline]
     pub fn collect(&mut self, value: T) {
-        self.records.push((NO_TIMESTAMP, value));
+        self.records.collect(NO_TIMESTAMP, value);
     }
     /// Emits a record with an event timestamp (the timestamp assigner may replace it).
+    #[inline]
     pub fn collect_with_timestamp(&mut self, value: T, timestamp: i64) {
-        self.records.push((timestamp, value));
+        self.records.collect(timestamp, value);
     }
     /// Emits `value` to the side output `tag` (without a timestamp); read it with
     /// [`DataStream::side_output`](crate::api::handles::DataStream::side_output) on the
@@ -382,7 +396,6 @@ pub(crate) struct SplitSource<T, R: SplitReader<T>> {
     next: usize,
     emitted_watermark: i64,
     idle: bool,
-    buffer: Vec<(i64, T)>,
     /// What a read emitted to side outputs.
     tagged: Vec<SideRecord>,
     /// The subtask's index (a position written before splits existed names its split).
@@ -454,7 +467,6 @@ impl<T: Data, R: SplitReader<T>> SplitSource<T, R> {
             next: 0,
             emitted_watermark: i64::MIN,
             idle: false,
-            buffer: Vec::new(),
             tagged: Vec::new(),
             subtask: subtask as u32,
             pending: std::collections::VecDeque::new(),
@@ -562,26 +574,30 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
             if split.finished {
                 continue;
             }
+            let start = out.msgs.len();
             let status = split.reader.read(
                 &mut SourceOutput {
-                    records: &mut self.buffer,
+                    records: out,
                     tagged: &mut self.tagged,
                 },
                 budget - produced,
             )?;
-            if !self.buffer.is_empty() {
+            let read = &mut out.msgs[start..];
+            if !read.is_empty() {
                 split.last_active = now_ms();
             }
-            for (ts, value) in self.buffer.drain(..) {
-                let ts = match self.strategy.assigner() {
-                    Some(assign) => assign(&value, ts),
-                    None => ts,
-                };
-                if ts != NO_TIMESTAMP && ts > split.max_timestamp {
-                    split.max_timestamp = ts;
+            let assigner = self.strategy.assigner();
+            for msg in read {
+                // Only records: a reader has no other way to write here.
+                if let Msg::Record { ts, value } = msg {
+                    if let Some(assign) = assigner {
+                        *ts = assign(value, *ts);
+                    }
+                    if *ts != NO_TIMESTAMP && *ts > split.max_timestamp {
+                        split.max_timestamp = *ts;
+                    }
+                    produced += 1;
                 }
-                produced += 1;
-                out.collect(ts, value);
             }
             for record in self.tagged.drain(..) {
                 tagged.collect(NO_TIMESTAMP, record);
@@ -981,7 +997,7 @@ impl<T: Send + 'static, F: Fn(u64) -> T + Send + Sync + 'static> SplitReader<T>
 
     #[inline]
     fn read(&mut self, out: &mut SourceOutput<'_, T>, budget: usize) -> Result<ReadStatus> {
-        out.records.reserve(budget);
+        out.records.msgs.reserve(budget);
         for _ in 0..budget {
             if self.next >= self.count {
                 return Ok(ReadStatus::Finished);
