@@ -336,7 +336,7 @@ mod scan {
         // compiler vectorizes, instead of one per string.
         if line
             .iter()
-            .fold(false, |any, &b| any | (b < 0x20) | (b >= 0x80))
+            .fold(false, |any, &b| any | !(0x20..0x80).contains(&b))
         {
             return None;
         }
