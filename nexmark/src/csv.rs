@@ -55,18 +55,20 @@ impl<'a> Fields<'a> {
     /// A decimal of `v` thousandths, with three fraction digits.
     pub fn milli(&mut self, v: u128) -> &mut Self {
         self.sep();
-        // Within u64 (every price below 2^54 thousandths' worth) the division is a u64 one,
-        // not the software u128 division.
-        let (whole, frac) = match u64::try_from(v) {
-            Ok(v) => (u128::from(v / 1000), v % 1000),
-            Err(_) => (v / 1000, (v % 1000) as u64),
-        };
-        match u64::try_from(whole) {
-            Ok(w) => push_u64(self.out, w),
-            Err(_) => {
-                let _ = write!(self.out, "{whole}");
+        // Within u64 (every price below 2^64 / 908, about 2 * 10^16) the division is a u64
+        // one, not the software u128 division.
+        let frac = match u64::try_from(v) {
+            Ok(v) => {
+                push_u64(self.out, v / 1000);
+                v % 1000
             }
-        }
+            Err(_) => {
+                let whole = v / 1000;
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
+                (v % 1000) as u64
+            }
+        };
         self.out.push(b'.');
         self.out.extend_from_slice(&[
             b'0' + (frac / 100) as u8,

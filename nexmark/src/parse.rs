@@ -125,6 +125,15 @@ impl Projection {
         auction: Some(0xff),
         bid: Some(0xff),
     };
+
+    /// The string masks of persons, auctions and bids (0 for a kind not read).
+    fn masks(self) -> (u8, u8, u8) {
+        (
+            self.person.unwrap_or(0),
+            self.auction.unwrap_or(0),
+            self.bid.unwrap_or(0),
+        )
+    }
 }
 
 fn bit(mask: u8, i: u8) -> bool {
@@ -205,11 +214,7 @@ fn mismatch(t: u8, keys: [bool; 3]) -> String {
 
 /// The event, every field checked.
 fn build(raw: Raw<'_>, seq: u64, keep: Projection) -> Result<Event, String> {
-    let (p_keep, a_keep, b_keep) = (
-        keep.person.unwrap_or(0),
-        keep.auction.unwrap_or(0),
-        keep.bid.unwrap_or(0),
-    );
+    let (p_keep, a_keep, b_keep) = keep.masks();
     Ok(match raw {
         Raw::Person(p) => Event::Person(Person {
             id: int("person.id", p.id)?,
@@ -340,11 +345,7 @@ mod scan {
         {
             return None;
         }
-        let (p, a, b) = (
-            keep.person.unwrap_or(0),
-            keep.auction.unwrap_or(0),
-            keep.bid.unwrap_or(0),
-        );
+        let (p, a, b) = keep.masks();
         let mut c = Cursor { line, at: 0 };
         let kind = c.int("{\"event_type\":")?;
         let raw = match kind {

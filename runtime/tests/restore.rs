@@ -314,6 +314,15 @@ fn published(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// Waits (up to 30 s) until a checkpoint has published output into `dir`: a fixed sleep
+/// is not enough on a busy machine, which may not have completed a checkpoint by then.
+fn wait_until_published(dir: &Path) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while published(dir).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walk(dir);
     out.sort();
@@ -602,12 +611,8 @@ fn a_savepoint_taken_while_the_job_runs_continues_it_exactly() -> typeinfo_runti
             true,
         )
         .execute_async("slow v1")?;
-        // Take it once a checkpoint has published output (not after a fixed sleep: a busy
-        // machine may not have completed one by then).
-        let until = std::time::Instant::now() + Duration::from_secs(30);
-        while published(&first).is_empty() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        // Take it once a checkpoint has published output.
+        wait_until_published(&first);
         let saved = running.trigger_savepoint(&sp, Duration::from_secs(30))?;
         assert_eq!(saved, sp);
         running.wait()?;
@@ -655,12 +660,8 @@ fn a_job_stopped_with_a_savepoint_on_request_continues_exactly() -> typeinfo_run
             true,
         )
         .execute_async("slow v1")?;
-        // Stop once a checkpoint has published output (not after a fixed sleep: a busy
-        // machine may not have completed one by then).
-        let until = std::time::Instant::now() + Duration::from_secs(30);
-        while published(&output).is_empty() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        // Stop once a checkpoint has published output.
+        wait_until_published(&output);
         running.stop_with_savepoint(&sp)?;
         assert!(sp.join("_metadata").is_file(), "the savepoint is written");
         let stopped = published(&output).len();
