@@ -75,7 +75,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use typeinfo::{DataInputView, DataOutputView, SerializerConfig, TypeInfo, TypeSerializer};
+use typeinfo::{
+    Compatibility, DataInputView, DataOutputView, MigrationReader, SerializerConfig,
+    SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer,
+};
 
 use crate::error::{Error, Result};
 use crate::operator::context::RuntimeContext;
@@ -181,12 +184,21 @@ impl<T, S: Sink<T>> SinkCommitter<T, S> {
         })
     }
 
+    /// A part: the marker, the committable serializer's snapshot, the count, the
+    /// committables (`runtime/FORMAT.md`). The snapshot lets a job whose committable type
+    /// changed (a field added, a field's type widened) read the committables of a
+    /// checkpoint written before the change, as keyed state is read.
     fn encode(&self, committables: &[S::Committable]) -> Result<Vec<u8>> {
         let mut out = DataOutputView::new();
+        out.write_u32(SNAPSHOT_MARKER);
+        self.serializer.snapshot().write_to(&mut out)?;
         out.write_u32(
-            u32::try_from(committables.len()).map_err(|_| {
-                Error::Config("more than 2^32 committables in one checkpoint".into())
-            })?,
+            u32::try_from(committables.len())
+                .ok()
+                .filter(|&n| n != SNAPSHOT_MARKER)
+                .ok_or_else(|| {
+                    Error::Config("2^32 - 1 or more committables in one checkpoint".into())
+                })?,
         );
         for c in committables {
             self.serializer.serialize(c, &mut out)?;
@@ -197,13 +209,35 @@ impl<T, S: Sink<T>> SinkCommitter<T, S> {
     fn decode(&self, part: &[u8]) -> Result<Vec<S::Committable>> {
         let corrupt = |e: typeinfo::Error| Error::Corrupt(format!("sink committables: {e}"));
         let mut input = DataInputView::new(part);
-        let count = input.read_u32().map_err(corrupt)?;
+        let first = input.read_u32().map_err(corrupt)?;
+        // A part written before snapshots were stored starts with its count and was written
+        // by the serializer of its time: it is read with today's, as before.
+        let (count, migration) = if first == SNAPSHOT_MARKER {
+            let old = SerializerSnapshot::read_from(&mut input).map_err(corrupt)?;
+            let migration = match self.serializer.resolve(&old, &SnapshotRegistry::default()) {
+                Compatibility::AsIs => None,
+                Compatibility::AfterMigration(reader) => Some(reader),
+                Compatibility::Reconfigured(serializer) => Some(MigrationReader::new(
+                    move |input: &mut DataInputView<'_>| serializer.deserialize(input),
+                )),
+                Compatibility::Incompatible(incompatibility) => {
+                    return Err(typeinfo::Error::Incompatible(Box::new(incompatibility)).into());
+                }
+            };
+            (input.read_u32().map_err(corrupt)?, migration)
+        } else {
+            (first, None)
+        };
         let mut out = Vec::with_capacity(typeinfo::capacity_for::<S::Committable>(
             (count as usize).min(input.remaining()),
             1,
         ));
         for _ in 0..count {
-            out.push(self.serializer.deserialize(&mut input).map_err(corrupt)?);
+            let committable = match &migration {
+                Some(reader) => reader.read(&mut input),
+                None => self.serializer.deserialize(&mut input),
+            };
+            out.push(committable.map_err(corrupt)?);
         }
         if !input.is_empty() {
             return Err(Error::Corrupt(
@@ -213,6 +247,10 @@ impl<T, S: Sink<T>> SinkCommitter<T, S> {
         Ok(out)
     }
 }
+
+/// The first `u32` of a sink's part that carries its committable serializer's snapshot (a
+/// count never reaches it: [`SinkCommitter::encode`] refuses that many committables).
+const SNAPSHOT_MARKER: u32 = u32::MAX;
 
 impl<T: 'static, S: Sink<T>> Committer for SinkCommitter<T, S> {
     fn commit_part(&self, part: &[u8]) -> Result<()> {
@@ -576,5 +614,158 @@ impl<T: 'static, F: Fn(T) + Send + Sync + 'static> Operator<T, ()> for FnSink<F>
     }
     fn watermark(&mut self, _watermark: i64, _out: &mut Outputs<(), T>) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+    use super::*;
+
+    /// The committable of a sink's first version: a staged file.
+    mod v1 {
+        #[derive(typeinfo::TypeInfo, Clone, Debug, PartialEq)]
+        #[typeinfo(name = "Staged")]
+        pub struct Staged {
+            pub file: String,
+            pub records: u32,
+        }
+    }
+
+    /// The same committable a release later: `records` widened, a field added.
+    mod v2 {
+        #[derive(typeinfo::TypeInfo, Clone, Debug, PartialEq)]
+        #[typeinfo(name = "Staged")]
+        pub struct Staged {
+            pub file: String,
+            pub records: u64,
+            #[typeinfo(default)]
+            pub bytes: u64,
+        }
+    }
+
+    /// A sink that keeps what it was asked to commit.
+    struct Keep<C>(Mutex<Vec<C>>);
+    struct NoWriter<C>(std::marker::PhantomData<C>);
+
+    impl<C: Data> SinkWriter<()> for NoWriter<C> {
+        type Committable = C;
+        fn write(&mut self, _: (), _: &SinkContext) -> Result<()> {
+            Ok(())
+        }
+        fn prepare_commit(&mut self, _: u64) -> Result<Vec<C>> {
+            Ok(Vec::new())
+        }
+    }
+
+    impl<C: Data + Send> Sink<()> for Keep<C> {
+        type Writer = NoWriter<C>;
+        type Committable = C;
+        fn writer(&self, _: &RuntimeContext) -> Result<NoWriter<C>> {
+            Ok(NoWriter(std::marker::PhantomData))
+        }
+        fn commit(&self, committable: C) -> Result<()> {
+            self.0.lock().expect("lock").push(committable);
+            Ok(())
+        }
+    }
+
+    fn committer<C: Data + Send>() -> SinkCommitter<(), Keep<C>> {
+        SinkCommitter::new(
+            Arc::new(Keep(Mutex::new(Vec::new()))),
+            &SerializerConfig::default(),
+        )
+        .expect("serializer")
+    }
+
+    fn committed<C: Data + Send>(c: &SinkCommitter<(), Keep<C>>) -> Vec<C> {
+        c.sink.0.lock().expect("lock").clone()
+    }
+
+    fn staged(i: u32) -> v1::Staged {
+        v1::Staged {
+            file: format!("part-{i}"),
+            records: 1_000 + i,
+        }
+    }
+
+    #[test]
+    fn committables_round_trip_with_their_snapshot() {
+        let c = committer::<v1::Staged>();
+        let part = c.encode(&[staged(0), staged(1)]).unwrap();
+        assert_eq!(part[..4], SNAPSHOT_MARKER.to_be_bytes());
+        c.commit_part(&part).unwrap();
+        assert_eq!(committed(&c), vec![staged(0), staged(1)]);
+        assert!(c.decode(&c.encode(&[]).unwrap()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_changed_committable_type_reads_the_old_checkpoints_committables() {
+        let old = committer::<v1::Staged>().encode(&[staged(7)]).unwrap();
+        let new = committer::<v2::Staged>();
+        new.commit_part(&old).unwrap();
+        assert_eq!(
+            committed(&new),
+            vec![v2::Staged {
+                file: "part-7".into(),
+                records: 1_007,
+                bytes: 0
+            }]
+        );
+    }
+
+    #[test]
+    fn an_incompatible_committable_type_is_refused_by_name_before_any_commit() {
+        let old = committer::<v1::Staged>().encode(&[staged(1)]).unwrap();
+        let new = committer::<u64>();
+        let err = new.commit_part(&old).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::Type {
+                    source: typeinfo::Error::Incompatible(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("Staged"), "{err}");
+        assert!(committed(&new).is_empty());
+    }
+
+    #[test]
+    fn a_part_from_before_snapshots_is_read_with_todays_serializer() {
+        // The layout of earlier releases: the count, then the committables.
+        let c = committer::<String>();
+        let mut out = DataOutputView::new();
+        out.write_u32(2);
+        for s in ["a", "bc"] {
+            c.serializer.serialize(&s.to_owned(), &mut out).unwrap();
+        }
+        c.commit_part(&out.into_inner()).unwrap();
+        assert_eq!(committed(&c), vec!["a".to_owned(), "bc".to_owned()]);
+    }
+
+    #[test]
+    fn damaged_parts_are_refused_and_nothing_is_committed() {
+        let c = committer::<v1::Staged>();
+        let part = c.encode(&[staged(0), staged(1)]).unwrap();
+        for cut in 0..part.len() {
+            assert!(c.decode(&part[..cut]).is_err(), "cut at {cut} was read");
+        }
+        let mut longer = part.clone();
+        longer.push(0);
+        assert!(matches!(c.decode(&longer), Err(Error::Corrupt(_))));
+        // A count that claims more than the part holds.
+        let mut huge = DataOutputView::new();
+        huge.write_u32(SNAPSHOT_MARKER);
+        c.serializer.snapshot().write_to(&mut huge).unwrap();
+        huge.write_u32(u32::MAX - 1);
+        assert!(matches!(
+            c.decode(&huge.into_inner()),
+            Err(Error::Corrupt(_))
+        ));
+        assert!(committed(&c).is_empty());
     }
 }
