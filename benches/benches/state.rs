@@ -4,7 +4,11 @@
 //! - `value/*`: read a `u64` counter, add one, write it back;
 //! - `list/*`: append one element, then read the whole list (kept short by a reset every
 //!   16 appends);
-//! - `map/put`, `map/get`, `map/iterate` (a 16-entry map per key).
+//! - `map/put`, `map/get`, `map/iterate` (a 16-entry map per key);
+//! - `map_large/get`: reads of random user keys of one key's 200,000-entry map (q15/q16's
+//!   shape: a map of distinct ids per day), the heap backend beside the two maps a
+//!   hand-written operator would hold, `std` `HashMap` (the floor) and `BTreeMap` (the heap
+//!   backend's own layout: a map state's entries are an ordered tree per key and namespace).
 //!
 //! `raw_rocksdb` is the `rocksdb` crate with the composite keys built once up front, the
 //! same column family options and write options (no WAL), and the same value bytes: the
@@ -405,5 +409,62 @@ fn bench_map(c: &mut Criterion) {
     let _ = BatchSize::SmallInput;
 }
 
-criterion_group!(benches, bench_value, bench_list, bench_map);
+const LARGE_MAP_ENTRIES: u64 = 200_000;
+
+/// The `i`th user key of the large map: ids spread over `u64` as a generator's would be.
+fn large_user_key(i: u64) -> u64 {
+    i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The `i`th read's user key: a fixed pseudo-random walk over the map's keys.
+fn large_read(i: u64) -> u64 {
+    large_user_key(i.wrapping_mul(2_654_435_761) % LARGE_MAP_ENTRIES)
+}
+
+fn bench_map_large(c: &mut Criterion) {
+    let mut heap = HeapKeyedStateBackend::<String>::new(options()).expect("heap");
+    let desc = MapStateDescriptor::<u64, u8>::new("bidders");
+    let heap_map = heap.map_state::<(), u64, u8>(&desc).expect("register");
+    let key = "2024-01-01".to_string();
+    heap.set_current_key(&key).expect("key");
+    let mut hash = std::collections::HashMap::new();
+    let mut tree = std::collections::BTreeMap::new();
+    for i in 0..LARGE_MAP_ENTRIES {
+        let uk = large_user_key(i);
+        heap_map.put(&mut heap, &(), uk, 1).expect("put");
+        hash.insert(uk, 1u8);
+        tree.insert(uk, 1u8);
+    }
+    let mut group = c.benchmark_group("map_large/get");
+    group.throughput(Throughput::Elements(1));
+    group
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
+    let mut i = 0u64;
+    group.bench_function("std_hashmap", |b| {
+        b.iter(|| {
+            black_box(hash.get(&large_read(i)).copied());
+            i += 1;
+        })
+    });
+    let mut i = 0u64;
+    group.bench_function("std_btreemap", |b| {
+        b.iter(|| {
+            black_box(tree.get(&large_read(i)).copied());
+            i += 1;
+        })
+    });
+    let mut i = 0u64;
+    group.bench_function("typeinfo_heap", |b| {
+        b.iter(|| {
+            heap.set_current_key(&key).expect("key");
+            black_box(heap_map.get(&mut heap, &(), &large_read(i)).expect("get"));
+            i += 1;
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_value, bench_list, bench_map, bench_map_large);
 criterion_main!(benches);
