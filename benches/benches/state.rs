@@ -21,12 +21,26 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
+};
 use rocksdb::{MergeOperands, Options, WriteOptions, DB};
 use typeinfo_state::*;
 
 const KEYS: usize = 10_000;
 const MAP_ENTRIES: u32 = 16;
+
+/// A group of one operation per iteration, with this bench's measurement settings.
+fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .throughput(Throughput::Elements(1))
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
+    group
+}
 
 fn keys() -> Vec<String> {
     (0..KEYS).map(|i| format!("user-{i:05}")).collect()
@@ -115,12 +129,7 @@ fn bench_value(c: &mut Criterion) {
     let cached_count = cached.value_state::<(), u64>(&desc).expect("register");
     let heap_count = heap.value_state::<(), u64>(&desc).expect("register");
 
-    let mut group = c.benchmark_group("value/get_and_update");
-    group.throughput(Throughput::Elements(1));
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1))
-        .sample_size(30);
+    let mut group = group(c, "value/get_and_update");
     let cf = raw.db.cf_handle("value").expect("cf");
     let mut i = 0;
     group.bench_function("raw_rocksdb", |b| {
@@ -178,12 +187,7 @@ fn bench_list(c: &mut Criterion) {
     let rocks_list = rocks.list_state::<(), u64>(&desc).expect("register");
     let heap_list = heap.list_state::<(), u64>(&desc).expect("register");
 
-    let mut group = c.benchmark_group("list/add_and_read");
-    group.throughput(Throughput::Elements(1));
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1))
-        .sample_size(30);
+    let mut group = group(c, "list/add_and_read");
     let cf = raw.db.cf_handle("list").expect("cf");
     let mut i = 0u64;
     group.bench_function("raw_rocksdb", |b| {
@@ -269,12 +273,7 @@ fn bench_map(c: &mut Criterion) {
         .map(|k| (0..MAP_ENTRIES).map(|uk| user_key(k, uk)).collect())
         .collect();
 
-    let mut group = c.benchmark_group("map");
-    group.throughput(Throughput::Elements(1));
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1))
-        .sample_size(30);
+    let mut group = group(c, "map");
     let mut i = 0usize;
     group.bench_function("put/raw_rocksdb", |b| {
         b.iter(|| {
@@ -435,12 +434,7 @@ fn bench_map_large(c: &mut Criterion) {
         hash.insert(uk, 1u8);
         tree.insert(uk, 1u8);
     }
-    let mut group = c.benchmark_group("map_large/get");
-    group.throughput(Throughput::Elements(1));
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1))
-        .sample_size(30);
+    let mut group = group(c, "map_large/get");
     let mut i = 0u64;
     group.bench_function("std_hashmap", |b| {
         b.iter(|| {
