@@ -27,9 +27,10 @@ pub trait StateValue: TypeInfo + Sync {}
 impl<T: TypeInfo + Sync> StateValue for T {}
 
 /// A user key of map state: a key type whose order (`Ord`, the comparator's order) is the
-/// map's iteration order.
-pub trait MapKey: KeyType + Ord + Clone + Sync {}
-impl<T: KeyType + Ord + Clone + Sync> MapKey for T {}
+/// map's iteration order. `Hash` because the heap backend keeps a large map state's entries
+/// in a hash table (one probe per `get` and `put`, as Flink's heap backend does).
+pub trait MapKey: KeyType + Ord + Eq + Hash + Clone + Sync {}
+impl<T: KeyType + Ord + Eq + Hash + Clone + Sync> MapKey for T {}
 
 /// Describes a value state.
 #[derive(Clone)]

@@ -1,9 +1,8 @@
 //! The heap backend: per-key-group maps of live objects, serialized only when snapshotted.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use crate::codec::{ErasedCodec, MapCodec, ValueCodec};
 use crate::descriptor::*;
 use crate::error::{not_registered, Error, Result};
 use crate::heap_map::KeyGroupMaps;
+use crate::heap_user_map::UserMap;
 use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
 use crate::options::BackendOptions;
@@ -114,7 +114,7 @@ fn downcast_ns<N: 'static>(namespace: &dyn Any) -> Option<&N> {
 
 type ValueTable<K, N, V> = Table<K, N, (V, i64), ValueCodec<N, V>>;
 type ListTable<K, N, V> = Table<K, N, Vec<(V, i64)>, ValueCodec<N, V>>;
-type MapTable<K, N, UK, UV> = Table<K, N, BTreeMap<UK, (UV, i64)>, MapCodec<N, UK, UV>>;
+type MapTable<K, N, UK, UV> = Table<K, N, UserMap<UK, (UV, i64)>, MapCodec<N, UK, UV>>;
 
 impl<K: StateKey, N: StateNamespace, V: StateValue> HeapState<K> for ValueTable<K, N, V> {
     shared_heap_state_methods!();
@@ -232,7 +232,7 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
     ) -> Result<u64> {
         let mut count = 0;
         for (k, ns, map) in self.groups.iter(group) {
-            for (uk, (uv, ts)) in map {
+            for (uk, (uv, ts)) in map.iter() {
                 if expired_for_snapshot(&self.ttl, *ts, now) {
                     continue;
                 }
@@ -256,7 +256,7 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
         let ts = read_ts(self.ttl.is_some(), &mut input)?;
         let uv = self.codec.user_value.deserialize(&mut input)?;
         self.groups
-            .get_or_insert_with(group, &key, &ns, BTreeMap::new)
+            .get_or_insert_with(group, &key, &ns, UserMap::default)
             .insert(uk, (uv, ts));
         Ok(())
     }
@@ -270,17 +270,72 @@ impl<K: StateKey, N: StateNamespace, UK: MapKey, UV: StateValue> HeapState<K>
     }
 }
 
-/// A map state's entries on the heap, walked from the last user key returned (a range
-/// lookup per entry), so that expired entries can be removed on the way and nothing is
-/// collected.
+/// A map state's entries on the heap, in the user key's order, read one at a time so that
+/// expired entries can be removed on the way: a small map (a sorted vector) is walked from
+/// the last user key returned (a binary search per entry, nothing copied); a large one (a
+/// hash table) has its user keys copied and sorted when the iteration starts, and each
+/// entry is looked up when reached. No value is copied ahead.
 struct HeapMapIter<'a, UK: MapKey, UV: StateValue> {
-    map: &'a mut BTreeMap<UK, (UV, i64)>,
-    /// The last user key returned or removed.
-    cursor: Option<UK>,
+    map: &'a mut UserMap<UK, (UV, i64)>,
+    walk: Walk<UK>,
     ttl: Option<StateTtlConfig>,
     now: i64,
     user_key: &'a UK::Serializer,
     user_value: &'a UV::Serializer,
+}
+
+/// Where a [`HeapMapIter`] is.
+enum Walk<UK> {
+    /// A small map: the last user key returned or removed.
+    After(Option<UK>),
+    /// A large map: the user keys not reached yet, in order.
+    Keys(std::vec::IntoIter<UK>),
+}
+
+impl<'a, UK: MapKey, UV: StateValue> HeapMapIter<'a, UK, UV> {
+    fn new(
+        map: &'a mut UserMap<UK, (UV, i64)>,
+        ttl: Option<StateTtlConfig>,
+        now: i64,
+        (user_key, user_value): (&'a UK::Serializer, &'a UV::Serializer),
+    ) -> Self {
+        let walk = match map.sorted_keys() {
+            Some(keys) => Walk::Keys(keys.into_iter()),
+            None => Walk::After(None),
+        };
+        Self {
+            map,
+            walk,
+            ttl,
+            now,
+            user_key,
+            user_value,
+        }
+    }
+}
+
+/// The next entry of `walk` over `map`, expired or not, with its key owned.
+fn step<'m, UK: MapKey, V>(
+    map: &'m mut UserMap<UK, V>,
+    walk: &mut Walk<UK>,
+    user_key: &UK::Serializer,
+) -> Option<(UK, &'m mut V)> {
+    match walk {
+        Walk::After(last) => {
+            let (key, entry) = map.small_next_after(last.as_ref())?;
+            let key = user_key.copy(key);
+            *last = Some(key.clone());
+            Some((key, entry))
+        }
+        // Every key was in the map when the iteration started, and only the iterator
+        // changes the map while it lives (it borrows the backend): a key is missing only
+        // when the iterator removed it.
+        Walk::Keys(keys) => {
+            let key = keys.find(|key| map.get_mut(key).is_some())?;
+            let entry = map.get_mut(&key)?;
+            Some((key, entry))
+        }
+    }
 }
 
 impl<UK: MapKey, UV: StateValue> Iterator for HeapMapIter<'_, UK, UV> {
@@ -288,22 +343,12 @@ impl<UK: MapKey, UV: StateValue> Iterator for HeapMapIter<'_, UK, UV> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let (key, (value, ts)) = match &self.cursor {
-                None => self.map.iter_mut().next(),
-                Some(last) => self
-                    .map
-                    .range_mut((Bound::Excluded(last), Bound::Unbounded))
-                    .next(),
-            }?;
+            let (key, (value, ts)) = step(self.map, &mut self.walk, self.user_key)?;
             if on_read(&self.ttl, ts, self.now) == Visible::Expired {
-                let key = key.clone();
                 self.map.remove(&key);
-                self.cursor = Some(key);
                 continue;
             }
-            let entry = (self.user_key.copy(key), self.user_value.copy(value));
-            self.cursor = Some(key.clone());
-            return Some(Ok(entry));
+            return Some(Ok((key, self.user_value.copy(value))));
         }
     }
 }
@@ -868,7 +913,7 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let ts = stamp(&table.ttl, now);
         table
             .groups
-            .get_or_insert_with(current.group, &current.key, namespace, BTreeMap::new)
+            .get_or_insert_with(current.group, &current.key, namespace, UserMap::default)
             .insert(key, (value, ts));
         Ok(())
     }
@@ -902,14 +947,12 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         let Some(map) = groups.get_mut(current.group, &current.key, namespace) else {
             return Ok(MapIter::empty());
         };
-        Ok(MapIter::new(HeapMapIter {
+        Ok(MapIter::new(HeapMapIter::new(
             map,
-            cursor: None,
-            ttl: ttl.clone(),
+            ttl.clone(),
             now,
-            user_key: &codec.user_key,
-            user_value: &codec.user_value,
-        }))
+            (&codec.user_key, &codec.user_value),
+        )))
     }
 
     fn clear<N: StateNamespace>(&mut self, state: StateId, namespace: &N) -> Result<()> {

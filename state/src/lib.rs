@@ -38,6 +38,7 @@ mod error;
 mod handles;
 mod heap;
 mod heap_map;
+mod heap_user_map;
 mod incremental;
 pub mod key_group;
 mod keyed_backend;

@@ -1,10 +1,11 @@
 //! Lazy iteration of one map state's entries under the current key and namespace.
 //!
 //! A backend hands out the entries one at a time: RocksDB through an iterator under the
-//! composite-key prefix `[key group][key][namespace]`, the heap backend by walking its
-//! ordered map from the last user key it returned. Neither materializes the map, so a map
-//! far larger than memory can be read through (RocksDB), and reading a large heap map costs
-//! no copy of it. TTL applies entry by entry, exactly as on the eager reads: an expired entry
+//! composite-key prefix `[key group][key][namespace]`, the heap backend by walking a small
+//! map (a sorted vector) from the last user key it returned, and a large one (a hash table)
+//! over a sorted copy of its user keys. Neither materializes the values, so a map far larger
+//! than memory can be read through (RocksDB), and reading a large heap map copies its keys
+//! but no value ahead. TTL applies entry by entry, exactly as on the eager reads: an expired entry
 //! is skipped (and removed) under `NeverReturnExpired`, and a read refreshes an entry's
 //! timestamp under `OnReadAndWrite`.
 

@@ -614,13 +614,19 @@ pub fn lazy_reads_and_ttl<F: Factory>(f: F) -> Result<()> {
     let list = b.list_state::<(), u32>(
         &ListStateDescriptor::new("list").with_ttl(StateTtlConfig::new(minute)),
     )?;
+    // A map larger than the heap backend keeps as a sorted vector (a hash table there).
+    let big = b.map_state::<(), u32, u32>(
+        &MapStateDescriptor::new("big").with_ttl(StateTtlConfig::new(minute)),
+    )?;
     b.set_current_key(&k("a"))?;
     map.put_all(&mut b, &(), [(1, 10), (2, 20)])?;
+    big.put_all(&mut b, &(), (0..200).step_by(2).map(|i| (i, i)))?;
     on_read.put_all(&mut b, &(), [(1, 10)])?;
     visible.put_all(&mut b, &(), [(1, 10)])?;
     list.add_all(&mut b, &(), [1, 2])?;
     clock.advance(Duration::from_secs(40));
     map.put_all(&mut b, &(), [(3, 30)])?;
+    big.put_all(&mut b, &(), (1..200).step_by(2).rev().map(|i| (i, i)))?;
     list.add_all(&mut b, &(), [3])?;
     assert_eq!(
         on_read.iter(&mut b, &())?.count(),
@@ -634,6 +640,14 @@ pub fn lazy_reads_and_ttl<F: Factory>(f: F) -> Result<()> {
         "entries expire one by one"
     );
     assert_eq!(map.keys(&mut b, &())?.collect::<Result<Vec<_>>>()?, vec![3]);
+    let odd: Vec<(u32, u32)> = (1..200).step_by(2).map(|i| (i, i)).collect();
+    assert_eq!(
+        big.iter(&mut b, &())?.collect::<Result<Vec<_>>>()?,
+        odd,
+        "a large map's entries expire one by one, the rest in order"
+    );
+    assert_eq!(big.get(&mut b, &(), &2)?, None);
+    assert_eq!(big.entries(&mut b, &())?, odd);
     assert_eq!(
         map.values(&mut b, &())?.collect::<Result<Vec<_>>>()?,
         vec![30]
