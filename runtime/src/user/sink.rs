@@ -76,8 +76,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use typeinfo::{
-    Compatibility, DataInputView, DataOutputView, MigrationReader, SerializerConfig,
-    SerializerSnapshot, SnapshotRegistry, TypeInfo, TypeSerializer,
+    DataInputView, DataOutputView, FieldReader, SerializerConfig, SerializerSnapshot,
+    SnapshotRegistry, TypeInfo, TypeSerializer,
 };
 
 use crate::error::{Error, Result};
@@ -212,32 +212,23 @@ impl<T, S: Sink<T>> SinkCommitter<T, S> {
         let first = input.read_u32().map_err(corrupt)?;
         // A part written before snapshots were stored starts with its count and was written
         // by the serializer of its time: it is read with today's, as before.
-        let (count, migration) = if first == SNAPSHOT_MARKER {
+        let (count, reader) = if first == SNAPSHOT_MARKER {
             let old = SerializerSnapshot::read_from(&mut input).map_err(corrupt)?;
-            let migration = match self.serializer.resolve(&old, &SnapshotRegistry::default()) {
-                Compatibility::AsIs => None,
-                Compatibility::AfterMigration(reader) => Some(reader),
-                Compatibility::Reconfigured(serializer) => Some(MigrationReader::new(
-                    move |input: &mut DataInputView<'_>| serializer.deserialize(input),
-                )),
-                Compatibility::Incompatible(incompatibility) => {
-                    return Err(typeinfo::Error::Incompatible(Box::new(incompatibility)).into());
-                }
-            };
-            (input.read_u32().map_err(corrupt)?, migration)
+            let reader = self
+                .serializer
+                .resolve(&old, &SnapshotRegistry::default())
+                .into_reader(self.serializer.clone())
+                .map_err(|incompatibility| Error::from(typeinfo::Error::from(incompatibility)))?;
+            (input.read_u32().map_err(corrupt)?, reader)
         } else {
-            (first, None)
+            (first, FieldReader::Current(self.serializer.clone()))
         };
         let mut out = Vec::with_capacity(typeinfo::capacity_for::<S::Committable>(
             (count as usize).min(input.remaining()),
             1,
         ));
         for _ in 0..count {
-            let committable = match &migration {
-                Some(reader) => reader.read(&mut input),
-                None => self.serializer.deserialize(&mut input),
-            };
-            out.push(committable.map_err(corrupt)?);
+            out.push(reader.read(&mut input).map_err(corrupt)?);
         }
         if !input.is_empty() {
             return Err(Error::Corrupt(
