@@ -52,7 +52,11 @@ pub fn batch_to_wire<T: Data>(elements: Vec<Element<T>>) -> Vec<u8> {
     let msgs = elements
         .into_iter()
         .map(|e| match e {
-            Element::Record { ts, value } => Msg::Record { ts, value },
+            Element::Record { ts, value } => Msg::Record {
+                ts,
+                value,
+                key_group: None,
+            },
             Element::Watermark { from, watermark } => Msg::Watermark { from, watermark },
             Element::Idle { from } => Msg::Idle { from },
         })
@@ -83,7 +87,7 @@ pub fn batch_from_wire<T: Data>(
         .msgs
         .into_iter()
         .map(|m| match m {
-            Msg::Record { ts, value } => Element::Record { ts, value },
+            Msg::Record { ts, value, .. } => Element::Record { ts, value },
             Msg::Watermark { from, watermark } => Element::Watermark { from, watermark },
             Msg::Idle { from } => Element::Idle { from },
         })

@@ -20,6 +20,16 @@
 //! [`DataStream::start_new_chain`] and [`DataStream::disable_chaining`] the controls). A
 //! checkpoint written with chaining restores without it, and the other way round.
 //!
+//! A keyed edge into more than one subtask computes each record's key group to route it, and
+//! hands the group to the keyed operator with the record, which gives it to its state backend
+//! (`KeyedStateBackend::set_current_key_in_group`) instead of serializing and hashing the key
+//! again (Flink computes it twice, in its partitioner and in `setCurrentKey`). Into one
+//! subtask nothing is routed, so the operator computes the group once. The group lives in
+//! memory only: a batch sent to another process does not carry it (its layout is unchanged),
+//! and the receiver computes the group of each key itself, so bytes from outside never tell
+//! a backend where a key's state belongs. Two-input keyed operators (connected streams,
+//! joins, broadcast) compute the group themselves.
+//!
 //! The crate is a folder per layer, and each layer imports only the layers below it (the
 //! test `tests/architecture.rs` reads every file, derives the module graph from its
 //! `crate::` paths and fails on an import upward, through a re-export, or in a circle):

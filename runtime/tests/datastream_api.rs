@@ -556,3 +556,69 @@ fn processing_time_timers_fire_by_the_clock_or_at_the_end() -> typeinfo_runtime:
     }
     Ok(())
 }
+
+/// A keyed edge hands each record's key group to the operator after it (issue 28), end to
+/// end at parallelism 2 on both backends: a window operator and a keyed process function
+/// read the group the exchange computed (checked against the key's own group in the backend
+/// of a debug build), and their results are exact.
+#[test]
+fn keyed_operators_after_a_keyed_edge_keep_each_keys_state_in_its_group(
+) -> typeinfo_runtime::Result<()> {
+    use typeinfo_state::KeyedStateBackend;
+
+    #[derive(Clone)]
+    struct Running(Option<ValueState<(), u64>>);
+    impl KeyedProcessFunction<u64, (u64, i64), (u64, u64)> for Running {
+        fn open(&mut self, state: &mut KeyedBackend<u64>) -> typeinfo_runtime::Result<()> {
+            self.0 = Some(state.value_state(&ValueStateDescriptor::new("n"))?);
+            Ok(())
+        }
+        fn process_element(
+            &mut self,
+            _: (u64, i64),
+            ctx: &mut KeyedContext<'_, u64, (u64, u64)>,
+        ) -> typeinfo_runtime::Result<()> {
+            let n = self.0.as_ref().expect("opened");
+            let next = n.value(ctx.state(), &())?.unwrap_or(0) + 1;
+            n.update(ctx.state(), &(), next)?;
+            let key = *ctx.key();
+            ctx.collect((key, next));
+            Ok(())
+        }
+    }
+
+    let records: Vec<(u64, i64)> = (0..3000u64).map(|i| (i * 7 % 101, i as i64)).collect();
+    let mut windows: BTreeMap<(u64, i64), u64> = BTreeMap::new();
+    let mut totals: BTreeMap<u64, u64> = BTreeMap::new();
+    for (key, ts) in &records {
+        *windows.entry((*key, ts - ts % 100)).or_default() += 1;
+        *totals.entry(*key).or_default() += 1;
+    }
+    for backend in [StateBackend::Heap, StateBackend::rocksdb()] {
+        let env = StreamExecutionEnvironment::new();
+        env.set_parallelism(2).set_state_backend(backend.clone());
+        let keyed = env
+            .from_collection(records.clone())
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy::for_monotonous_timestamps()
+                    .with_timestamp_assigner(|r: &(u64, i64), _| r.1),
+            )
+            .key_by(|r: &(u64, i64)| r.0);
+        let counted = keyed
+            .window(TumblingEventTimeWindows::of_millis(100))
+            .aggregate_with(Count, |key: &u64, w, n: u64| ((*key, w.start), n))
+            .collect();
+        let running = keyed.process(Running(None)).collect();
+        env.execute("key groups handed on")?;
+        let counted: BTreeMap<(u64, i64), u64> = counted.take().into_iter().collect();
+        assert_eq!(counted, windows, "{backend:?}");
+        let mut last: BTreeMap<u64, u64> = BTreeMap::new();
+        for (key, n) in running.take() {
+            let seen = last.entry(key).or_default();
+            assert_eq!(n, *seen + 1, "{backend:?}: key {key} counts on");
+            *seen = n;
+        }
+        assert_eq!(last, totals, "{backend:?}");
+    }
+    Ok(())
+}

@@ -49,6 +49,31 @@ pub trait KeyedStateBackend<K: StateKey>: Send {
     /// The key's key group is outside this backend's range; a serialization error.
     fn set_current_key(&mut self, key: &K) -> Result<()>;
 
+    /// Sets the key that state operations apply to, with its key group already known:
+    /// `key_group` is [`key_group_for_bytes`](crate::key_group_for_bytes) of the key's
+    /// serialized bytes and this backend's max parallelism, computed by the caller (the
+    /// runtime's exchange computes it to route the record, and hands it to the keyed operator
+    /// after it instead of computing it again). A backend that keeps its state by key object
+    /// (the heap) then neither serializes nor hashes the key.
+    ///
+    /// The group is checked against the backend's range, as [`set_current_key`]'s is; that it
+    /// is the key's own group is the caller's promise, checked in debug builds only (a wrong
+    /// group would keep the key's state where a restore at another parallelism does not look
+    /// for it). Bytes from outside the process never carry a key group to here: the runtime
+    /// computes it again for records received from another process.
+    ///
+    /// The default computes the group again, as [`set_current_key`] does.
+    ///
+    /// [`set_current_key`]: Self::set_current_key
+    ///
+    /// # Errors
+    ///
+    /// As [`set_current_key`](Self::set_current_key).
+    fn set_current_key_in_group(&mut self, key: &K, key_group: u16) -> Result<()> {
+        let _ = key_group;
+        self.set_current_key(key)
+    }
+
     /// The current key.
     ///
     /// # Errors

@@ -407,6 +407,26 @@ impl<K: StateKey> std::fmt::Debug for HeapKeyedStateBackend<K> {
 }
 
 impl<K: StateKey> HeapKeyedStateBackend<K> {
+    /// Makes `key`, of the owned `key_group`, the current key.
+    #[inline]
+    fn set_current(&mut self, key: &K, key_group: u16) {
+        let group = self.options.range.index_of(key_group);
+        match &mut self.current {
+            Some(current) => {
+                current.key.clone_from(key);
+                current.key_group = key_group;
+                current.group = group;
+            }
+            None => {
+                self.current = Some(Current {
+                    key: key.clone(),
+                    key_group,
+                    group,
+                })
+            }
+        }
+    }
+
     /// Removes every entry, of every state and namespace, in the current key's key group;
     /// the states stay registered. Batch execution keeps one key at a time in a backend and
     /// drops it this way at the key change (Flink's single-key state backend): the cost is
@@ -543,21 +563,26 @@ impl<K: StateKey> KeyedStateBackend<K> for HeapKeyedStateBackend<K> {
         self.key_buf.clear();
         self.key_serializer.serialize(key, &mut self.key_buf)?;
         let key_group = self.options.owned_key_group(self.key_buf.as_slice())?;
-        let group = self.options.range.index_of(key_group);
-        match &mut self.current {
-            Some(current) => {
-                current.key.clone_from(key);
-                current.key_group = key_group;
-                current.group = group;
-            }
-            None => {
-                self.current = Some(Current {
-                    key: key.clone(),
-                    key_group,
-                    group,
-                })
-            }
+        self.set_current(key, key_group);
+        Ok(())
+    }
+
+    #[inline]
+    fn set_current_key_in_group(&mut self, key: &K, key_group: u16) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.key == *key) {
+            return Ok(());
         }
+        // The state is kept by key object: the key's bytes are needed only for the debug
+        // build's check that the group is the key's own.
+        let bytes = if cfg!(debug_assertions) {
+            self.key_buf.clear();
+            self.key_serializer.serialize(key, &mut self.key_buf)?;
+            Some(self.key_buf.as_slice())
+        } else {
+            None
+        };
+        let key_group = self.options.given_key_group(key_group, bytes)?;
+        self.set_current(key, key_group);
         Ok(())
     }
 

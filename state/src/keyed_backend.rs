@@ -147,6 +147,10 @@ impl<K: StateKey> KeyedStateBackend<K> for KeyedBackend<K> {
     fn set_current_key(&mut self, key: &K) -> crate::Result<()> {
         delegate!(self, b => b.set_current_key(key))
     }
+    #[inline]
+    fn set_current_key_in_group(&mut self, key: &K, key_group: u16) -> crate::Result<()> {
+        delegate!(self, b => b.set_current_key_in_group(key, key_group))
+    }
     fn current_key(&self) -> crate::Result<&K> {
         delegate!(self, b => b.current_key())
     }

@@ -73,7 +73,34 @@ impl BackendOptions {
     /// subtask owns.
     #[inline]
     pub fn owned_key_group(&self, key_bytes: &[u8]) -> Result<u16> {
-        let key_group = crate::key_group::key_group_for_bytes(key_bytes, self.max_parallelism);
+        self.owned(crate::key_group::key_group_for_bytes(
+            key_bytes,
+            self.max_parallelism,
+        ))
+    }
+
+    /// `key_group`, a key's group computed by the caller (see
+    /// [`KeyedStateBackend::set_current_key_in_group`](crate::KeyedStateBackend::set_current_key_in_group)),
+    /// if this backend holds it; in debug builds also checks that it is the group of
+    /// `key_bytes` when those are given.
+    ///
+    /// # Errors
+    ///
+    /// As [`owned_key_group`](Self::owned_key_group).
+    #[inline]
+    pub(crate) fn given_key_group(&self, key_group: u16, key_bytes: Option<&[u8]>) -> Result<u16> {
+        if let Some(bytes) = key_bytes {
+            debug_assert_eq!(
+                key_group,
+                crate::key_group::key_group_for_bytes(bytes, self.max_parallelism),
+                "a key group handed to the backend that is not its key's"
+            );
+        }
+        self.owned(key_group)
+    }
+
+    #[inline]
+    fn owned(&self, key_group: u16) -> Result<u16> {
         if !self.range.contains(key_group) {
             return Err(crate::Error::KeyGroupOutOfRange {
                 key_group,

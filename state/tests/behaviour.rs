@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use typeinfo::TypeInfo;
+use typeinfo::{TypeInfo, TypeSerializer};
 use typeinfo_state::*;
 
 /// A backend of all key groups of max parallelism 128 with a manual clock.
@@ -677,6 +677,70 @@ pub fn lazy_reads_and_ttl<F: Factory>(f: F) -> Result<()> {
     Ok(())
 }
 
+/// A key whose group the caller computed (the runtime's exchange does) is the same current
+/// key as one set the usual way: what one writes the other reads, `current_key_group` is
+/// that group, and a group outside the backend's range is refused as the key's would be.
+pub fn key_group_given_by_the_caller<F: Factory>(f: F) -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    let clock = ManualClock::new(0);
+    let range = KeyGroupRange::new(0, 63)?;
+    let mut b = f.create(
+        dir.path(),
+        BackendOptions::new(128, range)?.clock(Arc::new(clock.clone())),
+    )?;
+    let count = b.value_state::<(), u64>(&ValueStateDescriptor::new("count"))?;
+    let serializer = String::create_serializer(&typeinfo::SerializerConfig::default())?;
+    let group_of = |key: &String| -> Result<u16> {
+        let mut bytes = typeinfo::DataOutputView::new();
+        serializer.serialize(key, &mut bytes)?;
+        Ok(key_group_for_bytes(bytes.as_slice(), 128))
+    };
+    let (mut inside, mut outside) = (0, 0);
+    for i in 0..200u64 {
+        let key = format!("key-{i}");
+        let group = group_of(&key)?;
+        if !range.contains(group) {
+            outside += 1;
+            assert!(
+                matches!(
+                    b.set_current_key_in_group(&key, group),
+                    Err(Error::KeyGroupOutOfRange { key_group, .. }) if key_group == group
+                ),
+                "{key}: group {group} is not this backend's"
+            );
+            continue;
+        }
+        inside += 1;
+        if i % 2 == 0 {
+            b.set_current_key_in_group(&key, group)?;
+        } else {
+            b.set_current_key(&key)?;
+        }
+        assert_eq!(b.current_key_group()?, group, "{key}");
+        assert_eq!(b.current_key()?, &key);
+        count.update(&mut b, &(), i)?;
+    }
+    assert!(
+        inside > 0 && outside > 0,
+        "{inside} keys inside, {outside} outside"
+    );
+    for i in 0..200u64 {
+        let key = format!("key-{i}");
+        let group = group_of(&key)?;
+        if !range.contains(group) {
+            continue;
+        }
+        // Read the other way round from the way it was written.
+        if i % 2 == 0 {
+            b.set_current_key(&key)?;
+        } else {
+            b.set_current_key_in_group(&key, group)?;
+        }
+        assert_eq!(count.value(&mut b, &())?, Some(i), "{key}");
+    }
+    Ok(())
+}
+
 #[macro_export]
 macro_rules! backend_suite {
     ($module:ident, $factory:expr) => {
@@ -729,6 +793,10 @@ macro_rules! backend_suite {
             #[test]
             fn lazy_reads_and_ttl() -> Result<()> {
                 super::lazy_reads_and_ttl($factory)
+            }
+            #[test]
+            fn key_group_given_by_the_caller() -> Result<()> {
+                super::key_group_given_by_the_caller($factory)
             }
         }
     };

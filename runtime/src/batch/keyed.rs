@@ -337,7 +337,7 @@ impl<T: Data> Partition<T> {
             return Ok(());
         };
         for msg in output.msgs.drain(..) {
-            if let Msg::Record { ts, value } = msg {
+            if let Msg::Record { ts, value, .. } = msg {
                 records.add(next, ts, &value)?;
                 *next += 1;
             }

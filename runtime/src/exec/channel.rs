@@ -22,8 +22,8 @@ use crate::types::Key;
 
 /// Chooses the target subtask of a record on a partitioned edge.
 pub(crate) trait Router<T>: 'static {
-    /// The target subtask of `value`.
-    fn route(&mut self, value: &T) -> usize;
+    /// The target subtask of `value`, and the key group of its key when that chose it.
+    fn route(&mut self, value: &T) -> (usize, Option<u16>);
 }
 
 /// Makes a router on each worker for a consumer of `(parallelism, max_parallelism)` (routers keep
@@ -130,20 +130,33 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
                         self.push(target, msg.clone(), stamp, pushers);
                     }
                 }
-                Msg::Record { ts, value } => match &mut self.route {
+                // A key group an upstream exchange computed belongs to that exchange's key:
+                // only a hash route hands one on, the one it computes.
+                Msg::Record { ts, value, .. } => match &mut self.route {
                     Route::Hash(router) => {
-                        // One consumer subtask: no key to serialize and hash.
-                        let target = if self.targets == 1 {
-                            0
+                        // One consumer subtask: no key to serialize and hash (the keyed
+                        // operator computes the group itself).
+                        let (target, key_group) = if self.targets == 1 {
+                            (0, None)
                         } else {
                             router.route(&value)
                         };
-                        self.push(target, Msg::Record { ts, value }, stamp, pushers);
+                        let record = Msg::Record {
+                            ts,
+                            value,
+                            key_group,
+                        };
+                        self.push(target, record, stamp, pushers);
                     }
                     Route::Rebalance { next } => {
                         let target = *next;
                         *next = (target + 1) % self.targets;
-                        self.push(target, Msg::Record { ts, value }, stamp, pushers);
+                        let record = Msg::Record {
+                            ts,
+                            value,
+                            key_group: None,
+                        };
+                        self.push(target, record, stamp, pushers);
                     }
                     Route::Broadcast => {
                         for target in 1..self.targets {
@@ -152,12 +165,18 @@ impl<T: Data> Distributor<Batch<T>> for EdgeDistributor<T> {
                                 Msg::Record {
                                     ts,
                                     value: value.clone(),
+                                    key_group: None,
                                 },
                                 stamp,
                                 pushers,
                             );
                         }
-                        self.push(0, Msg::Record { ts, value }, stamp, pushers);
+                        let record = Msg::Record {
+                            ts,
+                            value,
+                            key_group: None,
+                        };
+                        self.push(0, record, stamp, pushers);
                     }
                 },
             }
@@ -219,19 +238,135 @@ pub(crate) struct KeyGroupRouter<T, K: Key> {
 
 impl<T: 'static, K: Key> Router<T> for KeyGroupRouter<T, K> {
     #[inline]
-    fn route(&mut self, value: &T) -> usize {
+    fn route(&mut self, value: &T) -> (usize, Option<u16>) {
         // A record without a key (never routed here: only a keyed input's records are)
         // would go to subtask 0.
         let Some(key) = self.selector.key(value) else {
-            return 0;
+            return (0, None);
         };
         self.buffer.clear();
         // Serializing a key into memory cannot fail for key types; if it ever did, the
         // record goes to subtask 0, whose state backend fails the job on the same key.
         if self.serializer.serialize(&key, &mut self.buffer).is_err() {
-            return 0;
+            return (0, None);
         }
         let group = key_group_for_bytes(self.buffer.as_slice(), self.max_parallelism);
-        subtask_for_key_group(self.max_parallelism, self.parallelism, group) as usize
+        let subtask = subtask_for_key_group(self.max_parallelism, self.parallelism, group);
+        (subtask as usize, Some(group))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // a test panics on what it does not expect
+
+    use timely::progress::Stamp;
+    use typeinfo::{SerializerConfig, TypeInfo};
+
+    use super::*;
+    use crate::operator::element::NO_TIMESTAMP;
+
+    /// Keeps what is pushed to it.
+    #[derive(Default)]
+    struct Kept(Vec<Msg<(u64, String)>>);
+
+    impl Push<Message<Time, Batch<(u64, String)>>> for Kept {
+        fn push(&mut self, element: &mut Option<Message<Time, Batch<(u64, String)>>>) {
+            if let Some(message) = element.take() {
+                self.0.extend(message.data.msgs);
+            }
+        }
+    }
+
+    fn distributor(route: Route<(u64, String)>, targets: usize) -> EdgeDistributor<(u64, String)> {
+        let serializer = Arc::new(
+            <(u64, String)>::create_serializer(&SerializerConfig::default()).expect("serializer"),
+        );
+        EdgeDistributor::new(route, serializer, 0, targets, targets)
+    }
+
+    fn by_key(parallelism: u32) -> Route<(u64, String)> {
+        let selector: Arc<dyn Fn(&(u64, String)) -> u64 + Send + Sync> = Arc::new(|r| r.0);
+        Route::Hash(Box::new(KeyGroupRouter::<(u64, String), u64> {
+            selector: KeyOf::Every(selector),
+            serializer: u64::create_serializer(&SerializerConfig::default()).expect("serializer"),
+            buffer: DataOutputView::new(),
+            parallelism,
+            max_parallelism: 128,
+        }))
+    }
+
+    /// Sends records `0..n` (each carrying a stale key group) through `d` to `targets` kept
+    /// pushers; what each target got.
+    fn send(d: &mut EdgeDistributor<(u64, String)>, targets: usize, n: u64) -> Vec<Kept> {
+        let mut pushers: Vec<Kept> = (0..targets).map(|_| Kept::default()).collect();
+        let mut batch = Batch::of(
+            (0..n)
+                .map(|k| Msg::Record {
+                    ts: NO_TIMESTAMP,
+                    value: (k, format!("r{k}")),
+                    key_group: Some(7),
+                })
+                .collect(),
+        );
+        let stamp: Stamp<Time> = Stamp::default();
+        d.partition(&mut batch, &stamp, &mut pushers);
+        d.flush(&stamp, &mut pushers);
+        pushers
+    }
+
+    fn group_of(key: u64) -> u16 {
+        let mut bytes = DataOutputView::new();
+        u64::create_serializer(&SerializerConfig::default())
+            .expect("serializer")
+            .serialize(&key, &mut bytes)
+            .expect("a u64 serializes");
+        key_group_for_bytes(bytes.as_slice(), 128)
+    }
+
+    #[test]
+    fn a_keyed_edge_hands_each_record_its_key_group_with_it() {
+        let mut d = distributor(by_key(2), 2);
+        let got = send(&mut d, 2, 500);
+        let mut seen = 0;
+        for (target, kept) in got.iter().enumerate() {
+            assert!(!kept.0.is_empty(), "subtask {target} got nothing");
+            for msg in &kept.0 {
+                let Msg::Record {
+                    value, key_group, ..
+                } = msg
+                else {
+                    panic!("only records were sent");
+                };
+                let group = group_of(value.0);
+                assert_eq!(*key_group, Some(group), "record {}", value.0);
+                assert_eq!(subtask_for_key_group(128, 2, group) as usize, target);
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 500);
+    }
+
+    #[test]
+    fn only_a_hash_route_that_hashed_hands_on_a_key_group() {
+        // One consumer subtask: nothing hashed, no group (the operator computes it); a
+        // rebalancing or broadcasting edge drops the group an earlier exchange computed.
+        for (route, targets) in [
+            (by_key(1), 1),
+            (Route::Rebalance { next: 0 }, 2),
+            (Route::Broadcast, 2),
+        ] {
+            let mut d = distributor(route, targets);
+            for kept in send(&mut d, targets, 50) {
+                assert!(!kept.0.is_empty());
+                assert!(kept.0.iter().all(|m| matches!(
+                    m,
+                    Msg::Record {
+                        key_group: None,
+                        ..
+                    }
+                )));
+            }
+        }
     }
 }

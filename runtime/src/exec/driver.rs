@@ -421,9 +421,21 @@ impl<I: Data, O: Data> OperatorDriver<I, O> {
                 let mut msgs = std::mem::take(&mut batch.msgs).into_iter();
                 while let Some(msg) = msgs.next() {
                     match msg {
-                        Msg::Record { ts, value } => {
+                        Msg::Record {
+                            ts,
+                            value,
+                            key_group,
+                        } => {
                             records += 1;
-                            self.operator.process(ts, value, &mut self.outputs)?;
+                            match key_group {
+                                None => self.operator.process(ts, value, &mut self.outputs)?,
+                                Some(group) => self.operator.process_in_group(
+                                    ts,
+                                    value,
+                                    group,
+                                    &mut self.outputs,
+                                )?,
+                            }
                         }
                         Msg::Watermark { from, watermark } => {
                             if let Some(w) = self.tracker.update(from, watermark)? {

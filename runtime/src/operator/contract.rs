@@ -70,7 +70,11 @@ impl<T> Output<T> {
     #[inline]
     pub(crate) fn collect(&mut self, ts: i64, value: T) {
         self.records += 1;
-        self.msgs.push(Msg::Record { ts, value });
+        self.msgs.push(Msg::Record {
+            ts,
+            value,
+            key_group: None,
+        });
     }
 
     pub(crate) fn watermark(&mut self, watermark: i64) {
@@ -134,6 +138,22 @@ pub(crate) trait Operator<I, O>: 'static {
 
     /// Processes one record.
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()>;
+
+    /// Processes one record whose key group the exchange before this operator computed to
+    /// route it (the group of this operator's key of `value`, by the job's max parallelism):
+    /// a keyed operator hands it to its state backend
+    /// ([`set_current_key_in_group`](typeinfo_state::KeyedStateBackend::set_current_key_in_group))
+    /// instead of serializing and hashing the key again. The default ignores it.
+    fn process_in_group(
+        &mut self,
+        ts: i64,
+        value: I,
+        key_group: u16,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        let _ = key_group;
+        self.process(ts, value, out)
+    }
 
     /// The operator's input watermark advanced to `watermark`: fire what it makes due and
     /// pass it on.

@@ -31,7 +31,18 @@ pub(crate) const BATCH_CAPACITY: usize = 1024;
 #[derive(Debug, Clone)]
 pub(crate) enum Msg<T> {
     /// A record and its event timestamp ([`NO_TIMESTAMP`] when it has none).
-    Record { ts: i64, value: T },
+    ///
+    /// `key_group`: the key group of the record's key, when the exchange before the receiving
+    /// operator computed it to route the record (a keyed edge into more than one subtask); the
+    /// keyed operator hands it to its state backend instead of hashing the key again. It
+    /// lives in memory only: a batch written for another process does not carry it, and the
+    /// receiver computes the group itself (bytes from outside the process do not tell a
+    /// backend where a key's state belongs).
+    Record {
+        ts: i64,
+        value: T,
+        key_group: Option<u16>,
+    },
     /// A watermark from one sending subtask (see [`sender_id`]).
     Watermark { from: u32, watermark: i64 },
     /// The sending subtask is idle: it holds back no watermark until its next one (Flink's
@@ -231,11 +242,11 @@ impl<T: Data> Batch<T> {
             // Each record is its own value to the reader (its own zero-sized budget).
             out.reset_zero_sized_budget();
             match msg {
-                Msg::Record { ts, value } if *ts == NO_TIMESTAMP => {
+                Msg::Record { ts, value, .. } if *ts == NO_TIMESTAMP => {
                     out.write_u8(TAG_RECORD);
                     serializer.serialize(value, out)?;
                 }
-                Msg::Record { ts, value } => {
+                Msg::Record { ts, value, .. } => {
                     out.write_u8(TAG_TIMESTAMPED);
                     out.write_i64(*ts);
                     serializer.serialize(value, out)?;
@@ -281,6 +292,7 @@ impl<T: Data> Batch<T> {
                     value: serializer
                         .deserialize(&mut input)
                         .map_err(|e| fail(e.to_string()))?,
+                    key_group: None,
                 },
                 TAG_TIMESTAMPED => {
                     let ts = input.read_i64().map_err(|e| fail(e.to_string()))?;
@@ -289,6 +301,7 @@ impl<T: Data> Batch<T> {
                         value: serializer
                             .deserialize(&mut input)
                             .map_err(|e| fail(e.to_string()))?,
+                        key_group: None,
                     }
                 }
                 TAG_WATERMARK => {
@@ -400,10 +413,12 @@ mod tests {
                 Msg::Record {
                     ts: NO_TIMESTAMP,
                     value: "ab".to_owned(),
+                    key_group: None,
                 },
                 Msg::Record {
                     ts: 5,
                     value: "c".to_owned(),
+                    key_group: None,
                 },
                 Msg::Watermark {
                     from: sender_id(1, 2),
@@ -462,6 +477,29 @@ mod tests {
         );
     }
 
+    /// A key group handed on in memory is not written: the layout is the same bytes, and the
+    /// receiver reads records without one (it computes its key's group itself).
+    #[test]
+    fn a_records_key_group_does_not_leave_the_process() {
+        let mut grouped = example();
+        for msg in &mut grouped.msgs {
+            if let Msg::Record { key_group, .. } = msg {
+                *key_group = Some(17);
+            }
+        }
+        let bytes = wire(&grouped);
+        assert_eq!(bytes, wire(&example()));
+        let back = receive(bytes).expect("round trip");
+        assert!(back.msgs.iter().all(|m| !matches!(
+            m,
+            Msg::Record {
+                key_group: Some(_),
+                ..
+            }
+        )));
+        assert!(same(&back, &example()));
+    }
+
     #[test]
     fn batches_round_trip_and_corrupt_bytes_become_an_error_not_a_panic() {
         let bytes = wire(&example());
@@ -497,6 +535,7 @@ mod budget_tests {
             .map(|_| Msg::Record {
                 ts: NO_TIMESTAMP,
                 value: vec![(); per_record],
+                key_group: None,
             })
             .collect();
         let mut bytes = Vec::new();
@@ -519,6 +558,7 @@ mod serializer_tests {
         let batch = Batch::<String>::of(vec![Msg::Record {
             ts: NO_TIMESTAMP,
             value: "x".to_owned(),
+            key_group: None,
         }]);
         let mut bytes = Vec::new();
         batch.into_bytes(&mut bytes);

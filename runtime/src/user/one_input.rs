@@ -512,10 +512,24 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> UserOperator<K, I,
         timestamp: i64,
         f: impl FnOnce(&mut Op, &mut OperatorContext<'_, K, O>) -> Result<()>,
     ) -> Result<()> {
+        self.with_context_in(key, None, timestamp, f)
+    }
+
+    /// As [`with_context`](Self::with_context), with the key's group when the exchange
+    /// computed it.
+    fn with_context_in(
+        &mut self,
+        key: Option<&K>,
+        key_group: Option<u16>,
+        timestamp: i64,
+        f: impl FnOnce(&mut Op, &mut OperatorContext<'_, K, O>) -> Result<()>,
+    ) -> Result<()> {
         let (keyed, timers) = match self.keyed.as_mut() {
             Some((backend, timers)) => {
-                if let Some(k) = key {
-                    backend.set_current_key(k)?;
+                match (key, key_group) {
+                    (Some(k), Some(group)) => backend.set_current_key_in_group(k, group)?,
+                    (Some(k), None) => backend.set_current_key(k)?,
+                    (None, _) => {}
                 }
                 (Some(backend), Some(timers))
             }
@@ -570,6 +584,21 @@ impl<K: Key, I: Data, O: Data, Op: OneInputOperator<K, I, O>> Operator<I, O>
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
         let key = self.selector.as_ref().and_then(|s| s.key(&value));
         self.with_context(key.as_ref(), ts, |op, ctx| op.process_element(value, ctx))?;
+        self.ship(out);
+        Ok(())
+    }
+
+    fn process_in_group(
+        &mut self,
+        ts: i64,
+        value: I,
+        key_group: u16,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        let key = self.selector.as_ref().and_then(|s| s.key(&value));
+        self.with_context_in(key.as_ref(), Some(key_group), ts, |op, ctx| {
+            op.process_element(value, ctx)
+        })?;
         self.ship(out);
         Ok(())
     }

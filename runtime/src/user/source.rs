@@ -589,7 +589,7 @@ impl<T: Data, R: SplitReader<T>> SourceFunction<T> for SplitSource<T, R> {
             let assigner = self.strategy.assigner();
             for msg in read {
                 // Only records: a reader has no other way to write here.
-                if let Msg::Record { ts, value } = msg {
+                if let Msg::Record { ts, value, .. } = msg {
                     if let Some(assign) = assigner {
                         *ts = assign(value, *ts);
                     }

@@ -887,6 +887,71 @@ where
         Ok(())
     }
 
+    /// Processes one record; `key_group` is its key's group when the exchange computed it.
+    #[inline]
+    fn process_record(
+        &mut self,
+        ts: i64,
+        value: I,
+        key_group: Option<u16>,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        let time = if self.event_time {
+            if ts == NO_TIMESTAMP {
+                return Err(Error::MissingTimestamp {
+                    operator: self.name.clone(),
+                });
+            }
+            ts
+        } else {
+            now_ms()
+        };
+        let key = (self.key_selector)(&value);
+        match key_group {
+            Some(group) => self.backend.set_current_key_in_group(&key, group)?,
+            None => self.backend.set_current_key(&key)?,
+        }
+        let out_of_range = |this: &Self| Error::TimestampOutOfRange {
+            operator: this.name.clone(),
+            timestamp: time,
+            assigner: this.assigner.to_string(),
+        };
+        let skipped = if let Some(window) = self.assigner.assign_one(time) {
+            // One window (tumbling, global): no list of windows to fill and read back.
+            let window = window.map_err(|_| out_of_range(self))?;
+            !self.add_to_window(&key, window, &value, ts, out)?
+        } else {
+            let mut windows = std::mem::take(&mut self.windows);
+            let assigned = self.assigner.assign_windows(time, &mut windows);
+            self.windows = windows;
+            if assigned.is_err() {
+                return Err(out_of_range(self));
+            }
+            if self.merging.is_some() {
+                self.process_merging(&key, &value, ts, out)?
+            } else {
+                let mut skipped = true;
+                for i in 0..self.windows.len() {
+                    let window = self.windows[i].clone();
+                    if self.add_to_window(&key, window, &value, ts, out)? {
+                        skipped = false;
+                    }
+                }
+                skipped
+            }
+        };
+        if skipped && self.event_time && ts.saturating_add(self.allowed_lateness) <= self.watermark
+        {
+            if self.late_output {
+                out.side.collect(ts, value);
+            } else {
+                self.late_dropped += 1;
+            }
+        }
+        // A timer registration that failed on disk (inside a trigger) fails the record.
+        self.timers.check()
+    }
+
     /// Fires a timer of `key` for `window` at `time` in `domain`.
     fn on_timer(
         &mut self,
@@ -945,57 +1010,18 @@ where
 {
     #[inline]
     fn process(&mut self, ts: i64, value: I, out: &mut Outputs<O, I>) -> Result<()> {
-        let time = if self.event_time {
-            if ts == NO_TIMESTAMP {
-                return Err(Error::MissingTimestamp {
-                    operator: self.name.clone(),
-                });
-            }
-            ts
-        } else {
-            now_ms()
-        };
-        let key = (self.key_selector)(&value);
-        self.backend.set_current_key(&key)?;
-        let out_of_range = |this: &Self| Error::TimestampOutOfRange {
-            operator: this.name.clone(),
-            timestamp: time,
-            assigner: this.assigner.to_string(),
-        };
-        let skipped = if let Some(window) = self.assigner.assign_one(time) {
-            // One window (tumbling, global): no list of windows to fill and read back.
-            let window = window.map_err(|_| out_of_range(self))?;
-            !self.add_to_window(&key, window, &value, ts, out)?
-        } else {
-            let mut windows = std::mem::take(&mut self.windows);
-            let assigned = self.assigner.assign_windows(time, &mut windows);
-            self.windows = windows;
-            if assigned.is_err() {
-                return Err(out_of_range(self));
-            }
-            if self.merging.is_some() {
-                self.process_merging(&key, &value, ts, out)?
-            } else {
-                let mut skipped = true;
-                for i in 0..self.windows.len() {
-                    let window = self.windows[i].clone();
-                    if self.add_to_window(&key, window, &value, ts, out)? {
-                        skipped = false;
-                    }
-                }
-                skipped
-            }
-        };
-        if skipped && self.event_time && ts.saturating_add(self.allowed_lateness) <= self.watermark
-        {
-            if self.late_output {
-                out.side.collect(ts, value);
-            } else {
-                self.late_dropped += 1;
-            }
-        }
-        // A timer registration that failed on disk (inside a trigger) fails the record.
-        self.timers.check()
+        self.process_record(ts, value, None, out)
+    }
+
+    #[inline]
+    fn process_in_group(
+        &mut self,
+        ts: i64,
+        value: I,
+        key_group: u16,
+        out: &mut Outputs<O, I>,
+    ) -> Result<()> {
+        self.process_record(ts, value, Some(key_group), out)
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Outputs<O, I>) -> Result<()> {

@@ -20,20 +20,10 @@ use crate::key_group::KeyGroupRange;
 use crate::map_iter::MapIter;
 use crate::savepoint::{KeyedSnapshot, RestoreReport};
 
-impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
-    fn max_parallelism(&self) -> u32 {
-        self.options.max_parallelism
-    }
-
-    fn key_group_range(&self) -> KeyGroupRange {
-        self.options.range
-    }
-
+impl<K: StateKey> RocksDbKeyedStateBackend<K> {
+    /// Makes `key` (its bytes in `value_buf`), of the owned `key_group`, the current key.
     #[inline]
-    fn set_current_key(&mut self, key: &K) -> Result<()> {
-        self.value_buf.clear();
-        self.key_serializer.serialize(key, &mut self.value_buf)?;
-        let key_group = self.options.owned_key_group(self.value_buf.as_slice())?;
+    fn set_current(&mut self, key: &K, key_group: u16) {
         self.builder
             .set_key_bytes(key_group, self.value_buf.as_slice());
         match &mut self.current {
@@ -48,6 +38,36 @@ impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
                 })
             }
         }
+    }
+}
+
+impl<K: StateKey> KeyedStateBackend<K> for RocksDbKeyedStateBackend<K> {
+    fn max_parallelism(&self) -> u32 {
+        self.options.max_parallelism
+    }
+
+    fn key_group_range(&self) -> KeyGroupRange {
+        self.options.range
+    }
+
+    #[inline]
+    fn set_current_key(&mut self, key: &K) -> Result<()> {
+        self.value_buf.clear();
+        self.key_serializer.serialize(key, &mut self.value_buf)?;
+        let key_group = self.options.owned_key_group(self.value_buf.as_slice())?;
+        self.set_current(key, key_group);
+        Ok(())
+    }
+
+    #[inline]
+    fn set_current_key_in_group(&mut self, key: &K, key_group: u16) -> Result<()> {
+        // The key's bytes are part of every RocksDB key: serialized as ever, only not hashed.
+        self.value_buf.clear();
+        self.key_serializer.serialize(key, &mut self.value_buf)?;
+        let key_group = self
+            .options
+            .given_key_group(key_group, Some(self.value_buf.as_slice()))?;
+        self.set_current(key, key_group);
         Ok(())
     }
 
