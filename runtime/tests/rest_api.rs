@@ -450,21 +450,31 @@ fn two_processes_take_a_savepoint_and_stop_with_one_asked_of_either() {
     );
     assert_eq!(status, 202, "{answer}");
     eventually("the savepoint", || sp.join("_metadata").is_file());
-    let (_, c) = call(
-        ports[0],
-        "GET",
-        &format!("/jobs/{jid}/checkpoints"),
-        Some(SECRET),
-        "",
-    );
-    assert!(
-        c["history"]
+    // The coordinator notes a checkpoint in its history once everything it does for it is
+    // done, the savepoint's copy included: the file can be seen a moment before the entry.
+    let shown = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, c) = call(
+            ports[0],
+            "GET",
+            &format!("/jobs/{jid}/checkpoints"),
+            Some(SECRET),
+            "",
+        );
+        if c["history"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|h| h["savepoint"] == true),
-        "the coordinator's history shows the savepoint: {c}"
-    );
+            .any(|h| h["savepoint"] == true)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < shown,
+            "the coordinator's history shows the savepoint: {c}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // A stop asked of process 1 ends both, with success.
     let stopped = w.join("stopped");
     let body = format!(
