@@ -286,9 +286,8 @@ mod tests {
     }
 
     fn by_key(parallelism: u32) -> Route<(u64, String)> {
-        let selector: Arc<dyn Fn(&(u64, String)) -> u64 + Send + Sync> = Arc::new(|r| r.0);
         Route::Hash(Box::new(KeyGroupRouter::<(u64, String), u64> {
-            selector: KeyOf::Every(selector),
+            selector: KeyOf::Every(Arc::new(|r: &(u64, String)| r.0)),
             serializer: u64::create_serializer(&SerializerConfig::default()).expect("serializer"),
             buffer: DataOutputView::new(),
             parallelism,
